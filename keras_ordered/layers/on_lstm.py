@@ -1,0 +1,610 @@
+"""Ordered-neurons LSTM: `cumax`, `ONLSTMCell` and the `ONLSTM` layer.
+
+Reference:
+    Shen, Tan, Sordoni, Courville. "Ordered Neurons: Integrating Tree
+    Structures into Recurrent Neural Networks". ICLR 2019.
+"""
+
+import keras
+from keras import ops
+
+# `keras.layers.RNN` pre-creates the dropout masks of cells that derive from
+# this mixin before entering its symbolic loop, and resets them afterwards;
+# that is exactly the life cycle of a DropConnect mask (one per batch, shared
+# by every time step). It is not exported by `keras.layers`, hence the
+# private import (as is `backend.rnn`, the loop `keras.layers.RNN` itself runs).
+from keras.src.backend import rnn as backend_rnn
+from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+def cumax(x, axis=-1):
+    """Cumulative softmax: `cumsum(softmax(x))`, monotone from ~0 up to 1.
+
+    Args:
+        x: tensor of logits.
+        axis: int, the axis the distribution is over.
+
+    Returns:
+        A tensor of the shape of `x` whose entries rise monotonically along
+        `axis` and end at 1: the expectation of a binary gate
+        `g = (0, ..., 0, 1, ..., 1)` whose split point follows
+        `softmax(x)`.
+
+    Example:
+
+    >>> keras_ordered.layers.cumax(np.zeros((1, 4)))  # doctest: +SKIP
+    [[0.25, 0.5, 0.75, 1.0]]
+    """
+    return ops.cumsum(ops.softmax(x, axis=axis), axis=axis)
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
+    """Cell class for the ordered-neurons LSTM (ON-LSTM).
+
+    An LSTM whose neurons are ordered by tree level: two master gates, the
+    master forget gate `f~ = cumax(.)` and the master input gate
+    `i~ = 1 - cumax(.)`, are computed per *chunk* of `chunk_size` neurons
+    (`n = units / chunk_size` levels) and broadcast over each chunk:
+
+    ```
+    w  = f~ * i~                           (overlap)
+    f^ = f * w + (f~ - w)
+    i^ = i * w + (i~ - w)
+    c  = f^ * c_prev + i^ * tanh(c_hat)
+    h  = o * tanh(c)
+    ```
+
+    High levels (right end of the chunk order) are forgotten rarely and so
+    hold long-lived, high-level information; the expected split points give
+    syntactic distances (see `ONLSTM(return_distances=True)`).
+
+    This class processes one step of a sequence; `keras.layers.RNN` runs it
+    over a whole sequence. `keras_ordered.layers.ONLSTM` does the same with
+    a faster inner loop (one input projection for all time steps) and can
+    return the syntactic distances.
+
+    Weight layout: the `4 * units + 2 * levels` gate columns of `kernel`,
+    `recurrent_kernel` and `bias` are, in order: master input gate
+    (`levels`), master forget gate (`levels`), output gate, cell candidate,
+    input gate, forget gate (`units` each). Inside each `units` block feature
+    `k = chunk * chunk_size + offset`. This is the layout of the official
+    implementation (transposed), so converted weights need no permutation.
+
+    DropConnect ("weight drop", AWD-LSTM): in training, one Bernoulli mask
+    is drawn over the entries of `recurrent_kernel` per call of the RNN (per
+    batch), shared by all time steps and all examples; kept entries are
+    scaled by `1 / (1 - weight_drop)` (inverted dropout), so that at
+    inference the kernel is used as it is. (The official PyTorch code does
+    not rescale in training and multiplies by `1 - weight_drop` at
+    inference instead: the two conventions give the same expected kernel.)
+
+    Args:
+        units: int, dimensionality of the output and cell state. Must be a
+            multiple of `chunk_size`.
+        chunk_size: int, number of neurons sharing one master-gate level
+            (the paper's C, default 10).
+        extra_master_level: bool. When `False` (the paper and the official
+            code), the master gates have `n = units / chunk_size` levels, so
+            the last level of `i~` is always 0 and of `f~` always 1: the top
+            chunk is never written. When `True`, the master gates are
+            computed over `n + 1` levels and the first `n` are used, so the
+            top chunk can be written and forgotten too.
+        weight_drop: float in [0, 1), DropConnect rate on the hidden-to-hidden
+            kernel (the paper uses 0.45).
+        kernel_initializer: initializer of the input kernel.
+        recurrent_initializer: initializer of the recurrent kernel.
+        bias_initializer: initializer of the bias.
+        seed: int, random seed of the DropConnect mask.
+        **kwargs: base layer keyword arguments, such as `dtype`.
+
+    Call arguments:
+        inputs: a 2D tensor `(batch, features)`.
+        states: list `[h, c]` of 2D tensors `(batch, units)`.
+        training: Python boolean, whether DropConnect is applied.
+
+    Example:
+
+    ```python
+    inputs = keras.random.normal((32, 15, 64))
+    rnn = keras.layers.RNN(
+        keras_ordered.layers.ONLSTMCell(40, chunk_size=10),
+        return_sequences=True,
+    )
+    outputs = rnn(inputs)  # (32, 15, 40)
+    ```
+
+    Reference:
+        Shen et al., "Ordered Neurons: Integrating Tree Structures into
+        Recurrent Neural Networks", ICLR 2019. Merity et al., "Regularizing
+        and Optimizing LSTM Language Models", ICLR 2018 (weight drop).
+    """
+
+    def __init__(
+        self,
+        units,
+        chunk_size=10,
+        extra_master_level=False,
+        weight_drop=0.0,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(units, int) or units <= 0:
+            raise ValueError(
+                f"`units` must be a positive integer. Received: units={units}"
+            )
+        if not isinstance(chunk_size, int) or chunk_size <= 0:
+            raise ValueError(
+                "`chunk_size` must be a positive integer. "
+                f"Received: chunk_size={chunk_size}"
+            )
+        if units % chunk_size != 0:
+            raise ValueError(
+                f"`units` ({units}) must be divisible by `chunk_size` "
+                f"({chunk_size}): each master-gate level covers one chunk of "
+                "`chunk_size` neurons. Choose e.g. "
+                f"units={units - units % chunk_size or chunk_size}."
+            )
+        if not 0.0 <= weight_drop < 1.0:
+            raise ValueError(
+                "`weight_drop` must be in [0, 1). "
+                f"Received: weight_drop={weight_drop}"
+            )
+        self.units = units
+        self.chunk_size = chunk_size
+        self.extra_master_level = bool(extra_master_level)
+        self.weight_drop = float(weight_drop)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(
+            recurrent_initializer
+        )
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed=seed)
+
+        self.n_chunks = units // chunk_size
+        self.master_levels = self.n_chunks + int(self.extra_master_level)
+        self.gate_size = 4 * units + 2 * self.master_levels
+        # DropoutRNNCell contract: no input dropout; "recurrent dropout" is
+        # the DropConnect rate on the recurrent kernel.
+        self.dropout = 0.0
+        self.recurrent_dropout = self.weight_drop
+        self.state_size = [units, units]
+        self.output_size = units
+
+    def build(self, input_shape):
+        input_dim = input_shape[-1]
+        self.kernel = self.add_weight(
+            shape=(input_dim, self.gate_size),
+            name="kernel",
+            initializer=self.kernel_initializer,
+        )
+        self.recurrent_kernel = self.add_weight(
+            shape=(self.units, self.gate_size),
+            name="recurrent_kernel",
+            initializer=self.recurrent_initializer,
+        )
+        self.bias = self.add_weight(
+            shape=(self.gate_size,),
+            name="bias",
+            initializer=self.bias_initializer,
+        )
+
+    # -- DropConnect mask (one per batch, see DropoutRNNCell) --------------
+    def get_recurrent_dropout_mask(self, step_input=None):
+        if not hasattr(self, "_recurrent_dropout_mask"):
+            self._recurrent_dropout_mask = None
+        if self._recurrent_dropout_mask is None and self.weight_drop > 0:
+            keep = 1.0 - self.weight_drop
+            draw = keras.random.uniform(
+                (self.units, self.gate_size), seed=self.seed_generator
+            )
+            self._recurrent_dropout_mask = ops.cast(
+                draw < keep, self.compute_dtype
+            ) / ops.cast(keep, self.compute_dtype)
+        return self._recurrent_dropout_mask
+
+    def effective_recurrent_kernel(self, training=False):
+        """The recurrent kernel with this batch's DropConnect mask applied."""
+        kernel = ops.cast(self.recurrent_kernel, self.compute_dtype)
+        if training and self.weight_drop > 0:
+            kernel = kernel * self.get_recurrent_dropout_mask()
+        return kernel
+
+    # -- the equations ------------------------------------------------------
+    def master_gates(self, master_logits):
+        """Master input and forget gates from their logits.
+
+        Args:
+            master_logits: tensor `(..., 2 * master_levels)`: the first
+                `master_levels` columns for the master input gate, the rest
+                for the master forget gate.
+
+        Returns:
+            `(master_input, master_forget)`, each `(..., n_chunks)`: the
+            paper's `i~ = 1 - cumax(.)` and `f~ = cumax(.)`, computed in
+            float32 for stability.
+        """
+        logits = ops.cast(master_logits, "float32")
+        m = self.master_levels
+        master_input = 1.0 - cumax(logits[..., :m])
+        master_forget = cumax(logits[..., m:])
+        n = self.n_chunks
+        return master_input[..., :n], master_forget[..., :n]
+
+    def recurrence(self, z, c_prev):
+        """One step of the ON-LSTM update from the gate pre-activations.
+
+        Args:
+            z: tensor `(batch, 4 * units + 2 * master_levels)`, the sum
+                `x W + h_prev U + b`.
+            c_prev: tensor `(batch, units)`, the previous cell state.
+
+        Returns:
+            `(h, c)`.
+        """
+        m2 = 2 * self.master_levels
+        master_input, master_forget = self.master_gates(z[:, :m2])
+        master_input = ops.cast(master_input, self.compute_dtype)
+        master_forget = ops.cast(master_forget, self.compute_dtype)
+        # [batch, 4 * n_chunks, chunk_size]: o, c_hat, i, f blocks.
+        gates = ops.reshape(z[:, m2:], (-1, 4 * self.n_chunks, self.chunk_size))
+        n = self.n_chunks
+        output_gate = ops.sigmoid(gates[:, :n])
+        cell_candidate = ops.tanh(gates[:, n : 2 * n])
+        input_gate = ops.sigmoid(gates[:, 2 * n : 3 * n])
+        forget_gate = ops.sigmoid(gates[:, 3 * n :])
+        # Broadcast the master gates over each chunk ("stretch").
+        master_input = master_input[:, :, None]
+        master_forget = master_forget[:, :, None]
+        overlap = master_forget * master_input
+        forget_hat = forget_gate * overlap + (master_forget - overlap)
+        input_hat = input_gate * overlap + (master_input - overlap)
+        c_prev = ops.reshape(c_prev, (-1, n, self.chunk_size))
+        c = forget_hat * c_prev + input_hat * cell_candidate
+        h = output_gate * ops.tanh(c)
+        return (
+            ops.reshape(h, (-1, self.units)),
+            ops.reshape(c, (-1, self.units)),
+        )
+
+    def call(self, inputs, states, training=False):
+        h_prev, c_prev = states[0], states[1]
+        z = (
+            ops.matmul(inputs, ops.cast(self.kernel, self.compute_dtype))
+            + ops.matmul(h_prev, self.effective_recurrent_kernel(training))
+            + ops.cast(self.bias, self.compute_dtype)
+        )
+        h, c = self.recurrence(z, c_prev)
+        return h, [h, c]
+
+    def syntactic_distances(self, master_logits):
+        """Distances from master-gate logits `(..., 2 * master_levels)`.
+
+        Returns:
+            `(distance_forget, distance_input)`, each of shape `(...)`:
+            `d_f = 1 - sum(f~) / n` (the expected split point of the master
+            forget gate, over `n`) and `d_i = sum(i~) / n`.
+        """
+        master_input, master_forget = self.master_gates(master_logits)
+        n = float(self.n_chunks)
+        return (
+            1.0 - ops.sum(master_forget, axis=-1) / n,
+            ops.sum(master_input, axis=-1) / n,
+        )
+
+    def get_initial_state(self, batch_size=None):
+        return [
+            ops.zeros((batch_size, self.units), dtype=self.compute_dtype),
+            ops.zeros((batch_size, self.units), dtype=self.compute_dtype),
+        ]
+
+    def get_config(self):
+        config = {
+            "units": self.units,
+            "chunk_size": self.chunk_size,
+            "extra_master_level": self.extra_master_level,
+            "weight_drop": self.weight_drop,
+            "kernel_initializer": keras.initializers.serialize(
+                self.kernel_initializer
+            ),
+            "recurrent_initializer": keras.initializers.serialize(
+                self.recurrent_initializer
+            ),
+            "bias_initializer": keras.initializers.serialize(
+                self.bias_initializer
+            ),
+            "seed": self.seed,
+        }
+        base_config = super().get_config()
+        return {**base_config, **config}
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class ONLSTM(keras.layers.RNN):
+    """Ordered-neurons LSTM layer (Shen et al., 2019).
+
+    `keras.layers.RNN(ONLSTMCell(...))` with two additions:
+
+    - speed: the input projection `x W + b` of all time steps is one large
+      matrix product outside the recurrence, and the DropConnect mask is
+      applied to the recurrent kernel once per call, so each step costs a
+      single `(batch, units) x (units, 4 units + 2 n)` product plus the
+      gate arithmetic;
+    - syntactic distances: with `return_distances=True` the layer also
+      returns, per position, the distances of the master forget gate
+      `d_f = 1 - sum(f~)/n` and of the master input gate `d_i = sum(i~)/n`,
+      each `(batch, time)`. They are recomputed after the loop, vectorised,
+      from the inputs and the output sequence (the master gates depend only
+      on `x_t` and `h_{t-1}`), so the recurrence is the same whether or not
+      they are asked for, and costs nothing extra when they are not.
+
+    Args:
+        units: int, dimensionality of the output space.
+        chunk_size: int, neurons per master-gate level.
+        extra_master_level: bool, see `ONLSTMCell`.
+        weight_drop: float, DropConnect rate on the recurrent kernel.
+        return_distances: bool, also return `(distance_forget,
+            distance_input)` after the outputs and states. Requires
+            `return_sequences=True`. Can also be given per call.
+        kernel_initializer, recurrent_initializer, bias_initializer, seed:
+            see `ONLSTMCell`.
+        return_sequences, return_state, go_backwards, stateful, unroll,
+        zero_output_for_mask: as in `keras.layers.RNN`.
+        **kwargs: base layer keyword arguments.
+
+    Call arguments:
+        sequences: a 3D tensor `(batch, time, features)`.
+        initial_state: optional list `[h, c]`.
+        mask: optional boolean tensor `(batch, time)`.
+        training: Python boolean, whether DropConnect is applied.
+        return_distances: optional Python boolean overriding the
+            constructor's `return_distances` for this call.
+
+    Example:
+
+    ```python
+    layer = keras_ordered.layers.ONLSTM(
+        40, chunk_size=10, return_sequences=True, return_distances=True
+    )
+    outputs, distance_forget, distance_input = layer(
+        keras.random.normal((8, 12, 16))
+    )
+    ```
+
+    Reference:
+        Shen et al., "Ordered Neurons: Integrating Tree Structures into
+        Recurrent Neural Networks", ICLR 2019.
+    """
+
+    def __init__(
+        self,
+        units,
+        chunk_size=10,
+        extra_master_level=False,
+        weight_drop=0.0,
+        return_distances=False,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        seed=None,
+        return_sequences=False,
+        return_state=False,
+        go_backwards=False,
+        stateful=False,
+        unroll=False,
+        zero_output_for_mask=False,
+        **kwargs,
+    ):
+        cell = ONLSTMCell(
+            units,
+            chunk_size=chunk_size,
+            extra_master_level=extra_master_level,
+            weight_drop=weight_drop,
+            kernel_initializer=kernel_initializer,
+            recurrent_initializer=recurrent_initializer,
+            bias_initializer=bias_initializer,
+            seed=seed,
+            dtype=kwargs.get("dtype"),
+            name="onlstm_cell",
+        )
+        if return_distances and not return_sequences:
+            raise ValueError(
+                "`return_distances=True` gives one distance per position "
+                "and needs the whole output sequence: pass "
+                "`return_sequences=True` as well."
+            )
+        super().__init__(
+            cell,
+            return_sequences=return_sequences,
+            return_state=return_state,
+            go_backwards=go_backwards,
+            stateful=stateful,
+            unroll=unroll,
+            zero_output_for_mask=zero_output_for_mask,
+            **kwargs,
+        )
+        self.return_distances = bool(return_distances)
+
+    def inner_loop(self, sequences, initial_state, mask, training=False):
+        cell = self.cell
+        dtype = cell.compute_dtype
+        sequences = ops.cast(sequences, dtype)
+        # One input projection for every time step.
+        projected = ops.matmul(
+            sequences, ops.cast(cell.kernel, dtype)
+        ) + ops.cast(cell.bias, dtype)
+        recurrent_kernel = cell.effective_recurrent_kernel(training)
+        self._last_recurrent_kernel = recurrent_kernel
+
+        def step(z_input, states):
+            h_prev, c_prev = states[0], states[1]
+            z = z_input + ops.matmul(h_prev, recurrent_kernel)
+            h, c = cell.recurrence(z, c_prev)
+            return h, [h, c]
+
+        return backend_rnn(
+            step,
+            projected,
+            list(initial_state),
+            go_backwards=self.go_backwards,
+            mask=mask,
+            unroll=self.unroll,
+            input_length=sequences.shape[1],
+            zero_output_for_mask=self.zero_output_for_mask,
+            return_all_outputs=self.return_sequences or self.return_distances,
+        )
+
+    def call(
+        self,
+        sequences,
+        initial_state=None,
+        mask=None,
+        training=False,
+        return_distances=None,
+    ):
+        if return_distances is None:
+            return_distances = self.return_distances
+        if return_distances and not self.return_sequences:
+            raise ValueError(
+                "`return_distances=True` needs `return_sequences=True`."
+            )
+        if not return_distances:
+            return super().call(
+                sequences,
+                initial_state=initial_state,
+                mask=mask,
+                training=training,
+            )
+        # Keep the initial hidden state: h_{t-1} of the first step.
+        if initial_state is None:
+            if self.stateful:
+                initial_state = self.states
+            else:
+                initial_state = self.get_initial_state(
+                    batch_size=ops.shape(sequences)[0]
+                )
+        initial_state = list(initial_state)
+        result = super().call(
+            sequences, initial_state=initial_state, mask=mask, training=training
+        )
+        outputs = result[0] if self.return_state else result
+        distances = self._distances(
+            sequences, outputs, initial_state[0], mask, training
+        )
+        if self.return_state:
+            return (*result, *distances)
+        return (result, *distances)
+
+    def _distances(self, sequences, outputs, h0, mask, training):
+        cell = self.cell
+        dtype = cell.compute_dtype
+        m2 = 2 * cell.master_levels
+        if self.go_backwards:
+            sequences = ops.flip(sequences, axis=1)
+            if mask is not None:
+                mask = ops.flip(mask, axis=1)
+        # h_{t-1} for every step t, in processing order.
+        h_prev = ops.concatenate(
+            [ops.cast(h0, dtype)[:, None, :], ops.cast(outputs, dtype)[:, :-1]],
+            axis=1,
+        )
+        kernel = ops.cast(cell.kernel, dtype)[:, :m2]
+        recurrent = cell.effective_recurrent_kernel(False)[:, :m2]
+        if training and cell.weight_drop > 0:
+            recurrent = self._last_recurrent_kernel[:, :m2]
+        logits = (
+            ops.matmul(ops.cast(sequences, dtype), kernel)
+            + ops.matmul(h_prev, recurrent)
+            + ops.cast(cell.bias, dtype)[:m2]
+        )
+        distance_forget, distance_input = cell.syntactic_distances(logits)
+        if mask is not None:
+            keep = ops.cast(mask, distance_forget.dtype)
+            distance_forget = distance_forget * keep
+            distance_input = distance_input * keep
+        return distance_forget, distance_input
+
+    def compute_output_shape(
+        self, sequences_shape, initial_state_shape=None, return_distances=None
+    ):
+        if return_distances is None:
+            return_distances = self.return_distances
+        shapes = super().compute_output_shape(
+            sequences_shape, initial_state_shape
+        )
+        if not return_distances:
+            return shapes
+        distance_shape = (sequences_shape[0], sequences_shape[1])
+        if self.return_state:
+            return (*shapes, distance_shape, distance_shape)
+        return (shapes, distance_shape, distance_shape)
+
+    def compute_output_spec(
+        self,
+        sequences,
+        initial_state=None,
+        mask=None,
+        training=False,
+        return_distances=None,
+    ):
+        if return_distances is None:
+            return_distances = self.return_distances
+        shapes = self.compute_output_shape(
+            sequences.shape, return_distances=return_distances
+        )
+        if not return_distances:
+            if not self.return_state:
+                return keras.KerasTensor(shapes, dtype=self.compute_dtype)
+            return tuple(
+                keras.KerasTensor(s, dtype=self.compute_dtype) for s in shapes
+            )
+        # Distances are computed in float32 (cumax), whatever the policy.
+        outputs = [
+            keras.KerasTensor(s, dtype=self.compute_dtype) for s in shapes[:-2]
+        ]
+        outputs += [keras.KerasTensor(s, dtype="float32") for s in shapes[-2:]]
+        return tuple(outputs)
+
+    def compute_mask(self, _, mask):
+        base = super().compute_mask(_, mask)
+        if not self.return_distances:
+            return base
+        if isinstance(base, list):
+            return base + [None, None]
+        return [base, None, None]
+
+    @property
+    def units(self):
+        return self.cell.units
+
+    @property
+    def chunk_size(self):
+        return self.cell.chunk_size
+
+    def get_config(self):
+        config = super().get_config()
+        del config["cell"]
+        cell_config = self.cell.get_config()
+        for key in (
+            "units",
+            "chunk_size",
+            "extra_master_level",
+            "weight_drop",
+            "kernel_initializer",
+            "recurrent_initializer",
+            "bias_initializer",
+            "seed",
+        ):
+            config[key] = cell_config[key]
+        config["return_distances"] = self.return_distances
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

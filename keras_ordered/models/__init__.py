@@ -1,0 +1,3 @@
+"""Models of keras-ordered, one sub-package per system."""
+
+from keras_ordered.models.onlstm import ONLSTMLanguageModel

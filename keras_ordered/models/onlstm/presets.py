@@ -1,0 +1,94 @@
+"""ON-LSTM presets: the paper's PTB setup, a CPU-sized one, a test-sized one.
+
+Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
+(the recipe's optimisation settings).
+"""
+
+import copy
+
+PAPER_TRAINING = {
+    "batch_size": 20,
+    "eval_batch_size": 10,
+    "test_batch_size": 1,
+    "bptt": 70,
+    "variable_length": True,
+    "optimizer": "sgd",
+    "learning_rate": 30.0,
+    "clip_norm": 0.25,
+    "weight_decay": 1.2e-6,
+    "nonmono": 5,
+    "epochs": 1000,
+}
+
+PRESETS = {
+    # Shen et al. (2019), section 6.1: about 25M parameters with 10k words.
+    "ptb": {
+        "description": "The paper's PTB model (embedding 400, 1150/1150/400, "
+        "chunk 10); needs a GPU.",
+        "model": {
+            "embedding_dim": 400,
+            "hidden_dims": [1150, 1150, 400],
+            "chunk_size": 10,
+            "dropout_output": 0.45,
+            "dropout_hidden": 0.3,
+            "dropout_input": 0.5,
+            "dropout_embedding": 0.1,
+            "weight_drop": 0.45,
+            "ar_alpha": 2.0,
+            "tar_beta": 1.0,
+        },
+        "training": dict(PAPER_TRAINING),
+    },
+    # Trains to a useful perplexity on a 2-core CPU within about an hour.
+    "small": {
+        "description": "A CPU-sized model (embedding 200, 400/400/200, "
+        "chunk 10) with lighter dropout.",
+        "model": {
+            "embedding_dim": 200,
+            "hidden_dims": [400, 400, 200],
+            "chunk_size": 10,
+            "dropout_output": 0.3,
+            "dropout_hidden": 0.2,
+            "dropout_input": 0.3,
+            "dropout_embedding": 0.05,
+            "weight_drop": 0.2,
+            "ar_alpha": 2.0,
+            "tar_beta": 1.0,
+        },
+        "training": {**PAPER_TRAINING, "bptt": 35, "epochs": 6},
+    },
+    # For tests: a few thousand parameters plus the embedding.
+    "tiny": {
+        "description": "A test-sized model (embedding 16, 20/16, chunk 4).",
+        "model": {
+            "embedding_dim": 16,
+            "hidden_dims": [20, 16],
+            "chunk_size": 4,
+            "dropout_output": 0.1,
+            "dropout_hidden": 0.1,
+            "dropout_input": 0.1,
+            "dropout_embedding": 0.0,
+            "weight_drop": 0.1,
+            "ar_alpha": 2.0,
+            "tar_beta": 1.0,
+        },
+        "training": {
+            **PAPER_TRAINING,
+            "batch_size": 4,
+            "eval_batch_size": 2,
+            "test_batch_size": 1,
+            "bptt": 8,
+            "epochs": 2,
+        },
+    },
+}
+
+
+def get_preset(name):
+    """A deep copy of preset `name`; a ValueError lists the valid names."""
+    if name not in PRESETS:
+        raise ValueError(
+            f"Unknown ON-LSTM preset {name!r}. Valid presets: "
+            f"{', '.join(sorted(PRESETS))}."
+        )
+    return copy.deepcopy(PRESETS[name])

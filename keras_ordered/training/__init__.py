@@ -1,0 +1,5 @@
+"""Truncated-BPTT batching with carried state, NT-ASGD, callbacks."""
+
+from keras_ordered.training.bptt import BPTTBatches
+from keras_ordered.training.bptt import CarriedStateMixin
+from keras_ordered.training.bptt import batchify

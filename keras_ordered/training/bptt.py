@@ -1,0 +1,328 @@
+"""Truncated back-propagation through time with explicitly carried state.
+
+The corpus (one long stream of token ids) is cut into `batch_size`
+contiguous streams; each training step reads the next window of every
+stream, and the recurrent state reached at the end of a window is the
+initial state of the next one. That state is carried *explicitly*: the
+models take it as inputs and return it as outputs, and
+`CarriedStateMixin.train_step` keeps it in replica-local variables between
+steps. (Keras' `stateful=True` keeps it in mirrored variables that the
+replicas of a `tf.distribute.MirroredStrategy` overwrite with each other's
+rows; with replica-local variables each replica keeps the rows of the
+streams it always receives.)
+"""
+
+import math
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+
+def batchify(ids, batch_size):
+    """Cuts a 1-D id stream into `batch_size` contiguous streams.
+
+    Args:
+        ids: 1-D int array.
+        batch_size: int.
+
+    Returns:
+        int32 array `(batch_size, len(ids) // batch_size)`; the remainder
+        tokens are dropped, as in the reference code.
+    """
+    ids = np.asarray(ids, dtype="int32")
+    if ids.ndim != 1:
+        raise ValueError(f"`ids` must be 1-D. Received shape {ids.shape}")
+    steps = len(ids) // batch_size
+    if steps < 2:
+        raise ValueError(
+            f"A stream of {len(ids)} tokens is too short for batch_size="
+            f"{batch_size}: each of the streams needs at least 2 tokens."
+        )
+    return ids[: steps * batch_size].reshape(batch_size, steps)
+
+
+def awd_window_lengths(num_tokens, bptt, rng, variable=True, p_full=0.95,
+                       stddev=5.0, min_length=5):
+    """Window lengths covering a stream of `num_tokens` (inputs + 1 target).
+
+    With `variable=True`, the AWD-LSTM schedule: a base length of `bptt`
+    with probability `p_full`, else `bptt / 2`, then a draw from
+    `N(base, stddev)`, at least `min_length`. The number of windows per
+    epoch is kept constant (`round((num_tokens - 1) / E[length])`, so that
+    `model.fit` sees a fixed number of steps) and the drawn lengths are
+    rescaled by the same factor (typically within 1 %) so that together they
+    cover every token exactly once.
+
+    Returns:
+        list of int window lengths summing to `num_tokens - 1`.
+    """
+    total = num_tokens - 1
+    if not variable:
+        lengths = [bptt] * (total // bptt)
+        if total % bptt:
+            lengths.append(total % bptt)
+        return lengths
+    expected = p_full * bptt + (1 - p_full) * bptt / 2
+    count = max(1, int(round(total / expected)))
+    base = np.where(rng.random(count) < p_full, bptt, bptt / 2)
+    drawn = np.maximum(min_length, rng.normal(base, stddev).astype(int))
+    scaled = np.maximum(1, np.round(drawn * total / drawn.sum()).astype(int))
+    scaled[-1] += total - scaled.sum()
+    while scaled[-1] < 1:  # rounding pushed the last window below 1
+        i = int(np.argmax(scaled[:-1]))
+        scaled[i] -= 1
+        scaled[-1] += 1
+    return [int(n) for n in scaled]
+
+
+class BPTTBatches:
+    """Windows of a token stream for truncated BPTT, as a `tf.data` dataset.
+
+    Each element is `(x, y)` with `x = {"token_ids": (batch, T),
+    "reset": (batch, 1), "lr_scale": (batch, 1)}` and `y` the next tokens
+    `(batch, T)`. `reset` is 1 on the first window of a pass over the data
+    (the carried state restarts from zero), `lr_scale = T / bptt` (the
+    AWD-LSTM learning-rate scaling of variable-length windows).
+
+    The window layout of epoch `e` depends only on `(seed, e)`, so that a
+    resumed run sees exactly the windows it would have seen.
+
+    Args:
+        ids: 1-D array of token ids.
+        batch_size: int, number of contiguous streams.
+        bptt: int, base window length.
+        variable_length: bool, AWD-LSTM random window lengths.
+        seed: int.
+
+    Example:
+
+    ```python
+    batches = keras_ordered.training.BPTTBatches(train_ids, 20, 70)
+    model.fit(batches.dataset(), epochs=...)
+    ```
+    """
+
+    def __init__(self, ids, batch_size, bptt, variable_length=True, seed=0):
+        if bptt < 1:
+            raise ValueError(f"`bptt` must be >= 1. Received: bptt={bptt}")
+        self.streams = batchify(ids, batch_size)
+        self.batch_size = batch_size
+        self.bptt = bptt
+        self.variable_length = variable_length
+        self.seed = seed
+        self.epoch = 0
+        self.start_batch = 0
+
+    def window_lengths(self, epoch):
+        rng = np.random.default_rng([self.seed, epoch])
+        return awd_window_lengths(
+            self.streams.shape[1], self.bptt, rng, self.variable_length
+        )
+
+    def __len__(self):
+        return len(self.window_lengths(0))
+
+    def windows(self, epoch, start_batch=0):
+        """Yields the `(x, y)` numpy batches of an epoch from `start_batch`."""
+        offsets = np.cumsum([0] + self.window_lengths(epoch))
+        for i in range(start_batch, len(offsets) - 1):
+            a, b = offsets[i], offsets[i + 1]
+            x = self.streams[:, a:b]
+            y = self.streams[:, a + 1 : b + 1]
+            column = np.ones((self.batch_size, 1), dtype="float32")
+            yield (
+                {
+                    "token_ids": x,
+                    "reset": column * float(i == 0),
+                    "lr_scale": column * float((b - a) / self.bptt),
+                },
+                y,
+            )
+
+    def dataset(self, epoch=None, start_batch=0, epochs_advance=True):
+        """A `tf.data.Dataset` of the windows.
+
+        Args:
+            epoch: int or None. When given, the dataset is that epoch's
+                windows from `start_batch` on (a resumed partial epoch);
+                when None, each iteration over the dataset is the next
+                epoch (`self.epoch`, incremented per pass).
+            start_batch: int, first window (with `epoch`).
+        """
+        def generate():
+            if epoch is not None:
+                yield from self.windows(epoch, start_batch)
+                return
+            current = self.epoch
+            if epochs_advance:
+                self.epoch += 1
+            yield from self.windows(current)
+
+        signature = (
+            {
+                "token_ids": tf.TensorSpec((self.batch_size, None), tf.int32),
+                "reset": tf.TensorSpec((self.batch_size, 1), tf.float32),
+                "lr_scale": tf.TensorSpec((self.batch_size, 1), tf.float32),
+            },
+            tf.TensorSpec((self.batch_size, None), tf.int32),
+        )
+        ds = tf.data.Dataset.from_generator(generate, output_signature=signature)
+        count = len(self) - (start_batch if epoch is not None else 0)
+        if epoch is not None:
+            count = len(self.window_lengths(epoch)) - start_batch
+        ds = ds.apply(tf.data.experimental.assert_cardinality(count))
+        return ds.prefetch(2)
+
+
+class CarriedStateMixin:
+    """`train_step` / `test_step` carrying recurrent state across windows.
+
+    For functional language models whose inputs are `[token_ids, *states]`
+    and whose outputs are `[logits, *new_states]`. The class mixing this in
+    provides `state_shapes()` (a list of per-example shapes) and may
+    override `split_outputs(outputs) -> (logits, new_states)`.
+
+    Call `configure_bptt(batch_size, eval_batch_size)` (inside the
+    distribution strategy's scope) before `fit`. Each replica keeps the
+    states of its own rows of the batch in replica-local variables.
+
+    Loss: mean token cross-entropy (+ the model's regularisation losses,
+    e.g. AR/TAR), gradients clipped to a global norm (`clip_norm`) and
+    multiplied by the window's `lr_scale` (equivalent, for SGD, to scaling
+    the learning rate by `T / bptt`, as AWD-LSTM does).
+    """
+
+    clip_norm = None
+
+    def configure_bptt(self, batch_size, eval_batch_size=None, clip_norm=None):
+        """Creates the carried-state variables.
+
+        Args:
+            batch_size: int, global training batch size (streams).
+            eval_batch_size: int or None, global evaluation batch size.
+            clip_norm: float or None, gradient global-norm clipping.
+        """
+        strategy = tf.distribute.get_strategy()
+        replicas = strategy.num_replicas_in_sync
+        self.clip_norm = clip_norm
+
+        def make(global_batch, prefix):
+            if global_batch is None:
+                return None
+            if global_batch % replicas:
+                raise ValueError(
+                    f"The batch size {global_batch} must be a multiple of the "
+                    f"number of replicas ({replicas})."
+                )
+            local = global_batch // replicas
+            return [
+                tf.Variable(
+                    tf.zeros((local, *shape), dtype="float32"),
+                    trainable=False,
+                    synchronization=tf.VariableSynchronization.ON_READ,
+                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+                    name=f"{prefix}_state_{i}",
+                )
+                for i, shape in enumerate(self.state_shapes())
+            ]
+
+        # A plain holder keeps these out of the model's weights (they are
+        # training state, not parameters, and never saved with the model).
+        self._bptt = _Holder(
+            train=make(batch_size, "train"), eval=make(eval_batch_size, "eval")
+        )
+        if getattr(self, "_token_loss_tracker", None) is None:
+            self._token_loss_tracker = keras.metrics.Mean(name="loss")
+
+    def split_outputs(self, outputs):
+        return outputs[0], list(outputs[1:])
+
+    def _carried(self, kind, reset):
+        holder = getattr(self, "_bptt", None)
+        variables = getattr(holder, kind, None) if holder else None
+        if variables is None:
+            raise ValueError(
+                f"Call `model.configure_bptt(...)` with a {kind} batch size "
+                "before `fit` / `evaluate`: the model carries its recurrent "
+                "state from one window to the next in variables of that size."
+            )
+        keep = 1.0 - ops.reshape(ops.cast(reset, "float32"), (-1, 1))
+        states = [
+            ops.reshape(keep, (-1,) + (1,) * (len(v.shape) - 1)) * v
+            for v in variables
+        ]
+        return variables, states
+
+    def _token_loss(self, targets, logits):
+        loss = keras.losses.sparse_categorical_crossentropy(
+            targets, ops.cast(logits, "float32"), from_logits=True
+        )
+        return ops.mean(loss)
+
+    def train_step(self, data):
+        x, y = data
+        variables, states = self._carried("train", x["reset"])
+        with tf.GradientTape() as tape:
+            outputs = self([x["token_ids"], *states], training=True)
+            logits, new_states = self.split_outputs(outputs)
+            token_loss = self._token_loss(y, logits)
+            loss = token_loss
+            if self.losses:
+                loss = loss + ops.sum(self.losses)
+            scaled = loss / tf.distribute.get_strategy().num_replicas_in_sync
+            if self.optimizer is not None:
+                scaled = self.optimizer.scale_loss(scaled)
+        weights = self.trainable_weights
+        grads = tape.gradient(scaled, weights)
+        if self.clip_norm:
+            grads, _ = tf.clip_by_global_norm(grads, self.clip_norm)
+        lr_scale = ops.mean(x["lr_scale"])
+        grads = [g * ops.cast(lr_scale, g.dtype) for g in grads]
+        self.optimizer.apply_gradients(zip(grads, weights))
+        for variable, state in zip(variables, new_states):
+            variable.assign(ops.cast(state, "float32"))
+        return self._update_metrics(token_loss, ops.shape(y)[1])
+
+    def test_step(self, data):
+        x, y = data
+        variables, states = self._carried("eval", x["reset"])
+        outputs = self([x["token_ids"], *states], training=False)
+        logits, new_states = self.split_outputs(outputs)
+        token_loss = self._token_loss(y, logits)
+        for variable, state in zip(variables, new_states):
+            variable.assign(ops.cast(state, "float32"))
+        return self._update_metrics(token_loss, ops.shape(y)[1])
+
+    def _update_metrics(self, token_loss, steps):
+        # Token-weighted running mean of the cross-entropy: over an epoch it
+        # is the corpus loss, and `perplexity = exp(loss)`.
+        tokens = ops.cast(steps, "float32")
+        tracker = self._token_loss_tracker
+        tracker.update_state(token_loss, sample_weight=tokens)
+        value = tracker.result()
+        return {"loss": value, "perplexity": ops.exp(value)}
+
+    @property
+    def metrics(self):
+        tracker = getattr(self, "_token_loss_tracker", None)
+        return [tracker] if tracker is not None else []
+
+
+class _Holder:
+    """Attribute bag that Keras does not track (no weights of the model)."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+def epoch_steps(dataset):
+    """Number of steps of a finite dataset (its cardinality)."""
+    n = int(dataset.cardinality())
+    return n if n >= 0 else None
+
+
+def perplexity(loss):
+    """`exp(loss)`, capped to stay finite for very bad models."""
+    return float(math.exp(min(loss, 50.0)))
