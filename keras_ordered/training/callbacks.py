@@ -1,0 +1,255 @@
+"""Callbacks of the language-model recipes: NT-ASGD, crash-safe backups,
+and the learning rate in the logs."""
+
+import json
+import os
+
+import keras
+import numpy as np
+
+
+class NTASGD(keras.callbacks.Callback):
+    """Non-monotonically triggered averaged SGD (Merity et al., 2018).
+
+    Training runs plain SGD until the validation loss of an epoch is worse
+    than the best of the checks made before the last `nonmono` ones; from
+    then on the callback keeps the running average of the weights after
+    every step (Polyak averaging, as PyTorch's `ASGD(t0=0, lambd=0)`), and
+    the model is evaluated with the averaged weights (they are swapped in
+    for every validation pass and swapped back for training).
+    `finalize()` leaves the averaged weights in the model for good.
+
+    Args:
+        nonmono: int, the non-monotone interval (the paper: 5).
+        monitor: str, the validation loss in the logs.
+        verbose: int, print when averaging starts.
+
+    Example:
+
+    ```python
+    ntasgd = keras_ordered.training.NTASGD(nonmono=5)
+    model.fit(train, validation_data=valid, callbacks=[ntasgd])
+    ntasgd.finalize()
+    ```
+
+    Reference:
+        Merity, Keskar, Socher. "Regularizing and Optimizing LSTM Language
+        Models". ICLR 2018, section 3.
+    """
+
+    def __init__(self, nonmono=5, monitor="val_loss", verbose=1):
+        super().__init__()
+        if nonmono < 0:
+            raise ValueError(f"`nonmono` must be >= 0. Received {nonmono}")
+        self.nonmono = int(nonmono)
+        self.monitor = monitor
+        self.verbose = verbose
+        self.history = []
+        self.averaging = False
+        self.count = 0
+        self._average = None
+        self._swapped = None
+
+    # -- state ---------------------------------------------------------------
+    def _weights(self):
+        return self.model.trainable_weights
+
+    def _ensure_average(self):
+        if self._average is None:
+            self._average = [np.array(w.numpy()) for w in self._weights()]
+
+    def start_averaging(self):
+        self.averaging = True
+        self.count = 0
+        self._average = [np.array(w.numpy()) for w in self._weights()]
+        if self.verbose:
+            print("\nNT-ASGD: validation loss stopped improving; switching to "
+                  "averaged SGD.")
+
+    def get_state(self):
+        state = {
+            "history": list(self.history),
+            "averaging": self.averaging,
+            "count": self.count,
+        }
+        arrays = {} if self._average is None else {
+            f"average_{i}": a for i, a in enumerate(self._average)
+        }
+        return state, arrays
+
+    def set_state(self, state, arrays):
+        self.history = list(state["history"])
+        self.averaging = bool(state["averaging"])
+        self.count = int(state["count"])
+        if arrays:
+            self._average = [arrays[f"average_{i}"] for i in range(len(arrays))]
+
+    # -- hooks ---------------------------------------------------------------
+    def on_train_batch_end(self, batch, logs=None):
+        if not self.averaging:
+            return
+        self.count += 1
+        rate = 1.0 / self.count
+        for average, weight in zip(self._average, self._weights()):
+            average += rate * (weight.numpy() - average)
+
+    def on_test_begin(self, logs=None):
+        if self.averaging and self._swapped is None and self.count > 0:
+            self._swapped = [w.numpy() for w in self._weights()]
+            for weight, average in zip(self._weights(), self._average):
+                weight.assign(average)
+
+    def on_test_end(self, logs=None):
+        if self._swapped is not None:
+            for weight, value in zip(self._weights(), self._swapped):
+                weight.assign(value)
+            self._swapped = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        value = logs.get(self.monitor)
+        if value is None:
+            return
+        if (
+            not self.averaging
+            and len(self.history) > self.nonmono
+            and value > min(self.history[: len(self.history) - self.nonmono])
+        ):
+            self.start_averaging()
+        self.history.append(float(value))
+        logs["averaging"] = float(self.averaging)
+
+    def finalize(self):
+        """Puts the averaged weights into the model (if averaging began)."""
+        if self.averaging and self.count > 0:
+            for weight, average in zip(self._weights(), self._average):
+                weight.assign(average)
+
+
+class LearningRateLogger(keras.callbacks.Callback):
+    """Adds the optimizer's learning rate to the epoch logs (TensorBoard)."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None and self.model.optimizer is not None:
+            logs["learning_rate"] = float(
+                np.asarray(self.model.optimizer.learning_rate)
+            )
+
+
+class TrainingBackup(keras.callbacks.Callback):
+    """Crash-safe training state, saved every `save_freq` steps and epoch.
+
+    Like `keras.callbacks.BackupAndRestore`, but a run killed in the middle
+    of an epoch resumes at the *window* it stopped at, not at the start of
+    the epoch: with the weights and optimizer state, it saves the carried
+    recurrent state (`configure_bptt`), the NT-ASGD state and the position
+    `(epoch, next window)`; `restore()` loads all of it and returns that
+    position, which `keras_ordered.training.run_language_model` feeds to
+    `BPTTBatches.dataset(epoch, start_batch)`. Writes go to temporary files
+    renamed into place, so a kill during a save leaves the previous backup.
+
+    A backup records the model configuration; restoring into a model of
+    another configuration is a ValueError that says so.
+
+    Args:
+        directory: str, where the backup lives.
+        save_freq: int, steps between saves (and at every epoch end).
+        fingerprint: dict, the configuration the backup belongs to.
+        extra_state: list of objects with `get_state()` / `set_state()`
+            (e.g. an `NTASGD` callback).
+    """
+
+    def __init__(self, directory, save_freq=100, fingerprint=None,
+                 extra_state=()):
+        super().__init__()
+        self.directory = directory
+        self.save_freq = int(save_freq)
+        self.fingerprint = fingerprint or {}
+        self.extra_state = list(extra_state)
+        self.epoch = 0
+        self.start_batch = 0
+        self._steps = 0
+
+    @property
+    def _meta_path(self):
+        return os.path.join(self.directory, "backup.json")
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch != self.epoch:
+            self.start_batch = 0
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._steps += 1
+        if self.save_freq and self._steps % self.save_freq == 0:
+            self.save(self.epoch, self.start_batch + batch + 1)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.start_batch = 0
+        self.save(epoch + 1, 0)
+
+    def save(self, epoch, next_batch):
+        os.makedirs(self.directory, exist_ok=True)
+        weights = os.path.join(self.directory, "model.weights.h5")
+        self.model.save_weights(weights + ".tmp.weights.h5")
+        arrays = {}
+        holder = getattr(self.model, "_bptt", None)
+        if holder is not None and holder.train is not None:
+            for i, v in enumerate(holder.train):
+                arrays[f"carried_{i}"] = v.numpy()
+        extra = []
+        for k, obj in enumerate(self.extra_state):
+            state, extra_arrays = obj.get_state()
+            extra.append(state)
+            arrays.update({f"extra{k}_{n}": a for n, a in extra_arrays.items()})
+        np.savez(os.path.join(self.directory, "state.tmp.npz"), **arrays)
+        meta = {
+            "epoch": int(epoch),
+            "next_batch": int(next_batch),
+            "fingerprint": self.fingerprint,
+            "extra": extra,
+        }
+        with open(self._meta_path + ".tmp", "w") as f:
+            json.dump(meta, f)
+        os.replace(weights + ".tmp.weights.h5", weights)
+        os.replace(
+            os.path.join(self.directory, "state.tmp.npz"),
+            os.path.join(self.directory, "state.npz"),
+        )
+        os.replace(self._meta_path + ".tmp", self._meta_path)
+
+    def restore(self, model):
+        """Loads a backup into `model` (built, compiled, BPTT-configured).
+
+        Returns:
+            `(epoch, next_batch)` to resume from, or `(0, 0)` when there is
+            no backup.
+        """
+        if not os.path.exists(self._meta_path):
+            return 0, 0
+        with open(self._meta_path) as f:
+            meta = json.load(f)
+        if meta.get("fingerprint") != self.fingerprint:
+            raise ValueError(
+                f"The backup in {self.directory} was written by another "
+                f"configuration ({meta.get('fingerprint')}), not this one "
+                f"({self.fingerprint}). Use another --output directory, or "
+                "delete the backup to start over."
+            )
+        if model.optimizer is not None and not model.optimizer.built:
+            model.optimizer.build(model.trainable_variables)
+        model.load_weights(os.path.join(self.directory, "model.weights.h5"))
+        arrays = dict(np.load(os.path.join(self.directory, "state.npz")))
+        holder = getattr(model, "_bptt", None)
+        if holder is not None and holder.train is not None:
+            for i, v in enumerate(holder.train):
+                if f"carried_{i}" in arrays:
+                    v.assign(arrays[f"carried_{i}"])
+        for k, obj in enumerate(self.extra_state):
+            prefix = f"extra{k}_"
+            obj.set_state(
+                meta["extra"][k],
+                {n[len(prefix):]: a for n, a in arrays.items() if n.startswith(prefix)},
+            )
+        self.epoch, self.start_batch = meta["epoch"], meta["next_batch"]
+        return meta["epoch"], meta["next_batch"]
