@@ -79,7 +79,7 @@ class LockedDropout(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class EmbeddingDropout(keras.layers.Embedding):
+class EmbeddingDropout(keras.layers.Layer):
     """Embedding that drops whole words, and doubles as a tied softmax layer.
 
     Forward (`reverse=False`): in training, each row (word type) of the
@@ -98,8 +98,9 @@ class EmbeddingDropout(keras.layers.Embedding):
         rate: float in [0, 1), the fraction of word types to drop.
         use_output_bias: bool, whether the reverse (softmax) direction has a
             bias over the vocabulary.
+        embeddings_initializer: initializer of the matrix.
         seed: int, random seed.
-        **kwargs: `keras.layers.Embedding` keyword arguments.
+        **kwargs: base layer keyword arguments.
 
     Call arguments:
         inputs: integer token ids, or, with `reverse=True`, float vectors
@@ -125,17 +126,27 @@ class EmbeddingDropout(keras.layers.Embedding):
         output_dim,
         rate=0.0,
         use_output_bias=True,
+        embeddings_initializer="uniform",
         seed=None,
         **kwargs,
     ):
-        super().__init__(input_dim, output_dim, **kwargs)
+        super().__init__(**kwargs)
+        self.input_dim = int(input_dim)
+        self.output_dim = int(output_dim)
+        self.embeddings_initializer = keras.initializers.get(
+            embeddings_initializer
+        )
         self.rate = _check_rate(rate)
         self.use_output_bias = bool(use_output_bias)
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
 
     def build(self, input_shape=None):
-        super().build(input_shape)
+        self.embeddings = self.add_weight(
+            shape=(self.input_dim, self.output_dim),
+            name="embeddings",
+            initializer=self.embeddings_initializer,
+        )
         if self.use_output_bias:
             self.output_bias = self.add_weight(
                 shape=(self.input_dim,),
@@ -150,10 +161,12 @@ class EmbeddingDropout(keras.layers.Embedding):
             if self.use_output_bias:
                 logits = logits + ops.cast(self.output_bias, self.compute_dtype)
             return logits
-        if not training or self.rate == 0.0:
-            return super().call(inputs)
         if inputs.dtype not in ("int32", "int64"):
             inputs = ops.cast(inputs, "int32")
+        if not training or self.rate == 0.0:
+            return ops.take(
+                ops.cast(self.embeddings, self.compute_dtype), inputs, axis=0
+            )
         keep = 1.0 - self.rate
         rows = keras.random.uniform((self.input_dim, 1), seed=self.seed_generator)
         mask = ops.cast(rows < keep, self.compute_dtype) / keep
@@ -172,8 +185,13 @@ class EmbeddingDropout(keras.layers.Embedding):
     def get_config(self):
         return {
             **super().get_config(),
+            "input_dim": self.input_dim,
+            "output_dim": self.output_dim,
             "rate": self.rate,
             "use_output_bias": self.use_output_bias,
+            "embeddings_initializer": keras.initializers.serialize(
+                self.embeddings_initializer
+            ),
             "seed": self.seed,
         }
 
@@ -226,8 +244,8 @@ class ActivationRegularization(keras.layers.Layer):
 
     def call(self, inputs, training=False):
         raw_output, dropped_output = inputs
-        if training:
-            penalty = 0.0
+        if training and (self.alpha or self.beta):
+            penalty = ops.zeros((), "float32")
             if self.alpha:
                 penalty = self.alpha * ops.mean(
                     ops.square(ops.cast(dropped_output, "float32"))
