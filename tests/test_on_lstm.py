@@ -281,3 +281,30 @@ def test_mixed_precision_and_xla():
     assert np.all(np.isfinite(history.history["loss"]))
     # The XLA-compiled predict agrees with the eager forward pass.
     np.testing.assert_allclose(model.predict(x, verbose=0), model(x), atol=1e-5)
+
+
+def test_fast_recurrence_gradients_equal_the_plain_loop():
+    """ONLSTM's one-matmul kernel gradient equals autodiff through RNN(cell)."""
+    rng = np.random.default_rng(11)
+    x = tf.constant(rng.normal(size=(3, 6, 4)).astype("float32"))
+    h0 = tf.constant(rng.normal(size=(3, 8)).astype("float32"))
+    c0 = tf.constant(rng.normal(size=(3, 8)).astype("float32"))
+    plain = keras.layers.RNN(ONLSTMCell(8, chunk_size=2), return_sequences=True,
+                             return_state=True)
+    fast = ONLSTM(8, chunk_size=2, return_sequences=True, return_state=True)
+    plain.build(x.shape)
+    fast.build(x.shape)
+    weights = random_cell_weights(plain.cell, rng)
+    plain.cell.set_weights(weights)
+    fast.cell.set_weights(weights)
+    signal = tf.constant(rng.normal(size=(3, 6, 8)).astype("float32"))
+
+    def grads(layer):
+        with tf.GradientTape() as tape:
+            tape.watch([x, h0, c0])
+            out, h, c = layer(x, initial_state=[h0, c0])
+            loss = tf.reduce_sum(out * signal) + tf.reduce_sum(h * c)
+        return tape.gradient(loss, [x, h0, c0, *layer.trainable_weights])
+
+    for a, b in zip(grads(plain), grads(fast)):
+        np.testing.assert_allclose(a, b, atol=1e-5)

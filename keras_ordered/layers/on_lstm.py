@@ -442,6 +442,16 @@ class ONLSTM(keras.layers.RNN):
         recurrent_kernel = cell.effective_recurrent_kernel(training)
         self._last_recurrent_kernel = recurrent_kernel
 
+        if (
+            keras.backend.backend() == "tensorflow"
+            and mask is None
+            and not self.unroll
+            and not self.go_backwards
+        ):
+            return _tf_fast_recurrence(
+                cell, projected, list(initial_state), recurrent_kernel
+            )
+
         def step(z_input, states):
             h_prev, c_prev = states[0], states[1]
             z = z_input + ops.matmul(h_prev, recurrent_kernel)
@@ -608,3 +618,58 @@ class ONLSTM(keras.layers.RNN):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
+    """The ON-LSTM recurrence with the recurrent-kernel gradient as one matmul.
+
+    Auto-differentiating the loop accumulates `dU += h_{t-1}^T dz_t` step by
+    step: a `(units, batch) x (batch, gates)` product and a read-modify-write
+    of the whole kernel gradient at every step, which is memory-bound on a
+    CPU. Here the loop runs with `U` held constant; the loop's own gradient
+    gives `dz_t` (the gradient of the projected inputs), and
+    `dU = sum_t h_{t-1}^T dz_t` is then one large product over all steps.
+    Values and gradients equal those of the plain loop (tested).
+    """
+    import tensorflow as tf
+
+    steps = projected.shape[1]
+
+    def loop(z_inputs, h0, c0, kernel):
+        def step(z_input, states):
+            z = z_input + tf.matmul(states[0], kernel)
+            h, c = cell.recurrence(z, states[1])
+            return h, [h, c]
+
+        _, outputs, states = backend_rnn(
+            step, z_inputs, [h0, c0], input_length=steps,
+            return_all_outputs=True,
+        )
+        return outputs, states[0], states[1]
+
+    @tf.custom_gradient
+    def recurrence(z_inputs, h0, c0, kernel):
+        with tf.GradientTape() as tape:
+            tape.watch([z_inputs, h0, c0])
+            outputs, h_last, c_last = loop(
+                z_inputs, h0, c0, tf.stop_gradient(kernel)
+            )
+
+        def grad(d_outputs, d_h_last, d_c_last):
+            d_inputs, d_h0, d_c0 = tape.gradient(
+                [outputs, h_last, c_last],
+                [z_inputs, h0, c0],
+                output_gradients=[d_outputs, d_h_last, d_c_last],
+            )
+            h_prev = tf.concat([h0[:, None], outputs[:, :-1]], axis=1)
+            d_kernel = tf.einsum("bth,btg->hg", h_prev, d_inputs)
+            return d_inputs, d_h0, d_c0, d_kernel
+
+        return (outputs, h_last, c_last), grad
+
+    h0, c0 = (tf.convert_to_tensor(s) for s in initial_state[:2])
+    outputs, h_last, c_last = recurrence(
+        projected, h0, c0, tf.convert_to_tensor(recurrent_kernel)
+    )
+    return h_last, outputs, [h_last, c_last]
+

@@ -1,0 +1,193 @@
+"""PRPN's predict network, vectorised over the positions of a window.
+
+Reference:
+    Shen, Lin, Huang, Courville. "Neural Language Modeling by Jointly
+    Learning Syntax and Lexicon". ICLR 2018.
+"""
+
+import keras
+from keras import ops
+
+from keras_ordered.layers.gated_attention import GatedAttention
+
+
+def _check_rate(name, rate):
+    if not 0.0 <= float(rate) < 1.0:
+        raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate}")
+    return float(rate)
+
+
+def memory_windows(memory, sequence, num_slots):
+    """The memory tape seen at every step of a window, `(batch, time, M, d)`.
+
+    Args:
+        memory: tensor `(batch, M, d)`, the tape at the start of the window
+            (states of the `M` positions before it, oldest first).
+        sequence: tensor `(batch, time, d)`, the states of the window.
+        num_slots: int, `M`.
+
+    Returns:
+        tensor `(batch, time, M, d)` whose `[:, t]` holds the states of
+        positions `t - M .. t - 1` (oldest first): the tape *before* step
+        `t` pushes its own state.
+    """
+    full = ops.concatenate([ops.cast(memory, sequence.dtype), sequence], axis=1)
+    # Slot m of step t is column t + m: columns m .. m + T - 1 of `full`.
+    slots = [full[:, m : m - num_slots] for m in range(num_slots)]
+    return ops.stack(slots, axis=2)
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class PRPNPredictNetwork(keras.layers.Layer):
+    """Predict network of PRPN, before the (tied) output embedding.
+
+    For every position `t` of a window:
+
+    ```
+    h~_t = GatedAttention(tape_t, h_t, g^{t+1})[0]
+    u_t  = Drop_out(tanh(BN(W Drop_in([h_t ; h~_t]) + b)))
+    ```
+
+    where `tape_t` holds the top layer's states `h_{t-M} .. h_{t-1}` (the
+    memory before step `t` pushes `h_t`, which enters through the
+    concatenation instead) and the gates `g^{t+1}` are computed from the
+    estimated next distance `d^_{t+1}`: slot `m` (position `t - M + m`) is
+    open iff no distance `d_{t-M+1+m} .. d_t` exceeds `d^_{t+1}`. The logits
+    are then `E u_t + b_2` with the word embedding `E` (weight tying), see
+    `keras_ordered.models.PRPNLanguageModel`.
+
+    All positions are computed at once, outside the recurrence. The
+    dropouts are element-wise.
+
+    Args:
+        output_dim: int, size of `u_t` (the embedding size `d'`).
+        num_slots: int, `M`.
+        dropout: float, rate of the dropout on `u_t` (the paper's 0.7).
+        input_dropout: float, rate of the dropout on `[h_t ; h~_t]` (0.5).
+        attention_dropout: float, rate of the attention-key dropouts (0.5).
+        momentum: float, batch-normalisation momentum.
+        epsilon: float, batch-normalisation epsilon.
+        kernel_initializer: initializer of `W`.
+        seed: int, random seed of the dropouts.
+        **kwargs: base layer keyword arguments.
+
+    Call arguments:
+        inputs: list `[hidden, memory, gates]`: the top layer's states of
+            the window `(batch, time, d)`, its tape at the start of the
+            window `(batch, M, d)` and the predict gates
+            `(batch, time, M)`.
+        training: Python boolean: dropout, and batch statistics in batch
+            normalisation.
+
+    Returns:
+        tensor `(batch, time, output_dim)`.
+
+    Example:
+
+    ```python
+    predict = keras_ordered.layers.PRPNPredictNetwork(16, num_slots=4)
+    hidden = keras.random.normal((2, 7, 32))
+    gates = keras_ordered.layers.memory_gates(
+        keras.random.uniform((2, 7)), num_slots=4,
+        query=keras.random.uniform((2, 7)),
+    )
+    u = predict([hidden, np.zeros((2, 4, 32)), gates])  # (2, 7, 16)
+    ```
+
+    Reference:
+        Shen et al., "Neural Language Modeling by Jointly Learning Syntax
+        and Lexicon", ICLR 2018, section 6 (predict network).
+    """
+
+    def __init__(
+        self,
+        output_dim,
+        num_slots,
+        dropout=0.7,
+        input_dropout=0.5,
+        attention_dropout=0.5,
+        momentum=0.9,
+        epsilon=1e-3,
+        kernel_initializer="glorot_uniform",
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (("output_dim", output_dim), ("num_slots", num_slots)):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. Received: "
+                    f"{name}={value}"
+                )
+        self.output_dim = output_dim
+        self.num_slots = num_slots
+        self.dropout = _check_rate("dropout", dropout)
+        self.input_dropout = _check_rate("input_dropout", input_dropout)
+        self.attention_dropout = _check_rate("attention_dropout", attention_dropout)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.seed = seed
+
+        def seed_for(k):
+            return None if seed is None else seed + k
+
+        policy = self.dtype_policy
+        self.attention = GatedAttention(
+            dropout=self.attention_dropout, seed=seed_for(0), dtype=policy,
+            name="attention",
+        )
+        self.input_dropout_layer = keras.layers.Dropout(
+            self.input_dropout, seed=seed_for(1), dtype=policy,
+            name="input_dropout",
+        )
+        self.projection = keras.layers.Dense(
+            output_dim, kernel_initializer=self.kernel_initializer,
+            dtype=policy, name="projection",
+        )
+        self.batch_norm = keras.layers.BatchNormalization(
+            momentum=self.momentum, epsilon=self.epsilon, dtype=policy,
+            name="batch_norm",
+        )
+        self.output_dropout = keras.layers.Dropout(
+            self.dropout, seed=seed_for(2), dtype=policy, name="output_dropout"
+        )
+
+    def build(self, input_shape):
+        hidden_shape = input_shape[0]
+        units = hidden_shape[-1]
+        self.attention.build(
+            [(None, None, self.num_slots, units), (None, None, units),
+             (None, None, self.num_slots)]
+        )
+        self.projection.build((None, None, 2 * units))
+        self.batch_norm.build((None, None, self.output_dim))
+
+    def call(self, inputs, training=False):
+        hidden, memory, gates = inputs
+        hidden = ops.cast(hidden, self.compute_dtype)
+        windows = memory_windows(memory, hidden, self.num_slots)
+        summary = self.attention([windows, hidden, gates], training=training)
+        x = ops.concatenate([hidden, summary], axis=-1)
+        x = self.input_dropout_layer(x, training=training)
+        x = self.batch_norm(self.projection(x), training=training)
+        return self.output_dropout(ops.tanh(x), training=training)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[0][:-1], self.output_dim)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "output_dim": self.output_dim,
+            "num_slots": self.num_slots,
+            "dropout": self.dropout,
+            "input_dropout": self.input_dropout,
+            "attention_dropout": self.attention_dropout,
+            "momentum": self.momentum,
+            "epsilon": self.epsilon,
+            "kernel_initializer": keras.initializers.serialize(
+                self.kernel_initializer
+            ),
+            "seed": self.seed,
+        }
