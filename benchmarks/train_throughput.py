@@ -113,19 +113,22 @@ def main():
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--vocab-size", type=int, default=10000)
     args = parser.parse_args()
-    peak = matmul_flops()
+    before = matmul_flops()
     result = {
         "preset": args.preset, "batch": args.batch, "window": args.window,
-        "threads": os.cpu_count(), "matmul_flops": round(peak / 1e9, 2),
-        "runs": [],
+        "threads": os.cpu_count(), "runs": [],
     }
     for jit in (False, True):
-        run = training_throughput(args.preset, args.batch, args.window,
-                                  args.steps, jit, args.vocab_size)
+        result["runs"].append(training_throughput(
+            args.preset, args.batch, args.window, args.steps, jit,
+            args.vocab_size))
+    # The matmul rate is measured before and after the training steps and
+    # the higher one is the reference: a conservative ratio on a noisy box.
+    peak = max(before, matmul_flops())
+    for run in result["runs"]:
         run["fraction_of_matmul"] = round(run["achieved_flops"] / peak, 3)
-        run["achieved_flops"] = round(run["achieved_flops"] / 1e9, 2)
-        result["runs"].append(run)
-    result["matmul_flops"] = f"{result['matmul_flops']} GFLOP/s"
+        run["achieved_flops"] = f"{run['achieved_flops'] / 1e9:.2f} GFLOP/s"
+    result["matmul_flops"] = f"{peak / 1e9:.2f} GFLOP/s"
     result["peak_rss_mib"] = round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
     )

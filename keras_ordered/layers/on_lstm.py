@@ -621,49 +621,149 @@ class ONLSTM(keras.layers.RNN):
 
 
 def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
-    """The ON-LSTM recurrence with the recurrent-kernel gradient as one matmul.
+    """The ON-LSTM recurrence with a hand-written backward pass.
 
-    Auto-differentiating the loop accumulates `dU += h_{t-1}^T dz_t` step by
-    step: a `(units, batch) x (batch, gates)` product and a read-modify-write
-    of the whole kernel gradient at every step, which is memory-bound on a
-    CPU. Here the loop runs with `U` held constant; the loop's own gradient
-    gives `dz_t` (the gradient of the projected inputs), and
-    `dU = sum_t h_{t-1}^T dz_t` is then one large product over all steps.
-    Values and gradients equal those of the plain loop (tested).
+    Auto-differentiating the loop makes TensorFlow stack every intermediate
+    of every step and accumulate `dU += h_{t-1}^T dz_t` step by step (a
+    read-modify-write of the whole kernel gradient per step, memory-bound
+    on a CPU). Here the forward loop keeps only the gate pre-activations
+    `z_t` and cell states `c_t`; the backward loop recomputes the gates from
+    them with the derivatives of the paper's equations written out, does a
+    single `(batch, gates) x (gates, units)` product per step, and the
+    kernel gradient `dU = sum_t h_{t-1}^T dz_t` is one large product after
+    the loop. Values and gradients equal the plain loop's (tested against
+    autodiff through `keras.layers.RNN(ONLSTMCell)`).
     """
     import tensorflow as tf
 
-    steps = projected.shape[1]
+    units, gate_size = cell.units, cell.gate_size
+    n, m, size = cell.n_chunks, cell.master_levels, cell.chunk_size
 
-    def loop(z_inputs, h0, c0, kernel):
-        def step(z_input, states):
-            z = z_input + tf.matmul(states[0], kernel)
-            h, c = cell.recurrence(z, states[1])
-            return h, [h, c]
+    def step(z_input, states):
+        z = z_input + tf.matmul(states[0], kernel_value[0])
+        h, c = cell.recurrence(z, states[1])
+        return tf.concat([h, c, z], axis=-1), [h, c]
 
-        _, outputs, states = backend_rnn(
-            step, z_inputs, [h0, c0], input_length=steps,
+    kernel_value = [None]
+
+    def forward(z_inputs, h0, c0, kernel):
+        kernel_value[0] = kernel
+        _, packed, states = backend_rnn(
+            step, z_inputs, [h0, c0], input_length=z_inputs.shape[1],
             return_all_outputs=True,
         )
-        return outputs, states[0], states[1]
+        outputs = packed[..., :units]
+        cells = packed[..., units : 2 * units]
+        pre_activations = packed[..., 2 * units :]
+        return outputs, cells, pre_activations, states[0], states[1]
+
+    def reverse_cumsum(x):
+        return tf.cumsum(x, axis=-1, reverse=True)
+
+    def step_backward(carry, elems):
+        d_h_next, d_c_next = carry
+        z, c_prev, c, d_out = elems
+        kernel = kernel_value[0]
+        dtype = z.dtype
+        z32 = tf.cast(z, "float32")
+        p_input = tf.nn.softmax(z32[:, :m])
+        p_forget = tf.nn.softmax(z32[:, m : 2 * m])
+        master_input = (1.0 - tf.cumsum(p_input, axis=-1))[:, :n, None]
+        master_forget = tf.cumsum(p_forget, axis=-1)[:, :n, None]
+        g = tf.reshape(z32[:, 2 * m :], (-1, 4 * n, size))
+        o = tf.sigmoid(g[:, :n])
+        c_hat = tf.tanh(g[:, n : 2 * n])
+        i = tf.sigmoid(g[:, 2 * n : 3 * n])
+        f = tf.sigmoid(g[:, 3 * n :])
+        overlap = master_forget * master_input
+        f_hat = f * overlap + (master_forget - overlap)
+        i_hat = i * overlap + (master_input - overlap)
+        c = tf.reshape(tf.cast(c, "float32"), (-1, n, size))
+        c_prev = tf.reshape(tf.cast(c_prev, "float32"), (-1, n, size))
+        d_h = tf.reshape(tf.cast(d_out, "float32") + d_h_next, (-1, n, size))
+        tanh_c = tf.tanh(c)
+        d_o = d_h * tanh_c
+        d_c = tf.reshape(d_c_next, (-1, n, size)) + d_h * o * (1.0 - tanh_c**2)
+        d_f_hat = d_c * c_prev
+        d_i_hat = d_c * c_hat
+        d_c_hat = d_c * i_hat
+        d_c_prev = d_c * f_hat
+        d_overlap = tf.reduce_sum(
+            d_f_hat * (f - 1.0) + d_i_hat * (i - 1.0), axis=-1
+        )
+        d_master_forget = tf.reduce_sum(d_f_hat, -1) + d_overlap * master_input[..., 0]
+        d_master_input = tf.reduce_sum(d_i_hat, -1) + d_overlap * master_forget[..., 0]
+        pad = [[0, 0], [0, m - n]]
+        d_p_forget = reverse_cumsum(tf.pad(d_master_forget, pad))
+        d_p_input = reverse_cumsum(tf.pad(-d_master_input, pad))
+        d_v_forget = p_forget * (
+            d_p_forget - tf.reduce_sum(d_p_forget * p_forget, -1, keepdims=True)
+        )
+        d_v_input = p_input * (
+            d_p_input - tf.reduce_sum(d_p_input * p_input, -1, keepdims=True)
+        )
+        d_gates = tf.concat(
+            [
+                d_o * o * (1.0 - o),
+                d_c_hat * (1.0 - c_hat**2),
+                d_i_hat * overlap * i * (1.0 - i),
+                d_f_hat * overlap * f * (1.0 - f),
+            ],
+            axis=1,
+        )
+        d_z = tf.concat(
+            [d_v_input, d_v_forget, tf.reshape(d_gates, (-1, 4 * units))],
+            axis=-1,
+        )
+        d_h_prev = tf.cast(
+            tf.matmul(tf.cast(d_z, dtype), kernel, transpose_b=True), "float32"
+        )
+        return (d_h_prev, tf.reshape(d_c_prev, (-1, units))), d_z
 
     @tf.custom_gradient
     def recurrence(z_inputs, h0, c0, kernel):
-        with tf.GradientTape() as tape:
-            tape.watch([z_inputs, h0, c0])
-            outputs, h_last, c_last = loop(
-                z_inputs, h0, c0, tf.stop_gradient(kernel)
-            )
+        outputs, cells, pre_activations, h_last, c_last = forward(
+            z_inputs, h0, c0, kernel
+        )
 
         def grad(d_outputs, d_h_last, d_c_last):
-            d_inputs, d_h0, d_c0 = tape.gradient(
-                [outputs, h_last, c_last],
-                [z_inputs, h0, c0],
-                output_gradients=[d_outputs, d_h_last, d_c_last],
+            kernel_value[0] = kernel
+            batch = tf.shape(h0)[0]
+            zeros = tf.zeros((batch, units), "float32")
+            d_h_last = zeros if d_h_last is None else tf.cast(d_h_last, "float32")
+            d_c_last = zeros if d_c_last is None else tf.cast(d_c_last, "float32")
+            if d_outputs is None:
+                d_outputs = tf.zeros_like(outputs)
+            time_major = lambda x: tf.transpose(x, (1, 0, 2))  # noqa: E731
+            c_prevs = tf.concat([c0[:, None], cells[:, :-1]], axis=1)
+            # Reverse-time scan; carry = (dh, dc) flowing into step t - 1.
+            (d_h_steps, d_c_steps), d_z = tf.scan(
+                lambda acc, elems: step_backward(acc[0], elems),
+                (
+                    time_major(pre_activations),
+                    time_major(c_prevs),
+                    time_major(cells),
+                    time_major(d_outputs),
+                ),
+                initializer=(
+                    (d_h_last, d_c_last),
+                    tf.zeros((batch, gate_size), "float32"),
+                ),
+                reverse=True,
             )
+            d_h0, d_c0 = d_h_steps[0], d_c_steps[0]
+            d_z = time_major(d_z)
+            d_inputs = tf.cast(d_z, z_inputs.dtype)
             h_prev = tf.concat([h0[:, None], outputs[:, :-1]], axis=1)
-            d_kernel = tf.einsum("bth,btg->hg", h_prev, d_inputs)
-            return d_inputs, d_h0, d_c0, d_kernel
+            d_kernel = tf.einsum(
+                "bth,btg->hg", tf.cast(h_prev, d_inputs.dtype), d_inputs
+            )
+            return (
+                d_inputs,
+                tf.cast(d_h0, h0.dtype),
+                tf.cast(d_c0, c0.dtype),
+                tf.cast(d_kernel, kernel.dtype),
+            )
 
         return (outputs, h_last, c_last), grad
 
@@ -672,4 +772,3 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
         projected, h0, c0, tf.convert_to_tensor(recurrent_kernel)
     )
     return h_last, outputs, [h_last, c_last]
-
