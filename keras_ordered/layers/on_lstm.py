@@ -639,15 +639,12 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
     units, gate_size = cell.units, cell.gate_size
     n, m, size = cell.n_chunks, cell.master_levels, cell.chunk_size
 
-    def step(z_input, states):
-        z = z_input + tf.matmul(states[0], kernel_value[0])
-        h, c = cell.recurrence(z, states[1])
-        return tf.concat([h, c, z], axis=-1), [h, c]
-
-    kernel_value = [None]
-
     def forward(z_inputs, h0, c0, kernel):
-        kernel_value[0] = kernel
+        def step(z_input, states):
+            z = z_input + tf.matmul(states[0], kernel)
+            h, c = cell.recurrence(z, states[1])
+            return tf.concat([h, c, z], axis=-1), [h, c]
+
         _, packed, states = backend_rnn(
             step, z_inputs, [h0, c0], input_length=z_inputs.shape[1],
             return_all_outputs=True,
@@ -660,10 +657,9 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
     def reverse_cumsum(x):
         return tf.cumsum(x, axis=-1, reverse=True)
 
-    def step_backward(carry, elems):
+    def step_backward(kernel, carry, elems):
         d_h_next, d_c_next = carry
         z, c_prev, c, d_out = elems
-        kernel = kernel_value[0]
         dtype = z.dtype
         z32 = tf.cast(z, "float32")
         p_input = tf.nn.softmax(z32[:, :m])
@@ -727,7 +723,6 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
         )
 
         def grad(d_outputs, d_h_last, d_c_last):
-            kernel_value[0] = kernel
             batch = tf.shape(h0)[0]
             zeros = tf.zeros((batch, units), "float32")
             d_h_last = zeros if d_h_last is None else tf.cast(d_h_last, "float32")
@@ -738,7 +733,7 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
             c_prevs = tf.concat([c0[:, None], cells[:, :-1]], axis=1)
             # Reverse-time scan; carry = (dh, dc) flowing into step t - 1.
             (d_h_steps, d_c_steps), d_z = tf.scan(
-                lambda acc, elems: step_backward(acc[0], elems),
+                lambda acc, elems: step_backward(kernel, acc[0], elems),
                 (
                     time_major(pre_activations),
                     time_major(c_prevs),

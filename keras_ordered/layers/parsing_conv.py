@@ -15,6 +15,15 @@ def _check_rate(name, rate):
     return float(rate)
 
 
+def _clone_initializer(initializer, offset=0):
+    # A Keras initializer returns the same values at every call: each weight
+    # gets its own instance (seeded ones with a seed shifted by `offset`).
+    config = initializer.get_config()
+    if isinstance(config.get("seed"), int):
+        config["seed"] += offset
+    return initializer.__class__.from_config(config)
+
+
 @keras.saving.register_keras_serializable(package="keras_ordered")
 class ParsingConv(keras.layers.Layer):
     """Parsing network of PRPN: syntactic distances of a sequence.
@@ -128,7 +137,9 @@ class ParsingConv(keras.layers.Layer):
                         lookback + 1,
                         padding="valid",
                         use_bias=False,
-                        kernel_initializer=self.kernel_initializer,
+                        kernel_initializer=_clone_initializer(
+                            self.kernel_initializer, 2 * index
+                        ),
                         dtype=policy,
                         name=f"{head}_window_conv",
                     ),
@@ -148,7 +159,9 @@ class ParsingConv(keras.layers.Layer):
                     keras.layers.Conv1D(
                         1,
                         1,
-                        kernel_initializer=self.kernel_initializer,
+                        kernel_initializer=_clone_initializer(
+                            self.kernel_initializer, 2 * index + 1
+                        ),
                         dtype=policy,
                         name=f"{head}_output_conv",
                     ),

@@ -27,6 +27,15 @@ def _check_rate(name, rate):
     return float(rate)
 
 
+def _clone_initializer(initializer, offset=0):
+    # A Keras initializer returns the same values at every call: each weight
+    # gets its own instance (seeded ones with a seed shifted by `offset`).
+    config = initializer.get_config()
+    if isinstance(config.get("seed"), int):
+        config["seed"] += offset
+    return initializer.__class__.from_config(config)
+
+
 @keras.saving.register_keras_serializable(package="keras_ordered")
 class LayerNormLSTMCell(keras.layers.Layer):
     """Cell class of an LSTM with layer normalisation (Ba et al., 2016).
@@ -308,8 +317,12 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         self.lstm_cells = [
             LayerNormLSTMCell(
                 units,
-                kernel_initializer=self.kernel_initializer,
-                recurrent_initializer=self.recurrent_initializer,
+                kernel_initializer=_clone_initializer(
+                    self.kernel_initializer, index
+                ),
+                recurrent_initializer=_clone_initializer(
+                    self.recurrent_initializer, index
+                ),
                 dtype=policy,
                 name=f"lstm_{index + 1}",
             )

@@ -17,6 +17,15 @@ def _check_rate(name, rate):
     return float(rate)
 
 
+def _clone_initializer(initializer, offset=0):
+    # A Keras initializer returns the same values at every call: each weight
+    # gets its own instance (seeded ones with a seed shifted by `offset`).
+    config = initializer.get_config()
+    if isinstance(config.get("seed"), int):
+        config["seed"] += offset
+    return initializer.__class__.from_config(config)
+
+
 def memory_windows(memory, sequence, num_slots):
     """The memory tape seen at every step of a window, `(batch, time, M, d)`.
 
@@ -57,7 +66,9 @@ class PRPNPredictNetwork(keras.layers.Layer):
     `keras_ordered.models.PRPNLanguageModel`.
 
     All positions are computed at once, outside the recurrence. The
-    dropouts are element-wise.
+    dropouts are element-wise. The bias `b` of the projection is left out:
+    in training the batch normalisation cancels it exactly (its offset
+    plays that role).
 
     Args:
         output_dim: int, size of `u_t` (the embedding size `d'`).
@@ -142,8 +153,11 @@ class PRPNPredictNetwork(keras.layers.Layer):
             name="input_dropout",
         )
         self.projection = keras.layers.Dense(
-            output_dim, kernel_initializer=self.kernel_initializer,
-            dtype=policy, name="projection",
+            output_dim,
+            use_bias=False,  # b_1 is absorbed by the batch norm's offset
+            kernel_initializer=_clone_initializer(self.kernel_initializer),
+            dtype=policy,
+            name="projection",
         )
         self.batch_norm = keras.layers.BatchNormalization(
             momentum=self.momentum, epsilon=self.epsilon, dtype=policy,
