@@ -336,3 +336,31 @@ def test_recipe_errors_are_clear(tmp_path, capsys):
     code = main(_recipe_args(tmp_path / "run", "--bptt", "5", "--epochs", "2"), **kwargs)
     assert code == 2
     assert "another configuration" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypatch):
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.training import runner
+
+    class Crash(runner.LearningRateLogger):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 2:
+                raise RuntimeError("simulated crash")
+
+    kwargs = dict(model_class=ONLSTMLanguageModel, get_preset=get_preset,
+                  presets=PRESETS, description="t", default_output=str(tmp_path))
+    args = _recipe_args(tmp_path, "--steps-per-epoch", "6", "--save-freq", "1",
+                        "--skip-test")
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        runner.main(args, **kwargs)
+    meta = json.load(open(os.path.join(tmp_path, "backup", "backup.json")))
+    # Windows 0 and 1 finished and were backed up; window 2 crashed.
+    assert (meta["epoch"], meta["next_batch"]) == (0, 2)
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
+    capsys.readouterr()
+    assert runner.main(args, **kwargs) == 0
+    out = capsys.readouterr().out
+    assert f"Resuming from epoch 1, window {meta['next_batch']}." in out
+    assert os.path.exists(os.path.join(tmp_path, "model.keras"))

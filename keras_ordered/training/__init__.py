@@ -3,3 +3,6 @@
 from keras_ordered.training.bptt import BPTTBatches
 from keras_ordered.training.bptt import CarriedStateMixin
 from keras_ordered.training.bptt import batchify
+from keras_ordered.training.callbacks import NTASGD
+from keras_ordered.training.callbacks import TrainingBackup
+from keras_ordered.training.parsing_callback import ParsingEvaluation

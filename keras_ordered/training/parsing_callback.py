@@ -1,0 +1,110 @@
+"""Watching syntax emerge: parse gold trees while a language model trains."""
+
+import os
+
+import keras
+import tensorflow as tf
+
+from keras_ordered.datasets.treebank import load_treebank
+from keras_ordered.parsing import distances_to_tree
+from keras_ordered.parsing import evaluate_model
+from keras_ordered.parsing import tree_to_brackets
+
+
+class ParsingEvaluation(keras.callbacks.Callback):
+    """Unlabeled parsing F1 of a distance model, every `every` epochs.
+
+    At the end of an epoch, parses a fixed development subset of gold trees
+    (the first `max_sentences` sentences of the treebank directory, in file
+    order) with every syntactic distance the model has
+    (`model.sentence_distances`, inference mode), and
+
+    - adds `parse_f1/<distance>` (sentence-level F1, the papers' protocol)
+      to the epoch logs, hence to the history and the progress bar;
+    - writes those F1s and the corpus-level F1s as TensorBoard scalars, and
+      `num_trees` induced trees beside their gold trees as text summaries,
+      under `<log_dir>/parsing`.
+
+    Args:
+        treebank: str, a directory of Penn Treebank `.mrg` files, or a list
+            of `keras_ordered.datasets.treebank.TreebankSentence`.
+        log_dir: str or None, TensorBoard directory (None: logs only).
+        max_sentences: int, size of the development subset.
+        every: int, evaluate every `every` epochs.
+        num_trees: int, trees shown as text summaries.
+
+    Example:
+
+    ```python
+    callback = keras_ordered.training.ParsingEvaluation(
+        "data/wsj_sample/mrg", log_dir="runs/x/logs", max_sentences=200
+    )
+    model.fit(train, callbacks=[callback])
+    ```
+    """
+
+    def __init__(self, treebank, log_dir=None, max_sentences=200, every=1,
+                 num_trees=3):
+        super().__init__()
+        if max_sentences < 1 or every < 1:
+            raise ValueError("`max_sentences` and `every` must be >= 1.")
+        self.treebank = treebank
+        self.log_dir = log_dir
+        self.max_sentences = int(max_sentences)
+        self.every = int(every)
+        self.num_trees = int(num_trees)
+        self.records = None
+        self.results = {}
+        self._writer = None
+
+    def _load(self):
+        if self.records is None:
+            if isinstance(self.treebank, (str, os.PathLike)):
+                records = load_treebank(self.treebank)
+            else:
+                records = list(self.treebank)
+            self.records = [r for r in records if len(r.words) > 1][
+                : self.max_sentences
+            ]
+            if not self.records:
+                raise ValueError(
+                    f"No sentence of two words or more in {self.treebank}."
+                )
+        return self.records
+
+    def on_train_begin(self, logs=None):
+        self._load()
+        if self.log_dir and self._writer is None:
+            self._writer = tf.summary.create_file_writer(
+                os.path.join(self.log_dir, "parsing")
+            )
+
+    def evaluate(self):
+        """Parses the subset now; returns name -> scores."""
+        return evaluate_model(self._load(), self.model)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if (epoch + 1) % self.every:
+            return
+        self.results = self.evaluate()
+        if logs is not None:
+            for name, scores in self.results.items():
+                logs[f"parse_f1/{name}"] = scores["sentence_f1"]
+        if self._writer is None:
+            return
+        with self._writer.as_default(step=epoch):
+            for name, scores in self.results.items():
+                tf.summary.scalar(f"sentence_f1/{name}", scores["sentence_f1"])
+                tf.summary.scalar(f"corpus_f1/{name}", scores["corpus_f1"])
+            name = self.model.default_distance
+            records = self.records[: self.num_trees]
+            distances = self.model.sentence_distances(
+                [list(r.words) for r in records]
+            )[name]
+            lines = []
+            for record, d in zip(records, distances):
+                induced = tree_to_brackets(distances_to_tree(record.words, d))
+                gold = " ".join(str(record.tree).split())
+                lines.append(f"induced ({name}): {induced}\n\ngold: {gold}")
+            tf.summary.text("trees", "\n\n---\n\n".join(lines))
+        self._writer.flush()
