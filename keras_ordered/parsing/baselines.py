@@ -1,0 +1,164 @@
+"""Trivial trees every induced tree must be compared with.
+
+Right-branching trees are the baseline that matters for English (and for the
+right-biased top-down parser of `distances_to_tree`): a model that does not
+beat them has learned nothing the parser does not already assume.
+"""
+
+import nltk
+import numpy as np
+
+from keras_ordered.parsing import trees as trees_lib
+
+UNLABELED = trees_lib.UNLABELED
+
+
+def _wrap(tree):
+    if isinstance(tree, str):
+        return nltk.Tree(UNLABELED, [tree])
+    return tree
+
+
+def right_branching_tree(words):
+    """The right-branching tree `(w1 (w2 (w3 ... wn)))`.
+
+    Args:
+        words: non-empty list of word strings.
+
+    Returns:
+        An unlabeled `nltk.Tree`.
+
+    Example:
+
+    >>> trees_lib.tree_to_brackets(right_branching_tree(["a", "b", "c"]))
+    '(a (b c))'
+    """
+    words = trees_lib._check_words(words)
+    tree = words[-1]
+    for word in reversed(words[:-1]):
+        tree = nltk.Tree(UNLABELED, [word, tree])
+    return _wrap(tree)
+
+
+def left_branching_tree(words):
+    """The left-branching tree `(((w1 w2) w3) ... wn)`.
+
+    Args:
+        words: non-empty list of word strings.
+
+    Returns:
+        An unlabeled `nltk.Tree`.
+
+    Example:
+
+    >>> trees_lib.tree_to_brackets(left_branching_tree(["a", "b", "c"]))
+    '((a b) c)'
+    """
+    words = trees_lib._check_words(words)
+    tree = words[0]
+    for word in words[1:]:
+        tree = nltk.Tree(UNLABELED, [tree, word])
+    return _wrap(tree)
+
+
+def _balanced(words):
+    if len(words) == 1:
+        return words[0]
+    middle = (len(words) + 1) // 2
+    return nltk.Tree(UNLABELED, [_balanced(words[:middle]), _balanced(words[middle:])])
+
+
+def balanced_tree(words):
+    """The balanced binary tree, split in halves recursively.
+
+    An odd number of words puts the extra word in the left half:
+    `((a b) c)` for three words, `((a b c) (d e))` split as
+    `(((a b) c) (d e))` for five.
+
+    Args:
+        words: non-empty list of word strings.
+
+    Returns:
+        An unlabeled `nltk.Tree`.
+
+    Example:
+
+    >>> trees_lib.tree_to_brackets(balanced_tree(["a", "b", "c", "d"]))
+    '((a b) (c d))'
+    """
+    words = trees_lib._check_words(words)
+    return _wrap(_balanced(words))
+
+
+def random_tree(words, rng=None):
+    """A random binary tree from random distances.
+
+    Draws one uniform distance per word and parses them with
+    `distances_to_tree`, so the random baseline goes through the same
+    (right-biased) parser as the models: it tells what the parser gives
+    with uninformative distances.
+
+    Args:
+        words: non-empty list of word strings.
+        rng: a `numpy.random.Generator`, an int seed, or `None` (fresh
+            entropy; pass a seed for reproducible trees).
+
+    Returns:
+        An unlabeled `nltk.Tree`.
+
+    Example:
+
+    >>> tree = random_tree(["a", "b", "c"], rng=0)
+    >>> sorted(tree.leaves())
+    ['a', 'b', 'c']
+    """
+    words = trees_lib._check_words(words)
+    rng = np.random.default_rng(rng)
+    return trees_lib.distances_to_tree(words, rng.random(len(words)))
+
+
+BASELINES = {
+    "right-branching": right_branching_tree,
+    "left-branching": left_branching_tree,
+    "balanced": balanced_tree,
+    "random": random_tree,
+}
+"""Baseline tree builders by name."""
+
+
+def baseline_predictor(name, seed=0):
+    """A `predict` function for `evaluate_parsing` that builds baseline trees.
+
+    Args:
+        name: one of `BASELINES` (`"right-branching"`, `"left-branching"`,
+            `"balanced"`, `"random"`).
+        seed: int seed of the random baseline (ignored by the others).
+            The same seed gives the same trees for the same sentences.
+
+    Returns:
+        A function mapping a list of word lists to a list of trees.
+
+    Example:
+
+    >>> predict = baseline_predictor("right-branching")
+    >>> [trees_lib.tree_to_brackets(t) for t in predict([["a", "b", "c"]])]
+    ['(a (b c))']
+    """
+    if name not in BASELINES:
+        raise ValueError(
+            f"Unknown baseline {name!r}: choose one of "
+            f"{', '.join(sorted(BASELINES))}."
+        )
+    if name == "random":
+
+        def predict(sentences):
+            rng = np.random.default_rng(seed)
+            return [random_tree(words, rng) for words in sentences]
+
+    else:
+        build = BASELINES[name]
+
+        def predict(sentences):
+            return [build(words) for words in sentences]
+
+    return predict

@@ -1,0 +1,289 @@
+"""The unsupervised-parsing evaluation: induced trees against gold trees.
+
+`evaluate_parsing` scores any tree predictor (a model's distances through
+`distances_to_tree`, or a baseline) on gold sentences from
+`keras_ordered.datasets.treebank.load_treebank`, and reports in one go the
+measures the papers use: sentence-level F1 on all sentences and on WSJ10,
+corpus-level F1, per-label recall and tree depth. Nothing here imports a
+model or TensorFlow: a model enters only through its `sentence_distances`
+method (see `keras_ordered.models.base.SyntacticDistanceMixin`).
+"""
+
+import numpy as np
+
+from keras_ordered.parsing import metrics
+from keras_ordered.parsing import trees as trees_lib
+
+WSJ10_MAX_LENGTH = 10
+"""WSJ10 keeps the sentences of at most this many words (punctuation removed)."""
+
+
+def _as_tree(tree, index):
+    if isinstance(tree, str):
+        return trees_lib.brackets_to_tree(tree)
+    if not hasattr(tree, "leaves"):
+        raise ValueError(
+            f"Prediction {index} is a {type(tree).__name__}; `predict` must "
+            "return nltk.Tree objects (or bracketed strings), one per "
+            "sentence."
+        )
+    return tree
+
+
+def evaluate_trees(records, predicted_trees, labels=metrics.LABELS):
+    """Scores given induced trees against gold sentences.
+
+    Args:
+        records: list of gold sentences (`TreebankSentence`: anything with
+            `words`, `spans`, `labeled_spans` and `tree`).
+        predicted_trees: list of `nltk.Tree` (or unlabeled bracketed
+            strings), one per record, whose leaves are the record's words.
+        labels: the gold labels whose recall is reported.
+
+    Returns:
+        The dict described in `evaluate_parsing`.
+    """
+    records = list(records)
+    predicted_trees = list(predicted_trees)
+    if len(predicted_trees) != len(records):
+        raise ValueError(
+            f"Got {len(predicted_trees)} predicted trees for {len(records)} "
+            "sentences: `predict` must return exactly one tree per sentence."
+        )
+    if not records:
+        raise ValueError("No sentence to evaluate: pass at least one record.")
+    everything = metrics.BracketScorer(labels)
+    wsj10 = metrics.BracketScorer(labels)
+    depths = []
+    gold_depths = []
+    for index, (record, tree) in enumerate(zip(records, predicted_trees)):
+        tree = _as_tree(tree, index)
+        length = len(record.words)
+        leaves = tree.leaves()
+        if len(leaves) != length:
+            raise ValueError(
+                f"Predicted tree {index} has {len(leaves)} leaves but the "
+                f"sentence has {length} words ({' '.join(record.words)!r}): "
+                "`predict` must return one leaf per word."
+            )
+        predicted_spans = trees_lib.tree_to_spans(tree)
+        everything.update(
+            predicted_spans, record.spans, length, record.labeled_spans
+        )
+        if length <= WSJ10_MAX_LENGTH:
+            wsj10.update(
+                predicted_spans, record.spans, length, record.labeled_spans
+            )
+        depths.append(trees_lib.spans_depth(predicted_spans, length))
+        gold_depths.append(trees_lib.spans_depth(record.spans, length))
+    result = everything.result()
+    result_wsj10 = wsj10.result()
+    percent = lambda x: None if x is None else 100.0 * x  # noqa: E731
+    return {
+        "sentences": result["sentences"],
+        "sentence_f1": percent(result["sentence_f1"]),
+        "sentence_precision": percent(result["sentence_precision"]),
+        "sentence_recall": percent(result["sentence_recall"]),
+        "corpus_f1": percent(result["corpus_f1"]),
+        "corpus_precision": percent(result["corpus_precision"]),
+        "corpus_recall": percent(result["corpus_recall"]),
+        "wsj10_sentences": result_wsj10["sentences"],
+        "wsj10_sentence_f1": percent(result_wsj10["sentence_f1"]),
+        "wsj10_corpus_f1": percent(result_wsj10["corpus_f1"]),
+        "label_recall": {
+            label: percent(value)
+            for label, value in result["label_recall"].items()
+        },
+        "depth": float(np.mean(depths)),
+        "gold_depth": float(np.mean(gold_depths)),
+    }
+
+
+def evaluate_parsing(records, predict, labels=metrics.LABELS):
+    """Evaluates a tree predictor on gold sentences (unlabeled F1 and more).
+
+    Protocol (see `keras_ordered.parsing.metrics` for the details):
+
+    - `sentence_f1`: sentence-level unlabeled F1 averaged over sentences,
+      without one-word spans and the whole-sentence span, gold unary chains
+      collapsed; a sentence with no gold span left counts as recall 1.
+      This is the measure of the PRPN and ON-LSTM papers.
+    - `corpus_f1`: EVALB-style F1 from counts summed over the corpus,
+      whole-sentence span included.
+    - `wsj10_*`: the same on the sentences of at most 10 words after
+      punctuation removal.
+    - `label_recall`: for each label, the share of gold constituents of two
+      words or more with that label whose span is in the induced tree.
+    - `depth` / `gold_depth`: mean `tree_depth` of the induced trees and of
+      the gold trees.
+
+    Args:
+        records: list of `TreebankSentence` from `load_treebank`.
+        predict: function mapping a list of sentences (each a list of
+            words) to a list of trees (`nltk.Tree`, leaves = the words),
+            e.g. `baseline_predictor("right-branching")` or
+            `distance_predictor(model)`.
+        labels: the gold labels whose recall is reported.
+
+    Returns:
+        A dict with `sentences`, `sentence_f1`, `sentence_precision`,
+        `sentence_recall`, `corpus_f1`, `corpus_precision`, `corpus_recall`,
+        `wsj10_sentences`, `wsj10_sentence_f1`, `wsj10_corpus_f1`,
+        `label_recall` (dict label -> recall, `None` when the label never
+        occurs), `depth` and `gold_depth`. F1, precision and recall are
+        percentages.
+
+    Example:
+
+    >>> from keras_ordered.datasets.treebank import load_treebank
+    >>> from keras_ordered.parsing import baseline_predictor
+    >>> records = load_treebank("../shared/data/wsj_sample/mrg")
+    >>> scores = evaluate_parsing(records, baseline_predictor("right-branching"))
+    >>> round(scores["sentence_f1"], 1)
+    40.0
+
+    Reference:
+        - Shen et al., 2018, "Neural Language Modeling by Jointly Learning
+          Syntax and Lexicon" (PRPN), ICLR.
+        - Shen et al., 2019, "Ordered Neurons", ICLR.
+        - Htut et al., 2018, "Grammar Induction with Neural Language
+          Models: An Unusual Replication", EMNLP (on sentence- vs
+          corpus-level F1 and the right-branching bias).
+    """
+    records = list(records)
+    predicted = predict([list(record.words) for record in records])
+    return evaluate_trees(records, predicted, labels=labels)
+
+
+def evaluate_distances(records, distances, labels=metrics.LABELS):
+    """Evaluates per-sentence syntactic distances on gold sentences.
+
+    Each sentence's distances are turned into a tree with
+    `distances_to_tree`, then scored as in `evaluate_parsing`.
+
+    Args:
+        records: list of `TreebankSentence`.
+        distances: list of 1-D arrays, one per record, each with one
+            distance per word.
+        labels: the gold labels whose recall is reported.
+
+    Returns:
+        The dict of `evaluate_parsing`.
+
+    Example:
+
+    >>> from keras_ordered.datasets.treebank import load_treebank
+    >>> records = load_treebank("../shared/data/wsj_sample/mrg")
+    >>> constant = [np.zeros(len(r.words)) for r in records]
+    >>> round(evaluate_distances(records, constant)["sentence_f1"], 1)
+    40.0
+
+    (Constant distances give the right-branching trees.)
+    """
+    records = list(records)
+    distances = list(distances)
+    if len(distances) != len(records):
+        raise ValueError(
+            f"Got {len(distances)} distance arrays for {len(records)} "
+            "sentences: pass one array per sentence."
+        )
+    predicted = [
+        trees_lib.distances_to_tree(record.words, d)
+        for record, d in zip(records, distances)
+    ]
+    return evaluate_trees(records, predicted, labels=labels)
+
+
+def check_distance_model(model):
+    """Raises a clear error unless `model` yields syntactic distances.
+
+    Args:
+        model: any object.
+
+    Returns:
+        The list of the model's distance names.
+    """
+    if not callable(getattr(model, "sentence_distances", None)):
+        raise ValueError(
+            f"The model ({type(model).__name__}) yields no syntactic "
+            "distances: it has no `sentence_distances` method. Use a model "
+            "of keras_ordered that induces trees (ON-LSTM, PRPN; see "
+            "keras_ordered.models.base.SyntacticDistanceMixin)."
+        )
+    names = list(getattr(model, "distance_names", []) or [])
+    if not names:
+        raise ValueError(
+            f"The model ({type(model).__name__}) declares no "
+            "`distance_names`, so there is no distance to parse with."
+        )
+    return names
+
+
+def evaluate_model(records, model, names=None, batch_size=64,
+                   labels=metrics.LABELS):
+    """Evaluates some or all distances of a distance model in one pass.
+
+    The model reads every sentence once (`model.sentence_distances`), and
+    each requested distance is scored as in `evaluate_distances`.
+
+    Args:
+        records: list of `TreebankSentence`.
+        model: a model with `sentence_distances` and `distance_names`.
+        names: distance names to evaluate; `None` for all of them.
+        batch_size: sentences per forward pass.
+        labels: the gold labels whose recall is reported.
+
+    Returns:
+        A dict name -> the dict of `evaluate_parsing`, in the order of
+        `names`.
+    """
+    available = check_distance_model(model)
+    names = available if names is None else list(names)
+    for name in names:
+        if name not in available:
+            raise ValueError(
+                f"The model has no distance {name!r}; available: "
+                f"{', '.join(available)}."
+            )
+    records = list(records)
+    distances = model.sentence_distances(
+        [list(r.words) for r in records], batch_size=batch_size
+    )
+    return {
+        name: evaluate_distances(records, distances[name], labels=labels)
+        for name in names
+    }
+
+
+def distance_predictor(model, name=None, batch_size=64):
+    """A `predict` function that parses with one distance of a model.
+
+    Args:
+        model: a model with `sentence_distances`, `distance_names` and
+            `default_distance` (see
+            `keras_ordered.models.base.SyntacticDistanceMixin`).
+        name: the distance to use (e.g. `"layer2/forget"`); `None` for the
+            model's `default_distance`.
+        batch_size: sentences per forward pass.
+
+    Returns:
+        A function mapping a list of word lists to a list of `nltk.Tree`.
+    """
+    available = check_distance_model(model)
+    if name is None:
+        name = getattr(model, "default_distance", None) or available[0]
+    if name not in available:
+        raise ValueError(
+            f"The model has no distance {name!r}; available: "
+            f"{', '.join(available)}."
+        )
+
+    def predict(sentences):
+        sentences = [list(words) for words in sentences]
+        distances = model.sentence_distances(sentences, batch_size=batch_size)
+        return [
+            trees_lib.distances_to_tree(words, d)
+            for words, d in zip(sentences, distances[name])
+        ]
+
+    return predict

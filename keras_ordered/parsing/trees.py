@@ -1,0 +1,357 @@
+"""Unlabeled binary trees: from syntactic distances, to strings and span sets.
+
+Plain Python and NumPy on top of `nltk.Tree`; nothing here imports a model or
+TensorFlow, so the parsing evaluation stays cheap to import.
+
+Conventions used throughout `keras_ordered.parsing`:
+
+- a tree is an `nltk.Tree` whose leaves are the words (strings). Induced
+  trees are unlabeled: every internal node carries the label
+  `UNLABELED` (`"X"`). Gold trees keep their Treebank labels.
+- a span is a pair `(start, end)` of leaf indices, end-exclusive: in
+  `((the cat) sat)` the constituent `(the cat)` is the span `(0, 2)`.
+- a bracketed string writes an unlabeled tree without labels:
+  `"((the cat) (sat (on (the mat))))"`.
+"""
+
+import nltk
+import numpy as np
+
+UNLABELED = "X"
+"""Label of every internal node of an induced (unlabeled) tree."""
+
+
+def _check_words(words):
+    words = list(words)
+    if not words:
+        raise ValueError(
+            "Cannot build a tree over an empty sentence: pass at least one "
+            "word."
+        )
+    for word in words:
+        if not isinstance(word, str):
+            raise ValueError(
+                f"Words must be strings, got {word!r} of type "
+                f"{type(word).__name__}: pass a list of word strings."
+            )
+    return words
+
+
+def _top_down(words, distances, start, end):
+    """Parse of `words[start:end]`: a word string or an `nltk.Tree`."""
+    if end - start == 1:
+        return words[start]
+    split = start + int(np.argmax(distances[start:end]))
+    head = words[split]
+    if split + 1 < end:
+        head = nltk.Tree(
+            UNLABELED, [head, _top_down(words, distances, split + 1, end)]
+        )
+    if split > start:
+        return nltk.Tree(
+            UNLABELED, [_top_down(words, distances, start, split), head]
+        )
+    return head
+
+
+def distances_to_tree(words, distances):
+    """Builds the binary tree induced by syntactic distances (top-down).
+
+    The greedy top-down parser of PRPN and ON-LSTM: over words
+    `x_i .. x_j`, find `k* = argmax(d_i .. d_j)` (the *first* maximum wins on
+    ties, as `np.argmax`), and return
+
+        (Parse(x_i .. x_{k*-1}), (x_{k*}, Parse(x_{k*+1} .. x_j)))
+
+    dropping the parts that are empty, and a single word as itself (a leaf).
+    The distance of a word thus measures how high the boundary *before* it
+    lies.
+
+    Note the asymmetry: the split word always opens the right part, so
+    the parser is biased towards right-branching trees (constant distances
+    give the fully right-branching tree, and decreasing distances too).
+    English being mostly right-branching, this bias alone buys a lot of F1;
+    it is kept on purpose, because it is what the published ON-LSTM / PRPN
+    numbers measure. Compare a model against the right-branching baseline
+    of `keras_ordered.parsing.baselines`, never against zero.
+
+    Args:
+        words: non-empty list of word strings.
+        distances: 1-D array-like of floats, one per word.
+
+    Returns:
+        An `nltk.Tree` whose internal nodes are labeled `UNLABELED` (`"X"`)
+        and whose leaves are `words` in order. Every internal node has two
+        children, except for a one-word sentence, which gives
+        `Tree("X", [word])`.
+
+    Example:
+
+    >>> print(distances_to_tree(["the", "cat", "sat"], [0.0, 0.1, 0.9]))
+    (X (X the cat) sat)
+    >>> print(distances_to_tree(["a", "b", "c"], [1.0, 1.0, 1.0]))
+    (X a (X b c))
+
+    Reference:
+        - Shen et al., 2018, "Neural Language Modeling by Jointly Learning
+          Syntax and Lexicon" (PRPN), ICLR.
+        - Shen et al., 2019, "Ordered Neurons: Integrating Tree Structures
+          into Recurrent Neural Networks" (ON-LSTM), ICLR.
+    """
+    words = _check_words(words)
+    distances = np.asarray(distances, dtype="float64")
+    if distances.ndim != 1:
+        raise ValueError(
+            "`distances` must be one-dimensional (one distance per word), "
+            f"got shape {distances.shape}. For a batch, call "
+            "`distances_to_tree` once per sentence."
+        )
+    if len(distances) != len(words):
+        raise ValueError(
+            f"Got {len(words)} words but {len(distances)} distances: pass "
+            "exactly one distance per word."
+        )
+    if not np.all(np.isfinite(distances)):
+        raise ValueError(
+            "`distances` contains NaN or infinite values; check the model "
+            f"that produced them. Got: {distances.tolist()}"
+        )
+    tree = _top_down(words, distances, 0, len(words))
+    if isinstance(tree, str):
+        tree = nltk.Tree(UNLABELED, [tree])
+    return tree
+
+
+def _tree_to_brackets(node):
+    if isinstance(node, str):
+        if not node or any(c in node for c in "() \t\n\r"):
+            raise ValueError(
+                f"Word {node!r} cannot be written in a bracketed string: "
+                "words must be non-empty and contain no whitespace or "
+                "parentheses (escape them, e.g. as -LRB- / -RRB-)."
+            )
+        return node
+    return "(" + " ".join(_tree_to_brackets(child) for child in node) + ")"
+
+
+def tree_to_brackets(tree):
+    """Writes a tree as an unlabeled bracketed string.
+
+    Labels are dropped; every internal node, the root included, becomes a
+    pair of parentheses around its children separated by single spaces.
+
+    Args:
+        tree: an `nltk.Tree` (labeled or not), or a single word string.
+
+    Returns:
+        A string such as `"((the cat) (sat (on (the mat))))"`.
+
+    Example:
+
+    >>> tree = distances_to_tree(["the", "cat", "sat"], [0.0, 0.1, 0.9])
+    >>> tree_to_brackets(tree)
+    '((the cat) sat)'
+    """
+    return _tree_to_brackets(tree)
+
+
+def brackets_to_tree(text, label=UNLABELED):
+    """Reads an unlabeled bracketed string back into an `nltk.Tree`.
+
+    Every token between parentheses is a leaf (a word); there are no labels.
+    For labeled Treebank strings, use `nltk.Tree.fromstring` instead.
+
+    Args:
+        text: a string such as `"((the cat) sat)"`; a bare word gives a
+            one-word tree.
+        label: label given to every internal node.
+
+    Returns:
+        An `nltk.Tree`.
+
+    Example:
+
+    >>> print(brackets_to_tree("((the cat) sat)"))
+    (X (X the cat) sat)
+    """
+    tokens = text.replace("(", " ( ").replace(")", " ) ").split()
+    if not tokens:
+        raise ValueError("Cannot read a tree from an empty string.")
+    if tokens[0] != "(":
+        if len(tokens) != 1:
+            raise ValueError(
+                f"Malformed bracketed string {text!r}: several words must be "
+                "enclosed in parentheses, e.g. '(the cat)'."
+            )
+        return nltk.Tree(label, [tokens[0]])
+    stack = []
+    root = None
+    for position, token in enumerate(tokens):
+        if root is not None:
+            raise ValueError(
+                f"Malformed bracketed string {text!r}: text after the closing "
+                f"parenthesis of the root (token {position}: {token!r})."
+            )
+        if token == "(":
+            stack.append([])
+        elif token == ")":
+            if not stack:
+                raise ValueError(
+                    f"Malformed bracketed string {text!r}: unbalanced ')' at "
+                    f"token {position}."
+                )
+            children = stack.pop()
+            if not children:
+                raise ValueError(
+                    f"Malformed bracketed string {text!r}: empty brackets "
+                    f"'()' at token {position}; every constituent needs at "
+                    "least one word."
+                )
+            node = nltk.Tree(label, children)
+            if stack:
+                stack[-1].append(node)
+            else:
+                root = node
+        else:
+            stack[-1].append(token)
+    if stack:
+        raise ValueError(
+            f"Malformed bracketed string {text!r}: {len(stack)} unclosed "
+            "'(' at the end."
+        )
+    return root
+
+
+def _collect_spans(node, start, out, labeled):
+    """Appends the spans below `node` (leaf index `start`); returns its end."""
+    if isinstance(node, str):
+        return start + 1
+    end = start
+    for child in node:
+        end = _collect_spans(child, end, out, labeled)
+    if end == start:
+        raise ValueError(
+            f"Constituent {node.label()!r} at leaf {start} has no words; "
+            "remove empty constituents first (see "
+            "`keras_ordered.datasets.treebank.clean_tree`)."
+        )
+    out.append((node.label(), start, end) if labeled else (start, end))
+    return end
+
+
+def num_leaves(tree):
+    """Number of words of a tree (1 for a bare word string)."""
+    if isinstance(tree, str):
+        return 1
+    return len(tree.leaves())
+
+
+def tree_to_spans(tree, include_length_one=False, include_whole=True):
+    """Unlabeled spans of a tree, as a set.
+
+    Unary chains (a node with a single child) give the same span several
+    times: as a set they count once ("collapsed").
+
+    Args:
+        tree: an `nltk.Tree` whose leaves are words.
+        include_length_one: whether to keep spans over a single word (POS
+            preterminals, unary constituents over one word). The
+            evaluations never do.
+        include_whole: whether to keep the span of the whole sentence.
+            The sentence-level F1 drops it, the corpus-level F1 keeps it.
+
+    Returns:
+        A set of `(start, end)` pairs, end-exclusive.
+
+    Example:
+
+    >>> tree = brackets_to_tree("((the cat) (sat (on (the mat))))")
+    >>> sorted(tree_to_spans(tree, include_whole=False))
+    [(0, 2), (2, 6), (3, 6), (4, 6)]
+    """
+    if isinstance(tree, str):
+        return {(0, 1)} if include_length_one and include_whole else set()
+    spans = []
+    length = _collect_spans(tree, 0, spans, labeled=False)
+    return {
+        (start, end)
+        for start, end in spans
+        if (include_length_one or end - start > 1)
+        and (include_whole or (start, end) != (0, length))
+    }
+
+
+def tree_to_labeled_spans(tree, include_length_one=False, include_whole=True):
+    """Labeled spans of a tree, as a set of `(label, start, end)`.
+
+    Labels are taken as they are: strip function tags beforehand (the
+    gold trees of `keras_ordered.datasets.treebank` already are).
+
+    Args:
+        tree: an `nltk.Tree` whose leaves are words.
+        include_length_one: whether to keep constituents over one word
+            (POS preterminals included).
+        include_whole: whether to keep the constituents spanning the whole
+            sentence.
+
+    Returns:
+        A set of `(label, start, end)` triples, end-exclusive.
+
+    Example:
+
+    >>> tree = nltk.Tree.fromstring("(S (NP (DT the) (NN cat)) (VP (VBD sat)))")
+    >>> sorted(tree_to_labeled_spans(tree))
+    [('NP', 0, 2), ('S', 0, 3)]
+    """
+    if isinstance(tree, str):
+        return set()
+    spans = []
+    length = _collect_spans(tree, 0, spans, labeled=True)
+    return {
+        (label, start, end)
+        for label, start, end in spans
+        if (include_length_one or end - start > 1)
+        and (include_whole or (start, end) != (0, length))
+    }
+
+
+def spans_depth(spans, length):
+    """Depth of a set of spans: the most spans containing any one word.
+
+    Args:
+        spans: iterable of `(start, end)` spans over `length` words.
+        length: number of words.
+
+    Returns:
+        An int, 0 when `spans` is empty.
+    """
+    if length <= 0:
+        return 0
+    counts = np.zeros(length + 1, dtype="int64")
+    for start, end in set(spans):
+        counts[start] += 1
+        counts[end] -= 1
+    return int(np.max(np.cumsum(counts[:-1])))
+
+
+def tree_depth(tree):
+    """Depth of the bracketing of a tree.
+
+    The largest number of distinct constituents of two words or more that
+    contain a single word. Labels, POS preterminals and unary chains do
+    not count, so gold Treebank trees and induced binary trees compare
+    fairly: a fully right- or left-branching tree over `n` words has depth
+    `n - 1`, a balanced one about `log2(n)`, a one-word tree 0.
+
+    Args:
+        tree: an `nltk.Tree` (or a single word string).
+
+    Returns:
+        An int.
+
+    Example:
+
+    >>> tree_depth(brackets_to_tree("((the cat) (sat (on (the mat))))"))
+    4
+    """
+    return spans_depth(tree_to_spans(tree), num_leaves(tree))

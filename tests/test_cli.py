@@ -1,0 +1,314 @@
+"""The `keras-ordered` command line, end to end through `main`."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+from conftest import require_data
+
+from keras_ordered import cli
+
+
+# A small hand-written treebank (Treebank-II style: punctuation, traces,
+# function tags), so that most command tests need no data and stay fast.
+SMALL_TREEBANK = """
+( (S (NP-SBJ (DT The) (NN cat) ) (VP (VBD sat) (PP-LOC (IN on) (NP (DT the)
+  (NN mat) ))) (. .) ))
+( (S (NP-SBJ-1 (NNP Mr.) (NNP Vinken) ) (VP (VBZ is) (VP (VBN paid)
+  (NP (-NONE- *-1) ) (NP ($ $) (CD 1,500) (-NONE- *U*) ) (PP-TMP (IN per)
+  (NP (NN week) )))) (. .) ))
+( (S (NP-SBJ (PRP It) ) (VP (VBD rained) ) (. .) ))
+( (NP (DT the) (JJ big) (NN dog) ))
+( (S (NP-SBJ (PRP He) ) (VP (VBD said) (SBAR (IN that) (S (NP-SBJ (NNS prices)
+  ) (VP (VBD rose) (ADVP (RB sharply) ))))) (. .) ))
+"""
+
+
+@pytest.fixture
+def small_treebank(tmp_path):
+    directory = tmp_path / "mrg"
+    directory.mkdir()
+    (directory / "wsj_0001.mrg").write_text(SMALL_TREEBANK)
+    return str(directory)
+
+
+def run(argv, capsys):
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# --- evaluate-parsing --------------------------------------------------------
+
+
+def test_evaluate_baseline_json(capsys):
+    treebank = require_data("wsj_sample", "mrg")
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", treebank,
+         "--baseline", "right-branching", "--json"],
+        capsys,
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["baseline"] == "right-branching"
+    assert result["sentences"] == 3253
+    assert result["sentence_f1"] == pytest.approx(40.0, abs=0.1)
+    assert result["wsj10_sentence_f1"] == pytest.approx(59.3, abs=0.1)
+    assert 35 < result["corpus_f1"] < 45
+    assert set(result["label_recall"]) == {"NP", "VP", "PP", "SBAR", "ADJP", "ADVP"}
+    assert result["depth"] > result["gold_depth"] > 1
+
+
+def test_evaluate_baseline_table(small_treebank, capsys):
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank, "--baseline",
+         "random", "--seed", "1", "--limit", "4"],
+        capsys,
+    )
+    assert status == 0, err
+    assert "4 sentences" in out
+    assert "random" in out and "sent-F1" in out and "corpus-F1" in out
+
+
+def test_evaluate_baseline_json_hand_computed(small_treebank, capsys):
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank, "--baseline",
+         "right-branching", "--json"],
+        capsys,
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    # Sentence level (no whole span):
+    # the cat sat on the mat: gold {02, 26, 36, 46} vs right-branching
+    # {16, 26, 36, 46}: f1 3/4.
+    # mr. vinken is paid N per week: gold {02, 27, 37, 57} vs
+    # {17, 27, 37, 47, 57}: p 3/5, r 3/4, f1 2/3.
+    # it rained: nothing on either side, 1. the big dog (flat): gold empty,
+    # prediction {13}: 0.
+    # he said that prices rose sharply: gold {16, 26, 36, 46} = prediction: 1.
+    expected = (3 / 4 + 2 / 3 + 1 + 0 + 1) / 5
+    assert result["sentences"] == 5
+    assert result["sentence_f1"] == pytest.approx(100 * expected)
+    # Corpus level (whole span kept): matched 4 + 4 + 1 + 1 + 5 = 15,
+    # predicted 5 + 6 + 1 + 2 + 5 = 19, gold 5 + 5 + 1 + 1 + 5 = 17.
+    p, r = 15 / 19, 15 / 17
+    assert result["corpus_f1"] == pytest.approx(100 * 2 * p * r / (p + r))
+    assert result["label_recall"]["SBAR"] == 100.0
+
+
+def test_evaluate_errors(tmp_path, small_treebank, capsys):
+    status, _, err = run(
+        ["evaluate-parsing", "--treebank", str(tmp_path / "empty"),
+         "--baseline", "balanced"],
+        capsys,
+    )
+    assert status == 2 and "No .mrg files" in err
+    status, _, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank,
+         "--model", str(tmp_path / "missing.keras")],
+        capsys,
+    )
+    assert status == 2 and "No model at" in err
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["evaluate-parsing", "--treebank", str(tmp_path)])
+    assert exit_info.value.code == 2  # neither --model nor --baseline
+
+
+# --- parse -------------------------------------------------------------------
+
+
+def test_parse_baseline_from_arguments_stdin_and_file(tmp_path, capsys, monkeypatch):
+    status, out, _ = run(
+        ["parse", "--baseline", "right-branching", "The cat sat", "Go"], capsys
+    )
+    assert status == 0
+    assert out.splitlines() == ["(The (cat sat))", "(Go)"]
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("a b c d\nx (y)\n"))
+    status, out, _ = run(["parse", "--baseline", "balanced"], capsys)
+    assert status == 0
+    assert out.splitlines() == ["((a b) (c d))", "(x -LRB-y-RRB-)"]
+
+    path = tmp_path / "sentences.txt"
+    path.write_text("a b c\n")
+    status, out, _ = run(
+        ["parse", "--baseline", "left-branching", "--file", str(path)], capsys
+    )
+    assert status == 0 and out == "((a b) c)\n"
+
+
+def test_parse_input_errors(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("a b\n\nc\n"))
+    status, out, err = run(["parse", "--baseline", "balanced"], capsys)
+    assert status == 2 and out == ""
+    assert "Line 2 is empty" in err
+
+    status, _, err = run(
+        ["parse", "--baseline", "balanced", "--max-length", "3", "a b c d"], capsys
+    )
+    assert status == 2 and "more than --max-length 3" in err
+
+    status, _, err = run(["parse", "--baseline", "balanced", "  "], capsys)
+    assert status == 2 and "Argument 1 is empty" in err
+
+    status, _, err = run(
+        ["parse", "--baseline", "balanced", "--file", str(tmp_path / "no.txt")],
+        capsys,
+    )
+    assert status == 2 and "Cannot read" in err
+
+    status, _, err = run(
+        ["parse", "--baseline", "balanced", "--layer", "1", "a b"], capsys
+    )
+    assert status == 2 and "need --model" in err
+
+
+# --- models ------------------------------------------------------------------
+
+
+class FakeDistanceModel:
+    """Implements the distance protocol of keras_ordered.models.base."""
+
+    distance_names = ["layer1/forget", "layer1/input", "layer2/forget", "layer2/input"]
+    default_distance = "layer2/forget"
+
+    def __init__(self):
+        self.seen = []
+
+    def sentence_distances(self, sentences, batch_size=64):
+        self.seen.append([list(s) for s in sentences])
+        result = {}
+        for name in self.distance_names:
+            if name.endswith("forget"):  # increasing: left-branching
+                result[name] = [np.arange(len(s), dtype=float) for s in sentences]
+            else:  # constant: right-branching
+                result[name] = [np.zeros(len(s)) for s in sentences]
+        return result
+
+
+@pytest.fixture
+def fake_model(monkeypatch):
+    model = FakeDistanceModel()
+    monkeypatch.setattr(cli, "_load_model", lambda path: model)
+    return model
+
+
+def test_parse_with_model_distances(fake_model, capsys):
+    status, out, _ = run(["parse", "--model", "m.keras", "The 61 cats sat"], capsys)
+    assert status == 0
+    # Default distance (layer2/forget, increasing): left-branching, with the
+    # words printed as given but read normalised.
+    assert out == "(((The 61) cats) sat)\n"
+    assert fake_model.seen == [[["the", "N", "cats", "sat"]]]
+
+    status, out, _ = run(
+        ["parse", "--model", "m.keras", "--distance", "input", "a b c"], capsys
+    )
+    assert status == 0 and out == "(a (b c))\n"
+
+    status, _, err = run(
+        ["parse", "--model", "m.keras", "--layer", "3", "a b c"], capsys
+    )
+    assert status == 2
+    assert "no distance layer3/*" in err and "layer2/input" in err
+
+
+def test_model_without_distances(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_load_model", lambda path: object())
+    status, out, err = run(["parse", "--model", "m.keras", "a b"], capsys)
+    assert status == 2 and out == ""
+    assert "yields no syntactic distances" in err
+
+
+def test_evaluate_every_distance_of_a_model(fake_model, small_treebank, capsys):
+    treebank = small_treebank
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", treebank, "--model", "m.keras",
+         "--json"],
+        capsys,
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    assert list(result["distances"]) == FakeDistanceModel.distance_names
+    assert result["distance"] == "layer2/forget"
+    assert result["sentences"] == 5
+    assert result["sentence_f1"] == result["distances"]["layer2/forget"]["sentence_f1"]
+    # Constant distances are the right-branching baseline.
+    status, out, _ = run(
+        ["evaluate-parsing", "--treebank", treebank, "--baseline",
+         "right-branching", "--json"],
+        capsys,
+    )
+    right = json.loads(out)
+    assert result["distances"]["layer1/input"]["sentence_f1"] == pytest.approx(
+        right["sentence_f1"]
+    )
+
+    status, out, _ = run(
+        ["evaluate-parsing", "--treebank", treebank, "--model", "m.keras",
+         "--distance", "input"],
+        capsys,
+    )
+    assert status == 0
+    rows = [line.split()[0] for line in out.splitlines()]
+    assert "layer1/input" in rows and "layer2/input" in rows
+    assert "layer2/forget" not in rows
+
+
+def test_select_distance_names():
+    names = FakeDistanceModel.distance_names
+    default = "layer2/forget"
+    assert cli.select_distance_names(names, default) == names
+    assert cli.select_distance_names(names, default, single=True) == [default]
+    assert cli.select_distance_names(names, default, layer=1, single=True) == [
+        "layer1/forget"
+    ]
+    assert cli.select_distance_names(names, default, kind="input", single=True) == [
+        "layer2/input"
+    ]
+    assert cli.select_distance_names(names, default, layer=1) == [
+        "layer1/forget", "layer1/input"
+    ]
+    # PRPN-style names: the default is used, and --layer finds nothing.
+    assert cli.select_distance_names(
+        ["parser/distance"], "parser/distance", single=True
+    ) == ["parser/distance"]
+    with pytest.raises(cli.CommandError, match="parser/distance"):
+        cli.select_distance_names(["parser/distance"], "parser/distance", layer=1)
+
+
+def test_real_tiny_onlstm_end_to_end(tmp_path, small_treebank, capsys):
+    from keras_ordered.models.onlstm import ONLSTMLanguageModel
+
+    vocabulary = ["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", "N"]
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary=vocabulary, seed=1)
+    path = str(tmp_path / "tiny.keras")
+    model.save(path)
+
+    status, out, err = run(
+        ["parse", "--model", path, "the cat sat on the mat", "The 3 cats"], capsys
+    )
+    assert status == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].replace("(", " ").replace(")", " ").split() == [
+        "the", "cat", "sat", "on", "the", "mat"
+    ]
+    status, out, err = run(
+        ["parse", "--model", path, "--layer", "1", "--distance", "input", "a b"],
+        capsys,
+    )
+    assert status == 0 and out == "(a b)\n"
+
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank, "--model", path,
+         "--json"],
+        capsys,
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    assert sorted(result["distances"]) == sorted(model.distance_names)
+    assert result["distance"] == model.default_distance
+    for scores in result["distances"].values():
+        assert 0 <= scores["sentence_f1"] <= 100

@@ -1,0 +1,145 @@
+"""Gold tree preprocessing: punctuation, empty elements, labels, words."""
+
+import os
+
+import nltk
+import pytest
+
+from keras_ordered.datasets import treebank
+from keras_ordered.datasets.treebank import clean_tree
+from keras_ordered.datasets.treebank import load_treebank
+from keras_ordered.datasets.treebank import make_sentence
+from keras_ordered.datasets.treebank import map_to_vocabulary
+from keras_ordered.datasets.treebank import normalize_word
+from keras_ordered.parsing.trees import tree_to_brackets
+
+# Treebank-II style, with punctuation, -NONE- traces, $, function tags,
+# indices and a constituent (NP-SBJ) left empty by the trace removal.
+GOLD_1 = """
+( (S
+    (NP-SBJ-1 (NNP Mr.) (NNP Vinken) )
+    (VP (VBZ is)
+      (VP (VBN paid)
+        (NP (-NONE- *-1) )
+        (NP ($ $) (CD 1,500) (-NONE- *U*) )
+        (PP-TMP (IN per) (NP (NN week) ))))
+    (. .) ))
+"""
+GOLD_2 = """
+( (S
+    (S-TPC-2 (NP-SBJ (PRP It) ) (VP (VBD rose) (NP-EXT (CD 5) (NN %) )))
+    (, ,)
+    (NP-SBJ (PRP he) )
+    (VP (VBD said) (SBAR (-NONE- 0) (S (-NONE- *T*-2) )))
+    (. .) ))
+"""
+
+
+def gold(text):
+    return nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
+
+
+def test_normalize_word_matches_the_ptb_text():
+    assert normalize_word("Pierre") == "pierre"
+    for number in ["61", "1,500", "8.45", "3\\/4", "1:30", "1986-87", "'82", "%"]:
+        assert normalize_word(number) == "N", number
+    for word in ["30-year", "1980s", "mid-1970s", "N.V.", "'s"]:
+        assert normalize_word(word) == word.lower(), word
+
+
+def test_strip_function_tags():
+    assert treebank.strip_function_tags("NP-SBJ-1") == "NP"
+    assert treebank.strip_function_tags("PP-LOC=2") == "PP"
+    assert treebank.strip_function_tags("S") == "S"
+    assert treebank.strip_function_tags("-NONE-") == "-NONE-"
+
+
+def test_clean_tree_drops_punctuation_empty_elements_and_empty_constituents():
+    cleaned = clean_tree(gold(GOLD_1))
+    assert cleaned.leaves() == ["mr.", "vinken", "is", "paid", "N", "per", "week"]
+    assert cleaned == nltk.Tree.fromstring(
+        "(S (NP (NNP mr.) (NNP vinken)) (VP (VBZ is) (VP (VBN paid) "
+        "(NP (CD N)) (PP (IN per) (NP (NN week))))))"
+    )
+    cleaned = clean_tree(gold(GOLD_2))
+    # The SBAR holding only empty elements is gone.
+    assert cleaned.leaves() == ["it", "rose", "N", "N", "he", "said"]
+    assert "SBAR" not in str(cleaned)
+
+
+def test_clean_tree_of_nothing_but_punctuation():
+    assert clean_tree(gold("( (S (, ,) (-NONE- *T*-1) (. .)) )")) is None
+    assert make_sentence(gold("( (S (. .)) )")) is None
+
+
+def test_sentence_spans_and_labels():
+    record = make_sentence(gold(GOLD_1), file_id="x.mrg", index=3)
+    # mr. vinken | is | paid | N | per week
+    assert record.words == ["mr.", "vinken", "is", "paid", "N", "per", "week"]
+    assert record.spans == {(0, 7), (0, 2), (2, 7), (3, 7), (5, 7)}
+    assert record.labeled_spans == {
+        ("S", 0, 7), ("NP", 0, 2), ("VP", 2, 7), ("VP", 3, 7), ("PP", 5, 7)
+    }
+    assert (record.file_id, record.index, len(record)) == ("x.mrg", 3, 7)
+
+    # Unary chains (S over a lone S, NP over one word) collapse.
+    record = make_sentence(gold("( (S (S (NP (PRP It)) (VP (VBZ is) (ADJP (JJ ok)))) (. .)) )"))
+    assert record.spans == {(0, 3), (1, 3)}
+    assert record.labeled_spans == {("S", 0, 3), ("VP", 1, 3)}
+
+
+def write_treebank(directory):
+    os.makedirs(directory)
+    with open(os.path.join(directory, "wsj_0002.mrg"), "w") as f:
+        f.write(GOLD_2)
+    with open(os.path.join(directory, "wsj_0001.mrg"), "w") as f:
+        f.write(GOLD_1 + "\n( (S (. .)) )\n" + GOLD_2)
+
+
+def test_load_treebank_orders_by_file_then_sentence(tmp_path):
+    directory = str(tmp_path / "wsj_sample" / "mrg")
+    write_treebank(directory)
+    records = load_treebank(directory)
+    assert [(r.file_id, r.index) for r in records] == [
+        ("wsj_0001.mrg", 0), ("wsj_0001.mrg", 2), ("wsj_0002.mrg", 0)
+    ]
+    assert tree_to_brackets(records[0].tree) == (
+        "(((mr.) (vinken)) ((is) ((paid) ((N)) ((per) ((week))))))"
+    )
+    # The parent folder and the data root are found too, and the variable.
+    assert len(load_treebank(str(tmp_path / "wsj_sample"))) == 3
+    assert len(load_treebank(str(tmp_path))) == 3
+
+
+def test_load_treebank_from_environment(tmp_path, monkeypatch):
+    write_treebank(str(tmp_path / "wsj_sample" / "mrg"))
+    monkeypatch.setenv("KERAS_ORDERED_DATA", str(tmp_path))
+    assert len(load_treebank()) == 3
+    monkeypatch.delenv("KERAS_ORDERED_DATA")
+    with pytest.raises(ValueError, match="KERAS_ORDERED_DATA"):
+        load_treebank()
+    with pytest.raises(ValueError, match="No .mrg files"):
+        load_treebank(str(tmp_path / "nowhere"))
+
+
+def test_fast_reader_gives_the_reader_trees(tmp_path):
+    from nltk.corpus.reader import BracketParseCorpusReader
+
+    directory = str(tmp_path / "mrg")
+    write_treebank(directory)
+    nltk.data.path.append(directory)
+    reader = BracketParseCorpusReader(directory, r".*\.mrg")
+    for file_id in reader.fileids():
+        assert treebank.read_trees(reader, file_id) == list(
+            reader.parsed_sents(file_id)
+        )
+
+
+def test_map_to_vocabulary():
+    vocabulary = ["<eos>", "<unk>", "the", "N"]
+    assert map_to_vocabulary(["the", "N", "cat"], vocabulary) == [
+        "the", "N", "<unk>"
+    ]
+    assert map_to_vocabulary(["the"], {"the": 0, "<unk>": 1}) == ["the"]
+    with pytest.raises(ValueError, match="<unk>"):
+        map_to_vocabulary(["the"], ["the"])

@@ -1,0 +1,146 @@
+"""Distances to trees, bracketed strings, spans and depth."""
+
+import nltk
+import numpy as np
+import pytest
+
+from keras_ordered.parsing import trees as trees_lib
+from keras_ordered.parsing.trees import brackets_to_tree
+from keras_ordered.parsing.trees import distances_to_tree
+from keras_ordered.parsing.trees import tree_depth
+from keras_ordered.parsing.trees import tree_to_brackets
+from keras_ordered.parsing.trees import tree_to_labeled_spans
+from keras_ordered.parsing.trees import tree_to_spans
+
+WORDS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+def parse(words, distances):
+    return tree_to_brackets(distances_to_tree(words, distances))
+
+
+def test_split_at_the_maximum_with_split_word_heading_the_right_part():
+    # argmax = "sat": ((the cat) (sat (on (the mat)))) once the parts recurse.
+    distances = [0.0, 0.2, 0.9, 0.5, 0.1, 0.05]
+    assert parse(WORDS, distances) == "((the cat) (sat (on (the mat))))"
+
+
+def test_maximum_at_the_ends():
+    # Maximum first: the left part is empty and dropped.
+    assert parse(["a", "b", "c"], [3.0, 1.0, 2.0]) == "(a (b c))"
+    # Maximum last: the right part is empty; split word alone is a leaf.
+    assert parse(["a", "b", "c"], [1.0, 2.0, 3.0]) == "((a b) c)"
+    # Maximum in the middle: (left, (split, right)).
+    assert parse(["a", "b", "c"], [1.0, 3.0, 2.0]) == "(a (b c))"
+    assert parse(["a", "b", "c", "d"], [1.0, 0.0, 3.0, 2.0]) == "((a b) (c d))"
+
+
+def test_ties_pick_the_first_maximum():
+    # Constant distances: the first word always wins -> right-branching.
+    assert parse(["a", "b", "c", "d"], [1, 1, 1, 1]) == "(a (b (c d)))"
+    # Two maxima: split at the first one (index 1); splitting at index 3
+    # would give ((a (b c)) (d e)).
+    assert parse(["a", "b", "c", "d", "e"], [0, 5, 0, 5, 0]) == (
+        "(a (b (c (d e))))"
+    )
+
+
+def test_decreasing_and_increasing_distances():
+    assert parse(list("abcd"), [4, 3, 2, 1]) == "(a (b (c d)))"
+    assert parse(list("abcd"), [1, 2, 3, 4]) == "(((a b) c) d)"
+
+
+def test_tree_is_binary_unlabeled_and_keeps_the_words():
+    rng = np.random.default_rng(0)
+    for length in range(1, 30):
+        words = [f"w{i}" for i in range(length)]
+        tree = distances_to_tree(words, rng.normal(size=length))
+        assert tree.leaves() == words
+        assert all(t.label() == trees_lib.UNLABELED for t in tree.subtrees())
+        if length > 1:
+            assert all(len(t) == 2 for t in tree.subtrees())
+            # A binary tree over n words has n - 1 internal nodes.
+            assert len(tree_to_spans(tree)) == length - 1
+
+
+def test_single_word():
+    tree = distances_to_tree(["hello"], [0.3])
+    assert isinstance(tree, nltk.Tree)
+    assert tree.leaves() == ["hello"]
+    assert tree_to_brackets(tree) == "(hello)"
+    assert tree_to_spans(tree) == set()
+    assert tree_depth(tree) == 0
+
+
+def test_input_errors():
+    with pytest.raises(ValueError, match="empty sentence"):
+        distances_to_tree([], [])
+    with pytest.raises(ValueError, match="one distance per word"):
+        distances_to_tree(["a", "b"], [1.0])
+    with pytest.raises(ValueError, match="one-dimensional"):
+        distances_to_tree(["a", "b"], [[1.0, 2.0]])
+    with pytest.raises(ValueError, match="NaN"):
+        distances_to_tree(["a", "b"], [1.0, float("nan")])
+    with pytest.raises(ValueError, match="strings"):
+        distances_to_tree(["a", 3], [1.0, 2.0])
+
+
+def test_brackets_round_trip():
+    text = "((the cat) (sat (on (the mat))))"
+    tree = brackets_to_tree(text)
+    assert tree.leaves() == WORDS
+    assert tree_to_brackets(tree) == text
+    assert tree_to_brackets(brackets_to_tree("  ( (a b)c ) ")) == "((a b) c)"
+    assert tree_to_brackets(brackets_to_tree("word")) == "(word)"
+    # Labeled trees lose their labels.
+    gold = nltk.Tree.fromstring("(S (NP (DT the) (NN cat)) (VP (VBD sat)))")
+    assert tree_to_brackets(gold) == "(((the) (cat)) ((sat)))"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "(a b", "(a b))", "(a ()) ", "(a) b", "a b"]
+)
+def test_malformed_brackets(text):
+    with pytest.raises(ValueError):
+        brackets_to_tree(text)
+
+
+def test_words_with_parentheses_cannot_be_written():
+    tree = nltk.Tree("X", ["a", "b(c"])
+    with pytest.raises(ValueError, match="-LRB-"):
+        tree_to_brackets(tree)
+
+
+def test_span_options():
+    tree = brackets_to_tree("((the cat) (sat (on (the mat))))")
+    assert tree_to_spans(tree) == {(0, 6), (0, 2), (2, 6), (3, 6), (4, 6)}
+    assert tree_to_spans(tree, include_whole=False) == {
+        (0, 2), (2, 6), (3, 6), (4, 6)
+    }
+    # Leaves are not spans; unary nodes over one word are, on request.
+    unary = nltk.Tree.fromstring("(S (NP (NN it)) (VP (VBZ is) (ADJP (JJ ok))))")
+    assert tree_to_spans(unary) == {(0, 3), (1, 3)}
+    assert tree_to_spans(unary, include_length_one=True) == {
+        (0, 3), (0, 1), (1, 3), (1, 2), (2, 3)
+    }
+
+
+def test_unary_chains_collapse_in_span_sets():
+    tree = nltk.Tree.fromstring(
+        "(S (S (VP (VB go) (NP (NP (NNS home)) (ADVP (RB now))))))"
+    )
+    assert tree_to_spans(tree) == {(0, 3), (1, 3)}
+    assert tree_to_labeled_spans(tree) == {
+        ("S", 0, 3), ("VP", 0, 3), ("NP", 1, 3)
+    }
+    assert tree_to_labeled_spans(tree, include_whole=False) == {("NP", 1, 3)}
+
+
+def test_depth():
+    assert tree_depth(brackets_to_tree("(a (b (c d)))")) == 3
+    assert tree_depth(brackets_to_tree("((a b) (c d))")) == 2
+    assert tree_depth(brackets_to_tree("((the cat) (sat (on (the mat))))")) == 4
+    # POS preterminals and unary chains do not add depth.
+    gold = nltk.Tree.fromstring("(S (S (NP (DT the) (NN cat)) (VP (VBD sat))))")
+    assert tree_depth(gold) == 2
+    assert trees_lib.spans_depth([], 0) == 0
