@@ -90,6 +90,8 @@ def test_bptt_windows_are_contiguous_and_cover_the_stream():
     lengths0, lengths1 = batches.window_lengths(0), batches.window_lengths(1)
     assert lengths0 != lengths1 and lengths0 == batches.window_lengths(0)
     assert min(lengths0) >= 4  # N(len, 5) clipped at 5, rescaled by ~1 %
+    # No window soaks up the rounding remainder (its lr_scale would explode).
+    assert max(lengths0) <= 20 + 6 * 5
 
 
 def test_state_carried_across_windows_equals_one_window():

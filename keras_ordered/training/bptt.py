@@ -68,12 +68,15 @@ def awd_window_lengths(num_tokens, bptt, rng, variable=True, p_full=0.95,
     count = max(1, int(round(total / expected)))
     base = np.where(rng.random(count) < p_full, bptt, bptt / 2)
     drawn = np.maximum(min_length, rng.normal(base, stddev).astype(int))
-    scaled = np.maximum(1, np.round(drawn * total / drawn.sum()).astype(int))
-    scaled[-1] += total - scaled.sum()
-    while scaled[-1] < 1:  # rounding pushed the last window below 1
-        i = int(np.argmax(scaled[:-1]))
-        scaled[i] -= 1
-        scaled[-1] += 1
+    # Rescale so that the windows tile the stream exactly: round the
+    # cumulative boundaries (not each length, whose rounding errors would
+    # pile up on the last window).
+    boundaries = np.round(np.cumsum(drawn) * (total / drawn.sum())).astype(int)
+    scaled = np.diff(np.concatenate([[0], boundaries]))
+    if scaled.min() < 1:
+        raise ValueError(
+            f"A stream of {num_tokens} tokens is too short for {count} windows."
+        )
     return [int(n) for n in scaled]
 
 
@@ -100,7 +103,7 @@ class BPTTBatches:
 
     ```python
     batches = keras_ordered.training.BPTTBatches(train_ids, 20, 70)
-    model.fit(batches.dataset(), epochs=...)
+    model.fit(batches.stream(), steps_per_epoch=len(batches), epochs=10)
     ```
     """
 
@@ -112,8 +115,6 @@ class BPTTBatches:
         self.bptt = bptt
         self.variable_length = variable_length
         self.seed = seed
-        self.epoch = 0
-        self.start_batch = 0
 
     def window_lengths(self, epoch):
         rng = np.random.default_rng([self.seed, epoch])
@@ -141,26 +142,8 @@ class BPTTBatches:
                 y,
             )
 
-    def dataset(self, epoch=None, start_batch=0, epochs_advance=True):
-        """A `tf.data.Dataset` of the windows.
-
-        Args:
-            epoch: int or None. When given, the dataset is that epoch's
-                windows from `start_batch` on (a resumed partial epoch);
-                when None, each iteration over the dataset is the next
-                epoch (`self.epoch`, incremented per pass).
-            start_batch: int, first window (with `epoch`).
-        """
-        def generate():
-            if epoch is not None:
-                yield from self.windows(epoch, start_batch)
-                return
-            current = self.epoch
-            if epochs_advance:
-                self.epoch += 1
-            yield from self.windows(current)
-
-        signature = (
+    def _signature(self):
+        return (
             {
                 "token_ids": tf.TensorSpec((self.batch_size, None), tf.int32),
                 "reset": tf.TensorSpec((self.batch_size, 1), tf.float32),
@@ -168,11 +151,59 @@ class BPTTBatches:
             },
             tf.TensorSpec((self.batch_size, None), tf.int32),
         )
-        ds = tf.data.Dataset.from_generator(generate, output_signature=signature)
-        count = len(self) - (start_batch if epoch is not None else 0)
-        if epoch is not None:
-            count = len(self.window_lengths(epoch)) - start_batch
-        ds = ds.apply(tf.data.experimental.assert_cardinality(count))
+
+    def steps(self, steps_per_epoch=None):
+        """Windows per epoch, optionally capped at `steps_per_epoch`."""
+        if steps_per_epoch:
+            return min(len(self), int(steps_per_epoch))
+        return len(self)
+
+    def dataset(self, epoch=0, start_batch=0, steps_per_epoch=None):
+        """The windows of one epoch, from `start_batch`, as a finite dataset.
+
+        Args:
+            epoch: int, the epoch whose window layout to use.
+            start_batch: int, first window (a resumed partial epoch).
+            steps_per_epoch: int or None, cap on the windows of the epoch.
+        """
+        end = self.steps(steps_per_epoch)
+        if not 0 <= start_batch <= end:
+            raise ValueError(f"`start_batch` must be in [0, {end}].")
+
+        def generate():
+            for i, window in enumerate(self.windows(epoch, start_batch)):
+                if start_batch + i >= end:
+                    return
+                yield window
+
+        ds = tf.data.Dataset.from_generator(
+            generate, output_signature=self._signature()
+        )
+        ds = ds.apply(tf.data.experimental.assert_cardinality(end - start_batch))
+        return ds.prefetch(2)
+
+    def stream(self, start_epoch=0, steps_per_epoch=None):
+        """Epochs `start_epoch, start_epoch + 1, ...` back to back, endless.
+
+        For `model.fit(stream, steps_per_epoch=batches.steps(...),
+        initial_epoch=start_epoch)`: Keras keeps one iterator over all
+        epochs, so epoch `e` is exactly the window layout of epoch `e`
+        (which a resumed run relies on), whatever Keras prefetches.
+        """
+        end = self.steps(steps_per_epoch)
+
+        def generate():
+            epoch = start_epoch
+            while True:
+                for i, window in enumerate(self.windows(epoch)):
+                    if i >= end:
+                        break
+                    yield window
+                epoch += 1
+
+        ds = tf.data.Dataset.from_generator(
+            generate, output_signature=self._signature()
+        )
         return ds.prefetch(2)
 
 

@@ -207,39 +207,30 @@ def train(args, *, model_class, get_preset):
     start_epoch, start_batch = backup.restore(model)
     if start_epoch or start_batch:
         print(f"Resuming from epoch {start_epoch + 1}, window {start_batch}.")
-    train_batches.epoch = start_epoch
     epochs = settings["epochs"]
-
-    def limited(dataset):
-        if args.steps_per_epoch:
-            dataset = dataset.take(args.steps_per_epoch)
-        return dataset
+    steps = train_batches.steps(args.steps_per_epoch)
 
     def validation():
-        ds = valid_batches.dataset(epoch=0)
-        return ds.take(args.eval_steps) if args.eval_steps else ds
+        return valid_batches.dataset(0, steps_per_epoch=args.eval_steps)
 
+    fit_options = dict(
+        validation_data=validation(), callbacks=callbacks,
+        verbose=args.verbose, shuffle=False,
+    )
     started = time.time()
-    steps_per_epoch = len(train_batches)
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
-    if start_batch and start_epoch < epochs:
-        if start_batch < steps_per_epoch:
-            partial = train_batches.dataset(start_epoch, start_batch)
-            if args.steps_per_epoch:
-                partial = partial.take(args.steps_per_epoch - start_batch)
-            model.fit(
-                partial, validation_data=validation(), epochs=start_epoch + 1,
-                initial_epoch=start_epoch, callbacks=callbacks,
-                verbose=args.verbose, shuffle=False,
-            )
-            start_epoch += 1
-            train_batches.epoch = start_epoch
+    if start_batch and start_epoch < epochs and start_batch < steps:
+        # Finish the interrupted epoch from the window it stopped at.
+        model.fit(
+            train_batches.dataset(start_epoch, start_batch, steps),
+            epochs=start_epoch + 1, initial_epoch=start_epoch, **fit_options,
+        )
+        start_epoch += 1
+    elif start_batch:
+        start_epoch += 1
     if start_epoch < epochs:
         model.fit(
-            limited(train_batches.dataset()), validation_data=validation(),
-            epochs=epochs, initial_epoch=start_epoch, callbacks=callbacks,
-            verbose=args.verbose, shuffle=False,
+            train_batches.stream(start_epoch, steps), steps_per_epoch=steps,
+            epochs=epochs, initial_epoch=start_epoch, **fit_options,
         )
     elapsed = time.time() - started
     if ntasgd is not None:
