@@ -170,7 +170,7 @@ class MemoryGates(keras.layers.Layer):
 
     Reference:
         Shen et al., "Neural Language Modeling by Jointly Learning Syntax
-        and Lexicon", ICLR 2018, section 4.
+        and Lexicon", ICLR 2018 (the gates of the parsing network).
     """
 
     def __init__(self, num_slots, resolution=0.1, hard=True, **kwargs):
@@ -284,7 +284,7 @@ class GatedAttention(keras.layers.Layer):
 
     Reference:
         Shen et al., "Neural Language Modeling by Jointly Learning Syntax
-        and Lexicon", ICLR 2018 (section 4.2 and appendix).
+        and Lexicon", ICLR 2018 (gated attention).
     """
 
     def __init__(

@@ -84,7 +84,7 @@ class ParsingConv(keras.layers.Layer):
 
     Reference:
         Shen et al., "Neural Language Modeling by Jointly Learning Syntax
-        and Lexicon", ICLR 2018, section 4.1 (equation 14) and 4.3.
+        and Lexicon", ICLR 2018 (the parsing network).
     """
 
     HEADS = ("distance", "next_distance")

@@ -75,7 +75,7 @@ class LayerNormLSTMCell(keras.layers.Layer):
     ```
 
     Reference:
-        Ba, Kiros, Hinton, "Layer Normalization", 2016 (section 3.1);
+        Ba, Kiros, Hinton, "Layer Normalization", 2016 (the LSTM with layer norm);
         Hochreiter & Schmidhuber, "Long Short-Term Memory", 1997.
     """
 
@@ -256,7 +256,7 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
 
     Reference:
         Shen et al., "Neural Language Modeling by Jointly Learning Syntax
-        and Lexicon", ICLR 2018, section 5 (reading network).
+        and Lexicon", ICLR 2018 (the reading network).
     """
 
     def __init__(

@@ -107,7 +107,7 @@ class PRPNPredictNetwork(keras.layers.Layer):
 
     Reference:
         Shen et al., "Neural Language Modeling by Jointly Learning Syntax
-        and Lexicon", ICLR 2018, section 6 (predict network).
+        and Lexicon", ICLR 2018 (the predict network).
     """
 
     def __init__(

@@ -109,15 +109,22 @@ class ONLSTMLanguageModel(
             )
 
         # === Layers ===
+        def layer_seed(offset):
+            # Each random layer gets its own stream: equal seeds would give
+            # equal-shaped dropouts (input and output) the same masks.
+            return None if seed is None else seed + offset
+
         embedding = EmbeddingDropout(
             vocabulary_size,
             embedding_dim,
             rate=dropout_embedding,
             embeddings_initializer=keras.initializers.RandomUniform(-0.1, 0.1),
-            seed=seed,
+            seed=layer_seed(0),
             name="embedding",
         )
-        input_dropout = LockedDropout(dropout_input, seed=seed, name="dropout_input")
+        input_dropout = LockedDropout(
+            dropout_input, seed=layer_seed(1), name="dropout_input"
+        )
         rnn_layers, between_dropouts = [], []
         for index, units in enumerate(hidden_dims):
             rnn_layers.append(
@@ -128,18 +135,20 @@ class ONLSTMLanguageModel(
                     weight_drop=weight_drop,
                     return_sequences=True,
                     return_state=True,
-                    seed=None if seed is None else seed + index + 1,
+                    seed=layer_seed(10 + index),
                     name=f"onlstm_{index + 1}",
                 )
             )
             if index < len(hidden_dims) - 1:
                 between_dropouts.append(
                     LockedDropout(
-                        dropout_hidden, seed=seed, name=f"dropout_hidden_{index + 1}"
+                        dropout_hidden,
+                        seed=layer_seed(20 + index),
+                        name=f"dropout_hidden_{index + 1}",
                     )
                 )
         output_dropout = LockedDropout(
-            dropout_output, seed=seed, name="dropout_output"
+            dropout_output, seed=layer_seed(2), name="dropout_output"
         )
         activation_regularization = ActivationRegularization(
             ar_alpha, tar_beta, name="activation_regularization"
