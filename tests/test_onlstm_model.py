@@ -94,6 +94,17 @@ def test_bptt_windows_are_contiguous_and_cover_the_stream():
     assert max(lengths0) <= 20 + 6 * 5
 
 
+def test_stream_runs_epochs_back_to_back_with_their_own_layouts():
+    batches = BPTTBatches(np.arange(2003), 4, 20, seed=5)
+    got = [x["token_ids"] for x, _ in batches.stream(1, steps_per_epoch=3).take(7)]
+    expected = [w[0]["token_ids"] for e in (1, 2, 3) for w in list(batches.windows(e))[:3]]
+    for a, b in zip(got, expected[:7]):
+        np.testing.assert_array_equal(a, b)
+    resumed = [x["token_ids"] for x, _ in batches.dataset(2, start_batch=1, steps_per_epoch=3)]
+    assert len(resumed) == 2
+    np.testing.assert_array_equal(resumed[0], expected[4])
+
+
 def test_state_carried_across_windows_equals_one_window():
     model = tiny_model()
     ids = np.random.default_rng(4).integers(0, len(VOCAB), (2, 12))
