@@ -377,3 +377,22 @@ def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypat
     out = capsys.readouterr().out
     assert f"Resuming from epoch 1, window {meta['next_batch']}." in out
     assert os.path.exists(os.path.join(tmp_path, "model.keras"))
+
+
+def test_sentence_batches_read_each_sentence_from_zero_state():
+    from keras_ordered.training import SentenceBatches
+
+    ids = np.array([5, 6, 0, 7, 0, 8, 9, 10, 0, 11, 0], "int32")
+    batches = SentenceBatches(ids, 2, eos_id=0, shuffle=False)
+    assert len(batches) == 2
+    (x, y), = list(batches.windows(0))[:1]
+    np.testing.assert_array_equal(x["token_ids"], [[0, 5, 6], [0, 7, 0]])
+    np.testing.assert_array_equal(y, [[5, 6, 0], [7, 0, 0]])
+    np.testing.assert_array_equal(x["loss_mask"], [[1, 1, 1], [1, 1, 0]])
+    assert x["reset"].min() == 1
+    # The masked loss ignores padding: a model trained sentence by sentence.
+    model = tiny_model()
+    model.configure_bptt(2, 2)
+    model.compile(optimizer="sgd")
+    logs = model.evaluate(batches.dataset(0), verbose=0, return_dict=True)
+    assert np.isfinite(logs["loss"])

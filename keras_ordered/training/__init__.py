@@ -2,6 +2,7 @@
 
 from keras_ordered.training.bptt import BPTTBatches
 from keras_ordered.training.bptt import CarriedStateMixin
+from keras_ordered.training.bptt import SentenceBatches
 from keras_ordered.training.bptt import batchify
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import TrainingBackup

@@ -80,67 +80,16 @@ def awd_window_lengths(num_tokens, bptt, rng, variable=True, p_full=0.95,
     return [int(n) for n in scaled]
 
 
-class BPTTBatches:
-    """Windows of a token stream for truncated BPTT, as a `tf.data` dataset.
+class _Batches:
+    """What the batch sources share: `tf.data` datasets of `windows()`."""
 
-    Each element is `(x, y)` with `x = {"token_ids": (batch, T),
-    "reset": (batch, 1), "lr_scale": (batch, 1)}` and `y` the next tokens
-    `(batch, T)`. `reset` is 1 on the first window of a pass over the data
-    (the carried state restarts from zero), `lr_scale = T / bptt` (the
-    AWD-LSTM learning-rate scaling of variable-length windows).
-
-    The window layout of epoch `e` depends only on `(seed, e)`, so that a
-    resumed run sees exactly the windows it would have seen.
-
-    Args:
-        ids: 1-D array of token ids.
-        batch_size: int, number of contiguous streams.
-        bptt: int, base window length.
-        variable_length: bool, AWD-LSTM random window lengths.
-        seed: int.
-
-    Example:
-
-    ```python
-    batches = keras_ordered.training.BPTTBatches(train_ids, 20, 70)
-    model.fit(batches.stream(), steps_per_epoch=len(batches), epochs=10)
-    ```
-    """
-
-    def __init__(self, ids, batch_size, bptt, variable_length=True, seed=0):
-        if bptt < 1:
-            raise ValueError(f"`bptt` must be >= 1. Received: bptt={bptt}")
-        self.streams = batchify(ids, batch_size)
-        self.batch_size = batch_size
-        self.bptt = bptt
-        self.variable_length = variable_length
-        self.seed = seed
-
-    def window_lengths(self, epoch):
-        rng = np.random.default_rng([self.seed, epoch])
-        return awd_window_lengths(
-            self.streams.shape[1], self.bptt, rng, self.variable_length
-        )
-
-    def __len__(self):
-        return len(self.window_lengths(0))
+    batch_size = None
 
     def windows(self, epoch, start_batch=0):
-        """Yields the `(x, y)` numpy batches of an epoch from `start_batch`."""
-        offsets = np.cumsum([0] + self.window_lengths(epoch))
-        for i in range(start_batch, len(offsets) - 1):
-            a, b = offsets[i], offsets[i + 1]
-            x = self.streams[:, a:b]
-            y = self.streams[:, a + 1 : b + 1]
-            column = np.ones((self.batch_size, 1), dtype="float32")
-            yield (
-                {
-                    "token_ids": x,
-                    "reset": column * float(i == 0),
-                    "lr_scale": column * float((b - a) / self.bptt),
-                },
-                y,
-            )
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
 
     def _signature(self):
         return (
@@ -148,6 +97,7 @@ class BPTTBatches:
                 "token_ids": tf.TensorSpec((self.batch_size, None), tf.int32),
                 "reset": tf.TensorSpec((self.batch_size, 1), tf.float32),
                 "lr_scale": tf.TensorSpec((self.batch_size, 1), tf.float32),
+                "loss_mask": tf.TensorSpec((self.batch_size, None), tf.float32),
             },
             tf.TensorSpec((self.batch_size, None), tf.int32),
         )
@@ -205,6 +155,128 @@ class BPTTBatches:
             generate, output_signature=self._signature()
         )
         return ds.prefetch(2)
+
+
+class BPTTBatches(_Batches):
+    """Windows of a token stream for truncated BPTT, as a `tf.data` dataset.
+
+    Each element is `(x, y)` with `x = {"token_ids": (batch, T),
+    "reset": (batch, 1), "lr_scale": (batch, 1)}` and `y` the next tokens
+    `(batch, T)`. `reset` is 1 on the first window of a pass over the data
+    (the carried state restarts from zero), `lr_scale = T / bptt` (the
+    AWD-LSTM learning-rate scaling of variable-length windows).
+
+    The window layout of epoch `e` depends only on `(seed, e)`, so that a
+    resumed run sees exactly the windows it would have seen.
+
+    Args:
+        ids: 1-D array of token ids.
+        batch_size: int, number of contiguous streams.
+        bptt: int, base window length.
+        variable_length: bool, AWD-LSTM random window lengths.
+        seed: int.
+
+    Example:
+
+    ```python
+    batches = keras_ordered.training.BPTTBatches(train_ids, 20, 70)
+    model.fit(batches.stream(), steps_per_epoch=len(batches), epochs=10)
+    ```
+    """
+
+    def __init__(self, ids, batch_size, bptt, variable_length=True, seed=0):
+        if bptt < 1:
+            raise ValueError(f"`bptt` must be >= 1. Received: bptt={bptt}")
+        self.streams = batchify(ids, batch_size)
+        self.batch_size = batch_size
+        self.bptt = bptt
+        self.variable_length = variable_length
+        self.seed = seed
+
+    def window_lengths(self, epoch):
+        rng = np.random.default_rng([self.seed, epoch])
+        return awd_window_lengths(
+            self.streams.shape[1], self.bptt, rng, self.variable_length
+        )
+
+    def __len__(self):
+        return len(self.window_lengths(0))
+
+    def windows(self, epoch, start_batch=0):
+        """Yields the `(x, y)` numpy batches of an epoch from `start_batch`."""
+        offsets = np.cumsum([0] + self.window_lengths(epoch))
+        for i in range(start_batch, len(offsets) - 1):
+            a, b = offsets[i], offsets[i + 1]
+            x = self.streams[:, a:b]
+            y = self.streams[:, a + 1 : b + 1]
+            column = np.ones((self.batch_size, 1), dtype="float32")
+            yield (
+                {
+                    "token_ids": x,
+                    "reset": column * float(i == 0),
+                    "lr_scale": column * float((b - a) / self.bptt),
+                    "loss_mask": np.ones(x.shape, dtype="float32"),
+                },
+                y,
+            )
+
+class SentenceBatches(_Batches):
+    """Whole sentences, each read from a zero state (sentence-level training).
+
+    The stream is cut after every `<eos>`; each epoch shuffles the sentences
+    (seeded by `(seed, epoch)`) and groups them `batch_size` at a time, each
+    batch padded to its longest sentence. A sentence `w_1 .. w_n` is read as
+    `<eos> w_1 .. w_n` and predicts `w_1 .. w_n <eos>`; `loss_mask` is 0 on
+    the padding; `reset` is 1 on every batch (zero state). The last
+    incomplete batch of an epoch is dropped (fixed batch shapes).
+
+    Args:
+        ids: 1-D array of token ids with `eos_id` after each sentence.
+        batch_size: int.
+        eos_id: int, the id of `<eos>`.
+        shuffle: bool, shuffle the sentences every epoch.
+        seed: int.
+    """
+
+    def __init__(self, ids, batch_size, eos_id=0, shuffle=True, seed=0):
+        ids = np.asarray(ids, dtype="int32")
+        ends = np.flatnonzero(ids == eos_id)
+        starts = np.concatenate([[0], ends[:-1] + 1])
+        self.sentences = [ids[a:b] for a, b in zip(starts, ends) if b > a]
+        if len(self.sentences) < batch_size:
+            raise ValueError(
+                f"{len(self.sentences)} sentences are fewer than one batch "
+                f"of {batch_size}."
+            )
+        self.batch_size = batch_size
+        self.eos_id = int(eos_id)
+        self.shuffle = shuffle
+        self.seed = seed
+
+    def __len__(self):
+        return len(self.sentences) // self.batch_size
+
+    def windows(self, epoch, start_batch=0):
+        order = np.arange(len(self.sentences))
+        if self.shuffle:
+            np.random.default_rng([self.seed, epoch]).shuffle(order)
+        column = np.ones((self.batch_size, 1), dtype="float32")
+        for i in range(start_batch, len(self)):
+            chosen = [self.sentences[k] for k in order[i * self.batch_size :][
+                : self.batch_size]]
+            width = max(len(sentence) for sentence in chosen) + 1
+            x = np.full((self.batch_size, width), self.eos_id, "int32")
+            y = np.full((self.batch_size, width), self.eos_id, "int32")
+            mask = np.zeros((self.batch_size, width), "float32")
+            for row, sentence in enumerate(chosen):
+                x[row, 1 : len(sentence) + 1] = sentence
+                y[row, : len(sentence)] = sentence
+                mask[row, : len(sentence) + 1] = 1.0
+            yield (
+                {"token_ids": x, "reset": column, "lr_scale": column,
+                 "loss_mask": mask},
+                y,
+            )
 
 
 class CarriedStateMixin:
@@ -286,11 +358,14 @@ class CarriedStateMixin:
         ]
         return variables, states
 
-    def _token_loss(self, targets, logits):
+    def _token_loss(self, targets, logits, mask=None):
         loss = keras.losses.sparse_categorical_crossentropy(
             targets, ops.cast(logits, "float32"), from_logits=True
         )
-        return ops.mean(loss)
+        if mask is None:
+            return ops.mean(loss)
+        mask = ops.cast(mask, "float32")
+        return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
 
     def train_step(self, data):
         x, y = data
@@ -298,7 +373,7 @@ class CarriedStateMixin:
         with tf.GradientTape() as tape:
             outputs = self([x["token_ids"], *states], training=True)
             logits, new_states = self.split_outputs(outputs)
-            token_loss = self._token_loss(y, logits)
+            token_loss = self._token_loss(y, logits, x.get("loss_mask"))
             loss = token_loss
             if self.losses:
                 loss = loss + ops.sum(self.losses)
@@ -314,22 +389,27 @@ class CarriedStateMixin:
         self.optimizer.apply_gradients(zip(grads, weights))
         for variable, state in zip(variables, new_states):
             variable.assign(ops.cast(state, "float32"))
-        return self._update_metrics(token_loss, ops.shape(y)[1])
+        return self._update_metrics(token_loss, self._token_count(x, y))
 
     def test_step(self, data):
         x, y = data
         variables, states = self._carried("eval", x["reset"])
         outputs = self([x["token_ids"], *states], training=False)
         logits, new_states = self.split_outputs(outputs)
-        token_loss = self._token_loss(y, logits)
+        token_loss = self._token_loss(y, logits, x.get("loss_mask"))
         for variable, state in zip(variables, new_states):
             variable.assign(ops.cast(state, "float32"))
-        return self._update_metrics(token_loss, ops.shape(y)[1])
+        return self._update_metrics(token_loss, self._token_count(x, y))
 
-    def _update_metrics(self, token_loss, steps):
+    def _token_count(self, x, y):
+        if "loss_mask" in x:
+            return ops.sum(ops.cast(x["loss_mask"], "float32"))
+        return ops.cast(ops.size(y), "float32")
+
+    def _update_metrics(self, token_loss, tokens):
         # Token-weighted running mean of the cross-entropy: over an epoch it
         # is the corpus loss, and `perplexity = exp(loss)`.
-        tokens = ops.cast(steps, "float32")
+        tokens = ops.cast(tokens, "float32")
         tracker = self._token_loss_tracker
         tracker.update_state(token_loss, sample_weight=tokens)
         value = tracker.result()

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from keras_ordered.datasets import ptb
 from keras_ordered.training.bptt import BPTTBatches
+from keras_ordered.training.bptt import SentenceBatches
 from keras_ordered.training.bptt import perplexity
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import LearningRateLogger
@@ -140,13 +141,20 @@ def train(args, *, model_class, get_preset):
     )
     batch = settings["batch_size"]
     eval_batch = settings["eval_batch_size"]
-    train_batches = BPTTBatches(
-        train_ids, batch, settings["bptt"],
-        variable_length=settings.get("variable_length", True), seed=args.seed,
-    )
-    valid_batches = BPTTBatches(
-        valid_ids, eval_batch, settings["bptt"], variable_length=False
-    )
+    sentence_level = settings.get("sentence_level", False)
+    eos = vocabulary.index(ptb.EOS)
+    if sentence_level:
+        train_batches = SentenceBatches(train_ids, batch, eos, seed=args.seed)
+        valid_batches = SentenceBatches(valid_ids, eval_batch, eos, shuffle=False)
+    else:
+        train_batches = BPTTBatches(
+            train_ids, batch, settings["bptt"],
+            variable_length=settings.get("variable_length", True),
+            seed=args.seed,
+        )
+        valid_batches = BPTTBatches(
+            valid_ids, eval_batch, settings["bptt"], variable_length=False
+        )
 
     fingerprint = {
         "model": model_class.__name__,
@@ -240,14 +248,15 @@ def train(args, *, model_class, get_preset):
                "parameters": fingerprint["parameters"]}
     results["valid_loss"] = evaluate_stream(
         model, valid_ids, eval_batch, settings["bptt"], args.eval_steps,
-        args.verbose,
+        args.verbose, sentence_level=sentence_level, eos=eos,
     )
     results["valid_perplexity"] = perplexity(results["valid_loss"])
     print(f"Validation perplexity: {results['valid_perplexity']:.2f}")
     if not args.skip_test:
         results["test_loss"] = evaluate_stream(
             model, test_ids, settings["test_batch_size"], settings["bptt"],
-            args.eval_steps, args.verbose,
+            args.eval_steps, args.verbose, sentence_level=sentence_level,
+            eos=eos,
         )
         results["test_perplexity"] = perplexity(results["test_loss"])
         print(f"Test perplexity: {results['test_perplexity']:.2f}")
@@ -258,8 +267,10 @@ def train(args, *, model_class, get_preset):
     return 0
 
 
-def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0):
-    """Mean token loss of a text read as `batch_size` streams from zero state.
+def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
+                    sentence_level=False, eos=0):
+    """Mean token loss of a text read as `batch_size` streams from zero state
+    (or, with `sentence_level`, sentence by sentence from zero states).
 
     Reconfigures the model's evaluation state for `batch_size` (the paper
     evaluates with batch 10 on validation and 1 on test).
@@ -274,8 +285,10 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0):
     with model.distribute_strategy.scope():
         model.configure_bptt(train_batch, batch_size, clip_norm=clip)
     model.test_function = None  # re-trace with the new state variables
-    dataset = BPTTBatches(ids, batch_size, bptt, variable_length=False).dataset(0)
-    if max_steps:
-        dataset = dataset.take(max_steps)
+    if sentence_level:
+        batches = SentenceBatches(ids, batch_size, eos, shuffle=False)
+    else:
+        batches = BPTTBatches(ids, batch_size, bptt, variable_length=False)
+    dataset = batches.dataset(0, steps_per_epoch=max_steps)
     logs = model.evaluate(dataset, verbose=verbose, return_dict=True)
     return float(logs["loss"])

@@ -1,0 +1,37 @@
+"""Train the Parsing-Reading-Predict Network (Shen et al., 2018) on PTB.
+
+Paper defaults (embedding 800, 2 layers of 1200, 15 memory slots, look-back
+5; Adam lr 0.003 with beta_1 = 0, learning rate halved after 2 epochs
+without improvement, batch 64, window 35, clip 1.0):
+
+    python recipes/ptb_prpn.py --data ../shared/data/ptb
+
+A model a 2-core CPU trains in under an hour:
+
+    python recipes/ptb_prpn.py --preset small --output runs/prpn_small
+
+Same machinery as `recipes/ptb_onlstm.py` (keras_ordered.training.runner):
+`tf.distribute.MirroredStrategy`, progress bars, TensorBoard, crash-safe
+backups that resume at the window a killed run stopped at, validation and
+test perplexity at the end, and `--parse-eval DIR` for parsing F1 of the
+distances every epoch.
+"""
+
+import sys
+
+from keras_ordered.models.prpn import PRESETS
+from keras_ordered.models.prpn import PRPNLanguageModel
+from keras_ordered.models.prpn import get_preset
+from keras_ordered.training.runner import main
+
+if __name__ == "__main__":
+    sys.exit(
+        main(
+            sys.argv[1:],
+            model_class=PRPNLanguageModel,
+            get_preset=get_preset,
+            presets=PRESETS,
+            description=__doc__.split("\n\n")[0],
+            default_output="runs/prpn_ptb",
+        )
+    )
