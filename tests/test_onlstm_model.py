@@ -338,7 +338,6 @@ def test_recipe_errors_are_clear(tmp_path, capsys):
                   presets=PRESETS, description="t", default_output=str(tmp_path))
     assert main(["--preset", "huge", "--data", str(tmp_path)], **kwargs) == 2
     assert "Unknown ON-LSTM preset" in capsys.readouterr().err
-    os.environ.pop("KERAS_ORDERED_DATA_UNUSED", None)
     code = main(["--preset", "tiny", "--data", str(tmp_path / "nowhere")], **kwargs)
     assert code == 2
     assert "--data" in capsys.readouterr().err

@@ -6,7 +6,8 @@ splits as 1-D integer arrays of token ids, plus the vocabulary.
 The text is read from, in this order:
 
 1. the `path` argument (a directory holding `train.txt`, `valid.txt`,
-   `test.txt`, or a directory whose `ptb/` sub-directory does);
+   `test.txt`, or a directory whose `ptb/` sub-directory does); when it is
+   given and holds no such files, that is an error (no fallback);
 2. the `KERAS_ORDERED_DATA` environment variable (same layout: the files in
    `$KERAS_ORDERED_DATA/ptb/` or directly in it);
 3. a download of the public copy through `keras.utils.get_file` (cached in
@@ -34,12 +35,13 @@ ENV_VAR = "KERAS_ORDERED_DATA"
 
 
 def _find_directory(path):
-    candidates = []
+    # An explicit path is the only place looked at: falling back to the
+    # environment variable would silently train on other data than asked.
     if path is not None:
-        candidates += [path, os.path.join(path, "ptb")]
-    env = os.environ.get(ENV_VAR)
-    if env:
-        candidates += [os.path.join(env, "ptb"), env]
+        candidates = [path, os.path.join(path, "ptb")]
+    else:
+        env = os.environ.get(ENV_VAR)
+        candidates = [os.path.join(env, "ptb"), env] if env else []
     for candidate in candidates:
         if all(
             os.path.isfile(os.path.join(candidate, f"{s}.txt")) for s in SPLITS
@@ -79,10 +81,15 @@ def locate_files(path=None, download=True):
     directory = _find_directory(path)
     if directory is not None:
         return {s: os.path.join(directory, f"{s}.txt") for s in SPLITS}
-    looked = []
     if path is not None:
-        looked.append(f"path={path!r}")
-    looked.append(f"${ENV_VAR}={os.environ.get(ENV_VAR)!r}")
+        raise FileNotFoundError(
+            f"No PTB language-modelling text at {path!r}: expected "
+            "train.txt, valid.txt and test.txt there or in its `ptb/` "
+            "sub-directory. Pass the directory holding them "
+            f"(`path=...` / `--data DIR`), or leave it out to use "
+            f"${ENV_VAR} or the download of the public copy."
+        )
+    looked = [f"${ENV_VAR}={os.environ.get(ENV_VAR)!r}"]
     problem = "download disabled"
     if download:
         try:
