@@ -1,0 +1,147 @@
+"""PRPN presets: the paper's PTB language model, its unsupervised-parsing
+setup, a CPU-sized model and a test-sized one.
+
+Each preset has `model` (arguments of `PRPNLanguageModel`) and `training`
+(the recipe's optimisation settings, read by `keras_ordered.training`).
+
+Notes on the training settings:
+
+- `optimizer: "adam"` with the paper's `beta_1 = 0` (no momentum),
+  `beta_2 = 0.999`, `epsilon = 1e-9`. `weight_decay` is passed to Keras'
+  Adam, whose decay is decoupled (`w -= lr * weight_decay * w`), whereas the
+  reference PyTorch code adds an L2 term to the gradient; at 1e-6 both are
+  negligible.
+- `reduce_lr_patience: 2`, `reduce_lr_factor: 0.5`: the learning rate is
+  halved when the validation loss has not improved for 2 epochs.
+- `sentence_level: True` (the `up` preset) asks for training on sentences,
+  each read from a zero state, instead of a continuous stream.
+"""
+
+import copy
+
+PAPER_TRAINING = {
+    "batch_size": 64,
+    "eval_batch_size": 10,
+    "test_batch_size": 1,
+    "bptt": 35,
+    "variable_length": False,
+    "optimizer": "adam",
+    "learning_rate": 0.003,
+    "beta_1": 0.0,
+    "beta_2": 0.999,
+    "epsilon": 1e-9,
+    "weight_decay": 1e-6,
+    "clip_norm": 1.0,
+    "reduce_lr_patience": 2,
+    "reduce_lr_factor": 0.5,
+    "nonmono": None,
+    "sentence_level": False,
+    "epochs": 100,
+}
+
+PRESETS = {
+    # Shen et al. (2018): PTB test perplexity 61.98.
+    "ptb": {
+        "description": "The paper's PTB language model (embedding 800, 2 "
+        "layers of 1200, 15 slots, look-back 5); needs a GPU.",
+        "model": {
+            "embedding_dim": 800,
+            "hidden_dim": 1200,
+            "num_layers": 2,
+            "num_slots": 15,
+            "lookback": 5,
+            "resolution": 0.1,
+            "hard_gates": True,
+            "dropout": 0.7,
+            "input_dropout": 0.5,
+            "recurrent_dropout": 0.5,
+        },
+        "training": dict(PAPER_TRAINING),
+    },
+    # The unsupervised-parsing setting of the paper and its reference code.
+    "up": {
+        "description": "The unsupervised-parsing setup (embedding 200, 2 "
+        "layers of 400, light dropout), trained sentence by sentence.",
+        "model": {
+            "embedding_dim": 200,
+            "hidden_dim": 400,
+            "num_layers": 2,
+            "num_slots": 15,
+            "lookback": 5,
+            "resolution": 0.1,
+            "hard_gates": True,
+            "dropout": 0.2,
+            "input_dropout": 0.2,
+            "recurrent_dropout": 0.0,
+        },
+        "training": {
+            **PAPER_TRAINING,
+            "learning_rate": 0.001,
+            "sentence_level": True,
+        },
+    },
+    # Trains to a useful perplexity on a 2-core CPU within about an hour.
+    "small": {
+        "description": "A CPU-sized model (embedding 200, 2 layers of 256, "
+        "parser 128 channels, 15 slots) with lighter dropout.",
+        "model": {
+            "embedding_dim": 200,
+            "hidden_dim": 256,
+            "parser_units": 128,
+            "num_layers": 2,
+            "num_slots": 15,
+            "lookback": 5,
+            "resolution": 0.1,
+            "hard_gates": True,
+            "dropout": 0.3,
+            "input_dropout": 0.2,
+            "recurrent_dropout": 0.1,
+        },
+        # About 2 s per window of 64 x 35 tokens on 2 busy CPU cores
+        # (13-15 min per PTB epoch; validation perplexity ~270 after one
+        # epoch); evaluation in batches of 10.
+        "training": {
+            **PAPER_TRAINING,
+            "learning_rate": 0.003,
+            "test_batch_size": 10,
+            "epochs": 3,
+        },
+    },
+    # For tests.
+    "tiny": {
+        "description": "A test-sized model (embedding 16, 2 layers of 20, "
+        "4 slots, look-back 2).",
+        "model": {
+            "embedding_dim": 16,
+            "hidden_dim": 20,
+            "parser_units": 12,
+            "num_layers": 2,
+            "num_slots": 4,
+            "lookback": 2,
+            "resolution": 0.1,
+            "hard_gates": True,
+            "dropout": 0.1,
+            "input_dropout": 0.1,
+            "recurrent_dropout": 0.1,
+        },
+        "training": {
+            **PAPER_TRAINING,
+            "batch_size": 4,
+            "eval_batch_size": 2,
+            "test_batch_size": 1,
+            "bptt": 8,
+            "learning_rate": 0.01,
+            "epochs": 2,
+        },
+    },
+}
+
+
+def get_preset(name):
+    """A deep copy of preset `name`; a ValueError lists the valid names."""
+    if name not in PRESETS:
+        raise ValueError(
+            f"Unknown PRPN preset {name!r}. Valid presets: "
+            f"{', '.join(sorted(PRESETS))}."
+        )
+    return copy.deepcopy(PRESETS[name])

@@ -1,0 +1,402 @@
+"""The Parsing-Reading-Predict Network language model (Shen et al., 2018).
+
+Structure of the functional model
+=================================
+
+Inputs (a list, in this order):
+
+- `token_ids` `(batch, time)` int32;
+- the carried state (`PRPNLanguageModel.state_names`), zeros at the start
+  of a text, float32:
+
+  - `embedding_history` `(batch, lookback, embedding_dim)`: the embeddings
+    of the last `Q = lookback` tokens of the previous window (zero vectors
+    before the text start, the paper's `E x_j = 0` for `j < 1`);
+  - `distance_history` `(batch, num_slots)`: the distances `d_i` of the
+    last `M = num_slots` positions, oldest first;
+  - `distance_mask` `(batch, num_slots)`: 1 where `distance_history` holds
+    a real position, 0 before the text start (those distances count as
+    `+inf`: they close the memory slots behind them). All-zero state is
+    therefore exactly "start of a text";
+  - per reading layer `l = 1 .. L`: `memory_h_l` and `memory_c_l`, each
+    `(batch, num_slots, hidden_dim)`, the layer's memory tape of its last
+    `M` states, oldest first (the last slot is `h_{t-1}` / `c_{t-1}`).
+
+The inputs may also be a dict keyed by `"token_ids"` and the state names.
+
+Outputs (a list): `[logits, distances, *new_states]` with `logits`
+`(batch, time, vocabulary)` float32 (next-word logits: position `t`
+predicts `x_{t+1}`), `distances` `(batch, time)` float32 (`d_t`, the
+syntactic distance between `x_{t-1}` and `x_t`) and the new carried state
+in the input order. `model.initial_state(batch_size)` gives the zero state
+as numpy arrays; `split_outputs(outputs)` returns `(logits, new_states)`
+(the convention of `keras_ordered.training.CarriedStateMixin`).
+
+Design choices (where the paper leaves room)
+============================================
+
+- Memory slots and gates: at step `t` the tape holds positions
+  `t - M .. t - 1`; slot `m` (position `p = t - M + m`) is gated by
+  `g_{p+1}^t = prod_{j=p+1..t} alpha_j^t`, so `h_{t-1}` is always visible
+  and `h_p` is visible iff no distance between `p` and `t` exceeds `d_t`:
+  the reading network attends to positions `[kappa, t - 1]`.
+- The predict network attends over the *same* tape (positions
+  `t - M .. t - 1`, not `h_t`, which it receives through the concatenation
+  `[h_t ; h~_t]`) with gates from the estimated next distance:
+  `h_p` is visible iff no distance `d_{p+1} .. d_t` exceeds `d^_{t+1}`.
+  This is the paper's equations with its "previous M top hidden states"
+  reading, and exactly what the reading network at step `t + 1` would see
+  had it known `d_{t+1}` (the tape then also holds `h_t`, always open).
+  (Another reading attends over the tape after pushing `h_t`, pairing
+  slot `h_p` with `d_p .. d_t`, one position to the left; we follow the
+  paper's equations.)
+- The two parsing heads (`d` and `d^`) have separate convolutions (the
+  paper's "different parameters"), each with its own dropouts.
+- Dropout: the reading network's dropouts (`dropout` on the embeddings
+  entering layer 1, `input_dropout` between layers, `recurrent_dropout` on
+  the attended hidden state and the attention key) use one mask per
+  window; the parsing and predict networks' dropouts are element-wise. The
+  attended *cell* state is not dropped (see
+  `keras_ordered.layers.PRPNReadingCell`: a per-window mask on it shifts
+  the statistics the batch norms see between training and inference).
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_ordered.layers.dropout import EmbeddingDropout
+from keras_ordered.layers.gated_attention import MemoryGates
+from keras_ordered.layers.parsing_conv import ParsingConv
+from keras_ordered.layers.prpn_cell import PRPNReadingCell
+from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
+from keras_ordered.models.base import SyntacticDistanceMixin
+from keras_ordered.models.prpn.presets import get_preset
+from keras_ordered.training.bptt import CarriedStateMixin
+
+
+def _check_rate(name, rate):
+    if not 0.0 <= float(rate) < 1.0:
+        raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate}")
+    return float(rate)
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
+    """Parsing-Reading-Predict Network language model.
+
+    `embedding -> ParsingConv (distances d_i, next-distance estimates d^) ->
+    memory gates -> reading network (L layer-normalised LSTMs, each reading
+    its gated memory tape) -> predict network (gated attention over the top
+    tape with the next-distance gates) -> tied output embedding`.
+
+    The carried state (memory tapes, the last embeddings and distances) is
+    an explicit input and output, see the module docstring for the exact
+    structure; `initial_state(batch_size)` builds the zero state.
+
+    The syntactic distances `d_i` (name `"parser/distance"`) give trees
+    through `keras_ordered.parsing`: `syntactic_distances(token_ids)`, or
+    `sentence_distances(sentences)` for word lists.
+
+    Args:
+        vocabulary: list of str (index = token id; must hold `<eos>` and
+            `<unk>`), or an int vocabulary size.
+        embedding_dim: int, `d'` (the paper's 800).
+        hidden_dim: int, LSTM size `d` of every reading layer (1200).
+        num_layers: int, `L` reading layers (2).
+        num_slots: int, `M` memory slots per layer (15).
+        lookback: int, `Q` previous words seen by the parser (5).
+        parser_units: int or None, channels of the parser's convolution;
+            None means `hidden_dim` (the paper).
+        resolution: float, gate temperature `tau = 2 / resolution` (0.1).
+        hard_gates: bool, hardtanh gates (the paper) or sigmoid gates.
+        dropout: float, on the embeddings entering the reading network and
+            before the output embedding (the paper's 0.7).
+        input_dropout: float, between reading layers, in the parser and on
+            the predict network's input (0.5).
+        recurrent_dropout: float, on the attended hidden states and the
+            attention keys (0.5).
+        seed: int or None, seed of the dropouts and the embedding initialiser.
+        **kwargs: `keras.Model` keyword arguments (`name`, `dtype`).
+
+    Example:
+
+    ```python
+    model = keras_ordered.models.PRPNLanguageModel.from_preset(
+        "tiny", vocabulary=["<eos>", "<unk>", "a", "b"]
+    )
+    ids = np.array([[0, 2, 3, 0]])
+    logits, distances, *states = model([ids, *model.initial_state(1)])
+    trees_input = model.sentence_distances([["a", "b"]])  # {"parser/distance": ...}
+    ```
+
+    Reference:
+        Shen, Lin, Huang, Courville, "Neural Language Modeling by Jointly
+        Learning Syntax and Lexicon", ICLR 2018.
+    """
+
+    def __init__(
+        self,
+        vocabulary,
+        embedding_dim=800,
+        hidden_dim=1200,
+        num_layers=2,
+        num_slots=15,
+        lookback=5,
+        parser_units=None,
+        resolution=0.1,
+        hard_gates=True,
+        dropout=0.7,
+        input_dropout=0.5,
+        recurrent_dropout=0.5,
+        seed=None,
+        **kwargs,
+    ):
+        if isinstance(vocabulary, int):
+            vocabulary_size, words = vocabulary, None
+        else:
+            words = [str(w) for w in vocabulary]
+            vocabulary_size = len(words)
+            missing = {"<eos>", "<unk>"} - set(words)
+            if missing:
+                raise ValueError(
+                    f"The vocabulary lacks {sorted(missing)}: the language "
+                    "model needs `<eos>` (sentence ends) and `<unk>`."
+                )
+        for name, value in (
+            ("embedding_dim", embedding_dim),
+            ("hidden_dim", hidden_dim),
+            ("num_layers", num_layers),
+            ("num_slots", num_slots),
+            ("lookback", lookback),
+        ):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. Received: "
+                    f"{name}={value}"
+                )
+        if parser_units is None:
+            parser_units = hidden_dim
+        dropout = _check_rate("dropout", dropout)
+        input_dropout = _check_rate("input_dropout", input_dropout)
+        recurrent_dropout = _check_rate("recurrent_dropout", recurrent_dropout)
+
+        def seed_for(k):
+            return None if seed is None else seed + 100 * k
+
+        # === Layers ===
+        embedding = EmbeddingDropout(
+            vocabulary_size,
+            embedding_dim,
+            rate=0.0,
+            use_output_bias=True,
+            embeddings_initializer=keras.initializers.RandomUniform(
+                -0.1, 0.1, seed=seed_for(1)
+            ),
+            name="embedding",
+        )
+        parser = ParsingConv(
+            parser_units,
+            lookback=lookback,
+            dropout=input_dropout,
+            seed=seed_for(2),
+            name="parsing_network",
+        )
+        gates = MemoryGates(
+            num_slots, resolution=resolution, hard=hard_gates,
+            name="memory_gates",
+        )
+        reading = keras.layers.RNN(
+            PRPNReadingCell(
+                hidden_dim,
+                num_layers=num_layers,
+                num_slots=num_slots,
+                dropout=dropout,
+                layer_dropout=input_dropout,
+                recurrent_dropout=recurrent_dropout,
+                attention_dropout=recurrent_dropout,
+                seed=seed_for(3),
+                name="reading_cell",
+            ),
+            return_sequences=True,
+            return_state=True,
+            name="reading_network",
+        )
+        predictor = PRPNPredictNetwork(
+            embedding_dim,
+            num_slots,
+            dropout=dropout,
+            input_dropout=input_dropout,
+            attention_dropout=recurrent_dropout,
+            seed=seed_for(4),
+            name="predict_network",
+        )
+
+        # === Functional graph ===
+        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+        embedding_history = keras.Input(
+            (lookback, embedding_dim), name="embedding_history"
+        )
+        distance_history = keras.Input((num_slots,), name="distance_history")
+        distance_mask = keras.Input((num_slots,), name="distance_mask")
+        tapes = []
+        for index in range(num_layers):
+            for kind in ("h", "c"):
+                tapes.append(
+                    keras.Input(
+                        (num_slots, hidden_dim), name=f"memory_{kind}_{index + 1}"
+                    )
+                )
+
+        embedded = embedding(token_ids)
+        distances, next_distances = parser([embedded, embedding_history])
+        reading_gates = gates([distances, distance_history, distance_mask])
+        predict_gates = gates(
+            [distances, distance_history, distance_mask, next_distances]
+        )
+        step_inputs = ops.concatenate(
+            [embedded, ops.cast(reading_gates, embedded.dtype)], axis=-1
+        )
+        flat = (-1, num_slots * hidden_dim)
+        hidden, *new_flat_tapes = reading(
+            step_inputs, initial_state=[ops.reshape(t, flat) for t in tapes]
+        )
+        top_tape = tapes[-2]  # memory_h_L at the start of the window
+        features = predictor([hidden, top_tape, predict_gates])
+        logits = keras.layers.Activation("linear", dtype="float32", name="logits")(
+            embedding(features, reverse=True)
+        )
+        distance_output = keras.layers.Activation(
+            "linear", dtype="float32", name="distances"
+        )(distances)
+        new_states = [
+            ops.concatenate(
+                [ops.cast(embedding_history, embedded.dtype), embedded], axis=1
+            )[:, -lookback:],
+            ops.concatenate([distance_history, distances], axis=1)[:, -num_slots:],
+            ops.concatenate(
+                [distance_mask, ops.ones_like(distances)], axis=1
+            )[:, -num_slots:],
+        ]
+        shape = (-1, num_slots, hidden_dim)
+        new_states += [ops.reshape(t, shape) for t in new_flat_tapes]
+        super().__init__(
+            inputs=[token_ids, embedding_history, distance_history,
+                    distance_mask, *tapes],
+            outputs=[logits, distance_output, *new_states],
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocabulary = words if words is not None else [
+            str(i) for i in range(vocabulary_size)
+        ]
+        self._vocabulary_given = words is not None
+        self.vocabulary_size = vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.num_layers = num_layers
+        self.num_slots = num_slots
+        self.lookback = lookback
+        self.parser_units = parser_units
+        self.resolution = float(resolution)
+        self.hard_gates = bool(hard_gates)
+        self.dropout = dropout
+        self.input_dropout = input_dropout
+        self.recurrent_dropout = recurrent_dropout
+        self.seed = seed
+        self.embedding = embedding
+        self.parser = parser
+        self.distance_names = ["parser/distance"]
+        self.default_distance = "parser/distance"
+        self.state_names = ["embedding_history", "distance_history",
+                            "distance_mask"] + [
+            f"memory_{kind}_{index + 1}"
+            for index in range(num_layers)
+            for kind in ("h", "c")
+        ]
+
+    # --- state ------------------------------------------------------------
+    def state_shapes(self):
+        """Per-example shapes of the carried state, in input order."""
+        tape = (self.num_slots, self.hidden_dim)
+        return [
+            (self.lookback, self.embedding_dim),
+            (self.num_slots,),
+            (self.num_slots,),
+        ] + [tape] * (2 * self.num_layers)
+
+    def initial_state(self, batch_size):
+        """The zero state (start of a text) as a list of float32 arrays."""
+        return [
+            np.zeros((batch_size, *shape), "float32")
+            for shape in self.state_shapes()
+        ]
+
+    def split_outputs(self, outputs):
+        """`(logits, new_states)` from the model's outputs."""
+        return outputs[0], list(outputs[2:])
+
+    # --- distances --------------------------------------------------------
+    def syntactic_distances(self, token_ids, states=None):
+        """Syntactic distances `d_i`, in inference mode.
+
+        Only the embedding and the parsing network run (the distances do
+        not depend on the reading network).
+
+        Args:
+            token_ids: int array `(batch, time)`.
+            states: optional carried state (as `initial_state`); only its
+                `embedding_history` is used. Default: zero state.
+
+        Returns:
+            dict `"parser/distance"` -> float32 array `(batch, time)`.
+        """
+        token_ids = ops.convert_to_tensor(np.asarray(token_ids, "int32"))
+        embedded = self.embedding(token_ids, training=False)
+        if states is None:
+            distances, _ = self.parser(embedded, training=False)
+        else:
+            distances, _ = self.parser([embedded, states[0]], training=False)
+        return {"parser/distance": np.asarray(distances, "float32")}
+
+    def _distances_for_ids(self, token_ids):
+        return self.syntactic_distances(token_ids)
+
+    # --- presets and config -----------------------------------------------
+    @classmethod
+    def from_preset(cls, preset, vocabulary, **overrides):
+        """Builds the model of a preset (`ptb`, `up`, `small`, `tiny`).
+
+        Args:
+            preset: str, a name of `keras_ordered.models.prpn.PRESETS`.
+            vocabulary: list of str, or the vocabulary size.
+            **overrides: model arguments replacing the preset's.
+        """
+        config = dict(get_preset(preset)["model"])
+        config.update(overrides)
+        return cls(vocabulary=vocabulary, **config)
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "vocabulary": (
+                self.vocabulary if self._vocabulary_given else self.vocabulary_size
+            ),
+            "embedding_dim": self.embedding_dim,
+            "hidden_dim": self.hidden_dim,
+            "num_layers": self.num_layers,
+            "num_slots": self.num_slots,
+            "lookback": self.lookback,
+            "parser_units": self.parser_units,
+            "resolution": self.resolution,
+            "hard_gates": self.hard_gates,
+            "dropout": self.dropout,
+            "input_dropout": self.input_dropout,
+            "recurrent_dropout": self.recurrent_dropout,
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

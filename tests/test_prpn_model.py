@@ -1,0 +1,207 @@
+"""The PRPN language model: structure, carried state across windows,
+gradients, serialisation, learning, distances for parsing, presets."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_ordered.models.prpn import PRESETS
+from keras_ordered.models.prpn import PRPNLanguageModel
+from keras_ordered.models.prpn import get_preset
+from keras_ordered.training import BPTTBatches
+
+VOCAB = ["<eos>", "<unk>"] + [f"w{i}" for i in range(14)]
+
+
+def tiny_model(**overrides):
+    return PRPNLanguageModel.from_preset("tiny", VOCAB, seed=1, **overrides)
+
+
+def random_ids(batch, time, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, len(VOCAB), (batch, time)).astype("int32")
+
+
+def test_structure_and_initial_state():
+    model = tiny_model()
+    config = get_preset("tiny")["model"]
+    M, Q, d = config["num_slots"], config["lookback"], config["hidden_dim"]
+    state = model.initial_state(3)
+    assert [s.shape for s in state] == [
+        (3, Q, config["embedding_dim"]), (3, M), (3, M),
+        (3, M, d), (3, M, d), (3, M, d), (3, M, d),
+    ]
+    assert all(s.dtype == np.float32 and not s.any() for s in state)
+    assert model.state_names[:3] == ["embedding_history", "distance_history",
+                                     "distance_mask"]
+    outputs = model([random_ids(3, 5), *state], training=True)
+    assert tuple(outputs[0].shape) == (3, 5, len(VOCAB))
+    assert outputs[0].dtype == "float32"
+    assert tuple(outputs[1].shape) == (3, 5)
+    assert [tuple(s.shape) for s in outputs[2:]] == [s.shape for s in state]
+    logits, new_states = model.split_outputs(outputs)
+    assert logits is outputs[0] and len(new_states) == len(state)
+    # the distance history now holds the window's distances, all valid
+    np.testing.assert_allclose(outputs[3], np.asarray(outputs[1])[:, -M:])
+    np.testing.assert_array_equal(outputs[4], 1.0)
+
+
+def test_memory_tapes_roll_across_windows():
+    # Inference: one window of 11 tokens = windows of 6 and 5 with the state
+    # carried (the tapes, the last embeddings, the last distances).
+    model = tiny_model()
+    ids = random_ids(2, 11, seed=3)
+    whole = model([ids, *model.initial_state(2)], training=False)
+    first = model([ids[:, :6], *model.initial_state(2)], training=False)
+    second = model([ids[:, 6:], *[np.asarray(s) for s in first[2:]]], training=False)
+    np.testing.assert_allclose(
+        np.concatenate([first[0], second[0]], 1), whole[0], rtol=1e-5, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        np.concatenate([first[1], second[1]], 1), whole[1], rtol=1e-5, atol=1e-5
+    )
+    for a, b in zip(second[2:], whole[2:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # the state matters: a second window from a zero state differs
+    fresh = model([ids[:, 6:], *model.initial_state(2)], training=False)
+    assert not np.allclose(fresh[0], second[0], atol=1e-4)
+
+
+def test_one_train_step_reaches_every_weight():
+    model = tiny_model()
+    ids = random_ids(4, 9, seed=4)
+    with tf.GradientTape() as tape:
+        outputs = model([ids[:, :-1], *model.initial_state(4)], training=True)
+        loss = tf.reduce_mean(
+            keras.losses.sparse_categorical_crossentropy(
+                ids[:, 1:], outputs[0], from_logits=True
+            )
+        )
+    grads = tape.gradient(loss, model.trainable_weights)
+    names = [w.path for w in model.trainable_weights]
+    assert len(names) == len(set(names))
+    for weight, grad in zip(model.trainable_weights, grads):
+        assert grad is not None, weight.path
+        norm = float(tf.norm(tf.convert_to_tensor(grad)))
+        assert np.isfinite(norm) and norm > 0, weight.path
+    # the parser learns through the gates: both heads are trained
+    parser_paths = [p for p in names if "parsing_network" in p]
+    assert any("next_distance" in p for p in parser_paths)
+    assert any("/distance_" in p for p in parser_paths)
+
+
+def test_config_and_keras_file_round_trips(tmp_path):
+    model = tiny_model()
+    ids = random_ids(2, 7, seed=5)
+    state = model.initial_state(2)
+    # move the batch-norm statistics off their initial values
+    model([ids, *state], training=True)
+    expected = model([ids, *state], training=False)
+    config = model.get_config()
+    assert config["vocabulary"] == VOCAB
+    clone = PRPNLanguageModel.from_config(config)
+    clone.set_weights(model.get_weights())
+    for a, b in zip(clone([ids, *state]), expected):
+        np.testing.assert_array_equal(a, b)
+    path = os.path.join(tmp_path, "prpn.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert isinstance(loaded, PRPNLanguageModel)
+    assert loaded.vocabulary == VOCAB
+    for a, b in zip(loaded([ids, *state]), expected):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_overfits_a_tiny_corpus():
+    # A deterministic pattern that needs context: the first half of each
+    # "sentence" predicts its second half.
+    rng = np.random.default_rng(0)
+    sentences = [[2, 3, 4, 5], [6, 7, 8, 9], [10, 11, 12, 13]]
+    stream = []
+    for k in rng.integers(0, 3, 300):
+        stream += sentences[k] + [0]
+    stream = np.array(stream, "int32")
+    unigram = np.bincount(stream, minlength=len(VOCAB)) / len(stream)
+    unigram_perplexity = float(np.exp(-np.log(unigram[stream]).mean()))
+    keras.utils.set_random_seed(0)
+    model = tiny_model(dropout=0.0, input_dropout=0.0, recurrent_dropout=0.0)
+    model.compile(optimizer=keras.optimizers.Adam(0.01, beta_1=0.0, epsilon=1e-9))
+    model.configure_bptt(8, 8, clip_norm=1.0)
+    batches = BPTTBatches(stream, 8, 10, variable_length=False)
+    model.fit(batches.dataset(), epochs=4, verbose=0, shuffle=False)
+    logs = model.evaluate(
+        BPTTBatches(stream, 8, 10, variable_length=False).dataset(0),
+        verbose=0, return_dict=True,
+    )
+    perplexity = float(np.exp(logs["loss"]))
+    # A sentence start is a 1-in-3 guess, the rest is determined:
+    # the ideal is 3 ** (1/5) ~ 1.25; unigram ~ 11.
+    assert perplexity < 2.0 < unigram_perplexity / 4, (perplexity, unigram_perplexity)
+
+
+def test_distances_for_parsing():
+    model = tiny_model()
+    sentences = [["w1", "w2", "w3"], ["w4"], ["w5", "oov", "w6", "w7", "w8"]]
+    result = model.sentence_distances(sentences, batch_size=2)
+    assert list(result) == ["parser/distance"] == model.distance_names
+    assert model.default_distance == "parser/distance"
+    assert [len(d) for d in result["parser/distance"]] == [3, 1, 5]
+    # the distances are the model's own (zero state, inference), word k's at
+    # its own position in "<eos> w_1 .. w_n <eos>"
+    ids = np.array([[0] + model.token_ids(sentences[2]) + [0]], "int32")
+    outputs = model([ids, *model.initial_state(1)], training=False)
+    np.testing.assert_allclose(
+        result["parser/distance"][2], np.asarray(outputs[1])[0, 1:6], rtol=1e-6
+    )
+    direct = model.syntactic_distances(ids)["parser/distance"]
+    np.testing.assert_allclose(direct, outputs[1], rtol=1e-6)
+
+
+def test_presets_and_validation():
+    assert set(PRESETS) == {"ptb", "up", "small", "tiny"}
+    ptb = get_preset("ptb")
+    assert ptb["model"] == {
+        "embedding_dim": 800, "hidden_dim": 1200, "num_layers": 2,
+        "num_slots": 15, "lookback": 5, "resolution": 0.1, "hard_gates": True,
+        "dropout": 0.7, "input_dropout": 0.5, "recurrent_dropout": 0.5,
+    }
+    training = ptb["training"]
+    assert (training["optimizer"], training["learning_rate"], training["beta_1"],
+            training["beta_2"], training["epsilon"], training["weight_decay"],
+            training["batch_size"], training["bptt"], training["clip_norm"],
+            training["reduce_lr_patience"], training["reduce_lr_factor"]) == (
+        "adam", 0.003, 0.0, 0.999, 1e-9, 1e-6, 64, 35, 1.0, 2, 0.5)
+    up = get_preset("up")
+    assert (up["model"]["embedding_dim"], up["model"]["hidden_dim"],
+            up["training"]["learning_rate"], up["training"]["sentence_level"]) == (
+        200, 400, 0.001, True)
+    assert (up["model"]["dropout"], up["model"]["input_dropout"],
+            up["model"]["recurrent_dropout"]) == (0.2, 0.2, 0.0)
+    with pytest.raises(ValueError, match="ptb, small, tiny, up"):
+        PRPNLanguageModel.from_preset("huge", VOCAB)
+    with pytest.raises(ValueError, match="<unk>"):
+        PRPNLanguageModel.from_preset("tiny", ["<eos>", "a"])
+    with pytest.raises(ValueError, match="lookback"):
+        tiny_model(lookback=0)
+    with pytest.raises(ValueError, match="dropout"):
+        tiny_model(dropout=1.0)
+
+
+def test_mixed_precision_forward_and_gradients_are_finite():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = tiny_model()
+        ids = random_ids(2, 6, seed=6)
+        with tf.GradientTape() as tape:
+            outputs = model([ids, *model.initial_state(2)], training=True)
+            loss = tf.reduce_mean(outputs[0])
+        grads = tape.gradient(loss, model.trainable_weights)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert outputs[0].dtype == "float32" and outputs[1].dtype == "float32"
+    assert model.get_layer("reading_network").cell.compute_dtype == "bfloat16"
+    assert all(np.isfinite(np.asarray(o, "float32")).all() for o in outputs)
+    assert all(g is not None and np.isfinite(np.asarray(g)).all() for g in grads)
