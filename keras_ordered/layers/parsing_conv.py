@@ -7,21 +7,8 @@ Reference:
 
 import keras
 from keras import ops
-
-
-def _check_rate(name, rate):
-    if not 0.0 <= float(rate) < 1.0:
-        raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate}")
-    return float(rate)
-
-
-def _clone_initializer(initializer, offset=0):
-    # A Keras initializer returns the same values at every call: each weight
-    # gets its own instance (seeded ones with a seed shifted by `offset`).
-    config = initializer.get_config()
-    if isinstance(config.get("seed"), int):
-        config["seed"] += offset
-    return initializer.__class__.from_config(config)
+from keras_ordered.layers._checks import check_rate as _check_rate
+from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")

@@ -1,3 +1,4 @@
 """Models of keras-ordered, one sub-package per system."""
 
 from keras_ordered.models.onlstm import ONLSTMLanguageModel
+from keras_ordered.models.prpn import PRPNLanguageModel

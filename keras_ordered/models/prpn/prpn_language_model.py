@@ -73,12 +73,7 @@ from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.prpn.presets import get_preset
 from keras_ordered.training.bptt import CarriedStateMixin
-
-
-def _check_rate(name, rate):
-    if not 0.0 <= float(rate) < 1.0:
-        raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate}")
-    return float(rate)
+from keras_ordered.layers._checks import check_rate as _check_rate
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
