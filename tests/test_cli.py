@@ -312,3 +312,39 @@ def test_real_tiny_onlstm_end_to_end(tmp_path, small_treebank, capsys):
     assert result["distance"] == model.default_distance
     for scores in result["distances"].values():
         assert 0 <= scores["sentence_f1"] <= 100
+
+
+def test_real_tiny_prpn_end_to_end(tmp_path, small_treebank, capsys):
+    from keras_ordered.models.prpn import PRPNLanguageModel
+    from keras_ordered.parsing import distances_to_tree
+    from keras_ordered.parsing import tree_to_brackets
+
+    vocabulary = ["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", "N"]
+    model = PRPNLanguageModel.from_preset("tiny", vocabulary=vocabulary, seed=3)
+    path = str(tmp_path / "prpn.keras")
+    model.save(path)
+    words = "the cat sat on the mat".split()
+    expected = tree_to_brackets(distances_to_tree(
+        words, model.sentence_distances([words])["parser/distance"][0]
+    ))
+
+    status, out, err = run(["parse", "--model", path, " ".join(words)], capsys)
+    assert status == 0, err
+    assert out == expected + "\n"
+    # PRPN has one distance: asking for a layer or an input-gate distance
+    # is an error that names what there is.
+    status, out, err = run(
+        ["parse", "--model", path, "--distance", "input", "the cat"], capsys
+    )
+    assert status != 0 and "parser/distance" in err
+
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank, "--model", path,
+         "--json"],
+        capsys,
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    assert list(result["distances"]) == ["parser/distance"]
+    assert result["sentences"] == 5
+    assert 0 <= result["sentence_f1"] <= 100

@@ -185,16 +185,16 @@ def train(args, *, model_class, get_preset):
                 verbose=args.verbose,
             )
         )
+    parsing = None
     if args.parse_eval:
         from keras_ordered.training.parsing_callback import ParsingEvaluation
 
-        callbacks.append(
-            ParsingEvaluation(
-                args.parse_eval,
-                log_dir=os.path.join(args.output, "logs"),
-                max_sentences=args.parse_eval_sentences,
-            )
+        parsing = ParsingEvaluation(
+            args.parse_eval,
+            log_dir=os.path.join(args.output, "logs"),
+            max_sentences=args.parse_eval_sentences,
         )
+        callbacks.append(parsing)
     callbacks += [
         keras.callbacks.ModelCheckpoint(
             os.path.join(args.output, "best.weights.h5"),
@@ -260,6 +260,21 @@ def train(args, *, model_class, get_preset):
         )
         results["test_perplexity"] = perplexity(results["test_loss"])
         print(f"Test perplexity: {results['test_perplexity']:.2f}")
+    if parsing is not None:
+        # The final weights (averaged ones after NT-ASGD) parse the subset.
+        parsing.set_model(model)
+        results["parse_sentences"] = len(parsing._load())
+        results["parse_f1"] = {}
+        for name, scores in parsing.evaluate().items():
+            results["parse_f1"][name] = {
+                "sentence_f1": scores["sentence_f1"],
+                "corpus_f1": scores["corpus_f1"],
+            }
+            print(
+                f"Parsing F1 ({name}, {results['parse_sentences']} gold "
+                f"trees): sentence-level {scores['sentence_f1']:.1f}, "
+                f"corpus-level {scores['corpus_f1']:.1f}"
+            )
     model.save(os.path.join(args.output, "model.keras"))
     with open(os.path.join(args.output, "results.json"), "w") as f:
         json.dump(results, f, indent=2)
