@@ -8,14 +8,16 @@ from keras_ordered.layers.dropout import ActivationRegularization
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.dropout import LockedDropout
 from keras_ordered.layers.on_lstm import ONLSTM
+from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
+from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.onlstm.presets import get_preset
 from keras_ordered.training.bptt import CarriedStateMixin
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
 class ONLSTMLanguageModel(
-    SyntacticDistanceMixin, CarriedStateMixin, keras.Model
+    PresetMixin, SyntacticDistanceMixin, CarriedStateMixin, keras.Model
 ):
     """Multi-layer ON-LSTM language model with AWD-LSTM regularisation.
 
@@ -69,6 +71,8 @@ class ONLSTMLanguageModel(
         "Regularizing and Optimizing LSTM Language Models", ICLR 2018.
     """
 
+    get_preset = staticmethod(get_preset)
+
     def __init__(
         self,
         vocabulary,
@@ -87,17 +91,7 @@ class ONLSTMLanguageModel(
         seed=None,
         **kwargs,
     ):
-        if isinstance(vocabulary, int):
-            vocabulary_size, words = vocabulary, None
-        else:
-            words = [str(w) for w in vocabulary]
-            vocabulary_size = len(words)
-            missing = {"<eos>", "<unk>"} - set(words)
-            if missing:
-                raise ValueError(
-                    f"The vocabulary lacks {sorted(missing)}: the language "
-                    "model needs `<eos>` (sentence ends) and `<unk>`."
-                )
+        vocabulary_size, words = check_vocabulary(vocabulary)
         hidden_dims = [int(h) for h in hidden_dims]
         if not hidden_dims:
             raise ValueError("`hidden_dims` must name at least one layer.")
@@ -186,11 +180,7 @@ class ONLSTMLanguageModel(
         )
 
         # === Config ===
-        self.vocabulary = words if words is not None else [
-            str(i) for i in range(vocabulary_size)
-        ]
-        self._vocabulary_given = words is not None
-        self.vocabulary_size = vocabulary_size
+        self._set_vocabulary(vocabulary_size, words)
         self.embedding_dim = embedding_dim
         self.hidden_dims = hidden_dims
         self.chunk_size = chunk_size
@@ -251,29 +241,11 @@ class ONLSTMLanguageModel(
             x = out
         return result
 
-    def _distances_for_ids(self, token_ids):
-        return self.syntactic_distances(token_ids)
-
-    # --- presets and config -----------------------------------------------
-    @classmethod
-    def from_preset(cls, preset, vocabulary, **overrides):
-        """Builds the model of a preset (`ptb`, `small`, `tiny`).
-
-        Args:
-            preset: str, a name of `keras_ordered.models.onlstm.PRESETS`.
-            vocabulary: list of str, or the vocabulary size.
-            **overrides: model arguments replacing the preset's.
-        """
-        config = dict(get_preset(preset)["model"])
-        config.update(overrides)
-        return cls(vocabulary=vocabulary, **config)
-
+    # --- config ---------------------------------------------------------
     def get_config(self):
         return {
             "name": self.name,
-            "vocabulary": (
-                self.vocabulary if self._vocabulary_given else self.vocabulary_size
-            ),
+            "vocabulary": self._vocabulary_config(),
             "embedding_dim": self.embedding_dim,
             "hidden_dims": list(self.hidden_dims),
             "chunk_size": self.chunk_size,
@@ -288,7 +260,3 @@ class ONLSTMLanguageModel(
             "tie_weights": self.tie_weights,
             "seed": self.seed,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)

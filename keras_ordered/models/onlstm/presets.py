@@ -4,7 +4,7 @@ Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
 (the recipe's optimisation settings).
 """
 
-import copy
+from keras_ordered.models.base import lookup_preset
 
 PAPER_TRAINING = {
     "batch_size": 20,
@@ -86,9 +86,4 @@ PRESETS = {
 
 def get_preset(name):
     """A deep copy of preset `name`; a ValueError lists the valid names."""
-    if name not in PRESETS:
-        raise ValueError(
-            f"Unknown ON-LSTM preset {name!r}. Valid presets: "
-            f"{', '.join(sorted(PRESETS))}."
-        )
-    return copy.deepcopy(PRESETS[name])
+    return lookup_preset(PRESETS, name, "ON-LSTM")

@@ -17,7 +17,7 @@ Notes on the training settings:
   each read from a zero state, instead of a continuous stream.
 """
 
-import copy
+from keras_ordered.models.base import lookup_preset
 
 PAPER_TRAINING = {
     "batch_size": 64,
@@ -139,9 +139,4 @@ PRESETS = {
 
 def get_preset(name):
     """A deep copy of preset `name`; a ValueError lists the valid names."""
-    if name not in PRESETS:
-        raise ValueError(
-            f"Unknown PRPN preset {name!r}. Valid presets: "
-            f"{', '.join(sorted(PRESETS))}."
-        )
-    return copy.deepcopy(PRESETS[name])
+    return lookup_preset(PRESETS, name, "PRPN")

@@ -70,14 +70,18 @@ from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
+from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
+from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.prpn.presets import get_preset
 from keras_ordered.training.bptt import CarriedStateMixin
 from keras_ordered.layers._checks import check_rate as _check_rate
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
+class PRPNLanguageModel(
+    PresetMixin, SyntacticDistanceMixin, CarriedStateMixin, keras.Model
+):
     """Parsing-Reading-Predict Network language model.
 
     `embedding -> ParsingConv (distances d_i, next-distance estimates d^) ->
@@ -130,6 +134,8 @@ class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
         Learning Syntax and Lexicon", ICLR 2018.
     """
 
+    get_preset = staticmethod(get_preset)
+
     def __init__(
         self,
         vocabulary,
@@ -147,17 +153,7 @@ class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
         seed=None,
         **kwargs,
     ):
-        if isinstance(vocabulary, int):
-            vocabulary_size, words = vocabulary, None
-        else:
-            words = [str(w) for w in vocabulary]
-            vocabulary_size = len(words)
-            missing = {"<eos>", "<unk>"} - set(words)
-            if missing:
-                raise ValueError(
-                    f"The vocabulary lacks {sorted(missing)}: the language "
-                    "model needs `<eos>` (sentence ends) and `<unk>`."
-                )
+        vocabulary_size, words = check_vocabulary(vocabulary)
         for name, value in (
             ("embedding_dim", embedding_dim),
             ("hidden_dim", hidden_dim),
@@ -283,11 +279,7 @@ class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
         )
 
         # === Config ===
-        self.vocabulary = words if words is not None else [
-            str(i) for i in range(vocabulary_size)
-        ]
-        self._vocabulary_given = words is not None
-        self.vocabulary_size = vocabulary_size
+        self._set_vocabulary(vocabulary_size, words)
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.num_layers = num_layers
@@ -355,29 +347,11 @@ class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
             distances, _ = self.parser([embedded, states[0]], training=False)
         return {"parser/distance": np.asarray(distances, "float32")}
 
-    def _distances_for_ids(self, token_ids):
-        return self.syntactic_distances(token_ids)
-
-    # --- presets and config -----------------------------------------------
-    @classmethod
-    def from_preset(cls, preset, vocabulary, **overrides):
-        """Builds the model of a preset (`ptb`, `up`, `small`, `tiny`).
-
-        Args:
-            preset: str, a name of `keras_ordered.models.prpn.PRESETS`.
-            vocabulary: list of str, or the vocabulary size.
-            **overrides: model arguments replacing the preset's.
-        """
-        config = dict(get_preset(preset)["model"])
-        config.update(overrides)
-        return cls(vocabulary=vocabulary, **config)
-
+    # --- config ---------------------------------------------------------
     def get_config(self):
         return {
             "name": self.name,
-            "vocabulary": (
-                self.vocabulary if self._vocabulary_given else self.vocabulary_size
-            ),
+            "vocabulary": self._vocabulary_config(),
             "embedding_dim": self.embedding_dim,
             "hidden_dim": self.hidden_dim,
             "num_layers": self.num_layers,
@@ -391,7 +365,3 @@ class PRPNLanguageModel(SyntacticDistanceMixin, CarriedStateMixin, keras.Model):
             "recurrent_dropout": self.recurrent_dropout,
             "seed": self.seed,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
