@@ -167,6 +167,7 @@ def load_data(path=None, download=True, max_words=10000, max_lines=None):
     Example:
 
     ```python
+    # needs: ptb
     (train, valid, test), vocab = keras_ordered.datasets.ptb.load_data()
     len(vocab)  # 10000
     ```

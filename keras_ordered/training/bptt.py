@@ -179,8 +179,16 @@ class BPTTBatches(_Batches):
     Example:
 
     ```python
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+    train_ids = np.random.default_rng(0).integers(0, 32, 5000).astype("int32")
+    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary
+    )
+    model.configure_bptt(batch_size=20, clip_norm=0.25)
+    model.compile(optimizer=keras.optimizers.SGD(30.0))
     batches = keras_ordered.training.BPTTBatches(train_ids, 20, 70)
-    model.fit(batches.stream(), steps_per_epoch=len(batches), epochs=10)
+    # One iterator over all epochs, each with its own window lengths.
+    model.fit(batches.stream(), steps_per_epoch=batches.steps(), epochs=2)
     ```
     """
 

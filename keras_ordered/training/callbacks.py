@@ -27,9 +27,20 @@ class NTASGD(keras.callbacks.Callback):
     Example:
 
     ```python
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+    ids = np.random.default_rng(0).integers(0, 32, 3000).astype("int32")
+    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary
+    )
+    model.configure_bptt(batch_size=10, eval_batch_size=10, clip_norm=0.25)
+    model.compile(optimizer=keras.optimizers.SGD(30.0))
+    train = keras_ordered.training.BPTTBatches(ids[:2500], 10, 35)
+    valid = keras_ordered.training.BPTTBatches(ids[2500:], 10, 35,
+                                               variable_length=False)
     ntasgd = keras_ordered.training.NTASGD(nonmono=5)
-    model.fit(train, validation_data=valid, callbacks=[ntasgd])
-    ntasgd.finalize()
+    model.fit(train.stream(), steps_per_epoch=train.steps(), epochs=3,
+              validation_data=valid.dataset(), callbacks=[ntasgd])
+    ntasgd.finalize()  # keeps the averaged weights once averaging started
     ```
 
     Reference:

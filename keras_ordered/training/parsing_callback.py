@@ -36,10 +36,25 @@ class ParsingEvaluation(keras.callbacks.Callback):
     Example:
 
     ```python
-    callback = keras_ordered.training.ParsingEvaluation(
-        "data/wsj_sample/mrg", log_dir="runs/x/logs", max_sentences=200
+    import nltk
+    from keras_ordered.datasets.treebank import make_sentence
+
+    gold = [make_sentence(nltk.Tree.fromstring(
+        "(S (NP (DT the) (NN cat)) (VP (VBD sat) (ADVP (RB down))))"
+    ))]
+    vocabulary = ["<eos>", "<unk>", "the", "cat", "sat", "down"]
+    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary
     )
-    model.fit(train, callbacks=[callback])
+    model.configure_bptt(batch_size=2)
+    model.compile(optimizer="sgd")
+    # Or a directory of .mrg files: ParsingEvaluation("wsj_sample/mrg", ...).
+    callback = keras_ordered.training.ParsingEvaluation(
+        gold, log_dir="logs", max_sentences=200
+    )
+    train = keras_ordered.training.BPTTBatches(np.tile(np.arange(6), 30), 2, 8)
+    model.fit(train.dataset(), epochs=1, callbacks=[callback])
+    callback.results["layer1/forget"]["sentence_f1"]
     ```
     """
 

@@ -139,6 +139,7 @@ def from_official_state_dict(state_dict, vocabulary=None, weight_drop=0.45,
     Example:
 
     ```python
+    # needs: torch (and the official checkpoint)
     import torch
     state = torch.load("PTB.pt", map_location="cpu").state_dict()
     model = keras_ordered.models.onlstm.from_official_state_dict(
