@@ -3,6 +3,7 @@ and the learning rate in the logs."""
 
 import json
 import os
+import shutil
 
 import keras
 import numpy as np
@@ -156,8 +157,9 @@ class TrainingBackup(keras.callbacks.Callback):
     recurrent state (`configure_bptt`), the NT-ASGD state and the position
     `(epoch, next window)`; `restore()` loads all of it and returns that
     position, which `keras_ordered.training.run_language_model` feeds to
-    `BPTTBatches.dataset(epoch, start_batch)`. Writes go to temporary files
-    renamed into place, so a kill during a save leaves the previous backup.
+    `BPTTBatches.dataset(epoch, start_batch)`. Each save writes a new
+    folder, then replaces `backup.json` (which names that folder)
+    atomically: a kill during a save leaves the previous backup whole.
 
     A backup records the model configuration; restoring into a model of
     another configuration is a ValueError that says so.
@@ -200,9 +202,16 @@ class TrainingBackup(keras.callbacks.Callback):
         self.save(epoch + 1, 0)
 
     def save(self, epoch, next_batch):
+        # Every save writes a fresh folder; `backup.json`, replaced
+        # atomically and last, names the folder of the latest complete
+        # save. A kill at any point leaves a consistent backup: the previous
+        # one until the new metadata is in place, the new one after.
         os.makedirs(self.directory, exist_ok=True)
-        weights = os.path.join(self.directory, "model.weights.h5")
-        self.model.save_weights(weights + ".tmp.weights.h5")
+        self._saves = getattr(self, "_saves", 0) + 1
+        folder = f"save-{epoch}-{next_batch}-{self._saves}"
+        path = os.path.join(self.directory, folder)
+        os.makedirs(path, exist_ok=True)
+        self.model.save_weights(os.path.join(path, "model.weights.h5"))
         arrays = {}
         holder = getattr(self.model, "_bptt", None)
         if holder is not None and holder.train is not None:
@@ -213,21 +222,21 @@ class TrainingBackup(keras.callbacks.Callback):
             state, extra_arrays = obj.get_state()
             extra.append(state)
             arrays.update({f"extra{k}_{n}": a for n, a in extra_arrays.items()})
-        np.savez(os.path.join(self.directory, "state.tmp.npz"), **arrays)
+        np.savez(os.path.join(path, "state.npz"), **arrays)
         meta = {
             "epoch": int(epoch),
             "next_batch": int(next_batch),
+            "folder": folder,
             "fingerprint": self.fingerprint,
             "extra": extra,
         }
         with open(self._meta_path + ".tmp", "w") as f:
             json.dump(meta, f)
-        os.replace(weights + ".tmp.weights.h5", weights)
-        os.replace(
-            os.path.join(self.directory, "state.tmp.npz"),
-            os.path.join(self.directory, "state.npz"),
-        )
         os.replace(self._meta_path + ".tmp", self._meta_path)
+        for name in os.listdir(self.directory):
+            if name.startswith("save-") and name != folder:
+                shutil.rmtree(os.path.join(self.directory, name),
+                              ignore_errors=True)
 
     def restore(self, model):
         """Loads a backup into `model` (built, compiled, BPTT-configured).
@@ -249,8 +258,9 @@ class TrainingBackup(keras.callbacks.Callback):
             )
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
-        model.load_weights(os.path.join(self.directory, "model.weights.h5"))
-        arrays = dict(np.load(os.path.join(self.directory, "state.npz")))
+        path = os.path.join(self.directory, meta.get("folder", ""))
+        model.load_weights(os.path.join(path, "model.weights.h5"))
+        arrays = dict(np.load(os.path.join(path, "state.npz")))
         holder = getattr(model, "_bptt", None)
         if holder is not None and holder.train is not None:
             for i, v in enumerate(holder.train):
