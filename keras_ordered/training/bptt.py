@@ -188,7 +188,8 @@ class BPTTBatches(_Batches):
     model.compile(optimizer=keras.optimizers.SGD(30.0))
     batches = keras_ordered.training.BPTTBatches(train_ids, 20, 70)
     # One iterator over all epochs, each with its own window lengths.
-    model.fit(batches.stream(), steps_per_epoch=batches.steps(), epochs=2)
+    model.fit(batches.stream(), steps_per_epoch=batches.steps(), epochs=2,
+              shuffle=False)
     ```
     """
 

@@ -40,7 +40,8 @@ class NTASGD(keras.callbacks.Callback):
                                                variable_length=False)
     ntasgd = keras_ordered.training.NTASGD(nonmono=5)
     model.fit(train.stream(), steps_per_epoch=train.steps(), epochs=3,
-              validation_data=valid.dataset(), callbacks=[ntasgd])
+              validation_data=valid.dataset(), callbacks=[ntasgd],
+              shuffle=False)
     ntasgd.finalize()  # keeps the averaged weights once averaging started
     ```
 
