@@ -270,3 +270,30 @@ def test_recipe_errors_are_clear(tmp_path, capsys):
                 presets=PRESETS, description="t", default_output=str(tmp_path))
     assert code == 2
     assert "--data" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_killed_adam_run_resumes_with_its_optimizer_state(tmp_path, capsys,
+                                                          monkeypatch):
+    # PRPN trains with Adam: resuming must rebuild its moments under the
+    # MirroredStrategy (an SGD run has no slot variables to trip on).
+    from keras_ordered.training import runner
+
+    class Crash(runner.LearningRateLogger):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 2:
+                raise RuntimeError("simulated crash")
+
+    extra = ("--preset", "tiny", "--steps-per-epoch", "4", "--save-freq", "1",
+             "--skip-test")
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        _recipe(tmp_path, *extra)
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
+
+    capsys.readouterr()
+    assert _recipe(tmp_path, *extra) == 0
+    assert "Resuming from epoch 1, window 2." in capsys.readouterr().out
+    model = keras.saving.load_model(os.path.join(tmp_path, "model.keras"))
+    # 2 windows before the crash + 2 after it: Adam counted all 4.
+    assert int(model.optimizer.iterations.numpy()) == 4

@@ -212,7 +212,10 @@ def train(args, *, model_class, get_preset):
     )
     callbacks.append(backup)
 
-    start_epoch, start_batch = backup.restore(model)
+    with strategy.scope():
+        # Restoring builds the optimizer's slot variables (Adam's moments):
+        # they must be created as the strategy's mirrored variables.
+        start_epoch, start_batch = backup.restore(model)
     if start_epoch or start_batch:
         print(f"Resuming from epoch {start_epoch + 1}, window {start_batch}.")
     epochs = settings["epochs"]
