@@ -67,3 +67,47 @@ def test_interrupted_save_keeps_the_previous_backup(tmp_path, monkeypatch,
     ]
     with pytest.raises(ValueError, match="another configuration"):
         TrainingBackup(str(tmp_path), fingerprint={"m": 2}).restore(make_model())
+
+
+def test_plateau_schedule_and_best_checkpoint_survive_a_resume(tmp_path):
+    from keras_ordered.training.callbacks import ResumableModelCheckpoint
+    from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
+
+    def callbacks(model):
+        plateau = ResumableReduceLROnPlateau(monitor="val_loss", factor=0.5,
+                                             patience=2, verbose=0)
+        best = ResumableModelCheckpoint(
+            str(tmp_path / "best.weights.h5"), monitor="val_loss",
+            save_best_only=True, save_weights_only=True,
+        )
+        for callback in (plateau, best):
+            callback.set_model(model)
+        return plateau, best
+
+    model = make_model()
+    model.optimizer.build(model.trainable_variables)
+    model.optimizer.learning_rate = 1.0
+    plateau, best = callbacks(model)
+    backup = TrainingBackup(str(tmp_path / "backup"), extra_state=[plateau, best])
+    backup.set_model(model)
+    plateau.on_train_begin()
+    for epoch, loss in enumerate([5.0, 4.0, 4.5]):  # best 4.0, then 1 bad epoch
+        plateau.on_epoch_end(epoch, {"val_loss": loss})
+        best.on_epoch_end(epoch, {"val_loss": loss})
+    backup.save(3, 0)
+    assert float(model.optimizer.learning_rate) == 1.0
+
+    # A new process: fresh callbacks, state from the backup, a new `fit`.
+    model = make_model()
+    plateau, best = callbacks(model)
+    TrainingBackup(str(tmp_path / "backup"),
+                   extra_state=[plateau, best]).restore(model)
+    assert float(model.optimizer.learning_rate) == 1.0
+    plateau.on_train_begin()  # must not forget the bad epoch
+    os.remove(tmp_path / "best.weights.h5")
+    plateau.on_epoch_end(3, {"val_loss": 4.6})
+    best.on_epoch_end(3, {"val_loss": 4.6})
+    # Second epoch without improvement over 4.0: halved now, not 2 later.
+    assert float(model.optimizer.learning_rate) == 0.5
+    # 4.6 is worse than the 4.0 before the crash: the best weights stay.
+    assert not os.path.exists(tmp_path / "best.weights.h5")

@@ -139,6 +139,60 @@ class NTASGD(keras.callbacks.Callback):
                 weight.assign(average)
 
 
+class ResumableReduceLROnPlateau(keras.callbacks.ReduceLROnPlateau):
+    """`keras.callbacks.ReduceLROnPlateau` whose progress survives a resume.
+
+    Keras' callback forgets its best value and its patience counter at
+    every `fit` call (`on_train_begin`), and a `TrainingBackup` could not
+    save them: a run resumed after a crash (or a recipe that finishes an
+    interrupted epoch with one `fit` and goes on with another) would wait
+    `patience` more epochs before halving the learning rate. This one
+    resets only on its first `fit` and has `get_state` / `set_state` for
+    `TrainingBackup(extra_state=...)`.
+
+    Args: those of `keras.callbacks.ReduceLROnPlateau`.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._started = False
+
+    def on_train_begin(self, logs=None):
+        if not self._started:
+            super().on_train_begin(logs)
+            self._started = True
+
+    def get_state(self):
+        best = None if self.best is None else float(self.best)
+        return {"best": best, "wait": int(self.wait),
+                "cooldown_counter": int(self.cooldown_counter)}, {}
+
+    def set_state(self, state, arrays):
+        del arrays
+        self.on_train_begin()  # sets the comparison mode; then overwrite
+        self.best = state["best"]
+        self.wait = int(state["wait"])
+        self.cooldown_counter = int(state["cooldown_counter"])
+
+
+class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
+    """`keras.callbacks.ModelCheckpoint` whose best value survives a resume.
+
+    With `save_best_only`, a resumed run must not overwrite the best weights
+    with a worse epoch because it forgot the best value seen before the
+    crash: `get_state` / `set_state` carry it in a `TrainingBackup`.
+
+    Args: those of `keras.callbacks.ModelCheckpoint`.
+    """
+
+    def get_state(self):
+        return {"best": None if self.best is None else float(self.best)}, {}
+
+    def set_state(self, state, arrays):
+        del arrays
+        self.best = state["best"]
+
+
 class LearningRateLogger(keras.callbacks.Callback):
     """Adds the optimizer's learning rate to the epoch logs (TensorBoard)."""
 
@@ -157,7 +211,7 @@ class TrainingBackup(keras.callbacks.Callback):
     the epoch: with the weights and optimizer state, it saves the carried
     recurrent state (`configure_bptt`), the NT-ASGD state and the position
     `(epoch, next window)`; `restore()` loads all of it and returns that
-    position, which `keras_ordered.training.run_language_model` feeds to
+    position, which `keras_ordered.training.runner.train` feeds to
     `BPTTBatches.dataset(epoch, start_batch)`. Each save writes a new
     folder, then replaces `backup.json` (which names that folder)
     atomically: a kill during a save leaves the previous backup whole.
@@ -268,6 +322,8 @@ class TrainingBackup(keras.callbacks.Callback):
                 if f"carried_{i}" in arrays:
                     v.assign(arrays[f"carried_{i}"])
         for k, obj in enumerate(self.extra_state):
+            if k >= len(meta["extra"]):
+                break  # a backup of an older version, with fewer states
             prefix = f"extra{k}_"
             obj.set_state(
                 meta["extra"][k],

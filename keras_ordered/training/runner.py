@@ -21,6 +21,8 @@ from keras_ordered.training.bptt import SentenceBatches
 from keras_ordered.training.bptt import perplexity
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import LearningRateLogger
+from keras_ordered.training.callbacks import ResumableModelCheckpoint
+from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
 from keras_ordered.training.callbacks import TrainingBackup
 
 
@@ -176,15 +178,16 @@ def train(args, *, model_class, get_preset):
     if settings["optimizer"] == "sgd" and settings.get("nonmono") is not None:
         ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose)
         callbacks.append(ntasgd)
+    resumable = [ntasgd] if ntasgd else []
     if settings.get("reduce_lr_patience"):
-        callbacks.append(
-            keras.callbacks.ReduceLROnPlateau(
-                monitor="val_loss",
-                factor=settings.get("reduce_lr_factor", 0.5),
-                patience=settings["reduce_lr_patience"],
-                verbose=args.verbose,
-            )
+        plateau = ResumableReduceLROnPlateau(
+            monitor="val_loss",
+            factor=settings.get("reduce_lr_factor", 0.5),
+            patience=settings["reduce_lr_patience"],
+            verbose=args.verbose,
         )
+        callbacks.append(plateau)
+        resumable.append(plateau)
     parsing = None
     if args.parse_eval:
         from keras_ordered.training.parsing_callback import ParsingEvaluation
@@ -195,11 +198,13 @@ def train(args, *, model_class, get_preset):
             max_sentences=args.parse_eval_sentences,
         )
         callbacks.append(parsing)
+    best = ResumableModelCheckpoint(
+        os.path.join(args.output, "best.weights.h5"),
+        monitor="val_loss", save_best_only=True, save_weights_only=True,
+    )
+    resumable.append(best)
     callbacks += [
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(args.output, "best.weights.h5"),
-            monitor="val_loss", save_best_only=True, save_weights_only=True,
-        ),
+        best,
         keras.callbacks.TensorBoard(
             os.path.join(args.output, "logs"), update_freq="epoch"
         ),
@@ -208,7 +213,7 @@ def train(args, *, model_class, get_preset):
         os.path.join(args.output, "backup"),
         save_freq=args.save_freq,
         fingerprint=fingerprint,
-        extra_state=[ntasgd] if ntasgd else [],
+        extra_state=resumable,
     )
     callbacks.append(backup)
 
