@@ -5,5 +5,7 @@ from keras_ordered.training.bptt import CarriedStateMixin
 from keras_ordered.training.bptt import SentenceBatches
 from keras_ordered.training.bptt import batchify
 from keras_ordered.training.callbacks import NTASGD
+from keras_ordered.training.callbacks import ResumableModelCheckpoint
+from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
 from keras_ordered.training.callbacks import TrainingBackup
 from keras_ordered.training.parsing_callback import ParsingEvaluation
