@@ -10,11 +10,7 @@ Reference:
 import keras
 from keras import ops
 
-
-def _check_rate(rate):
-    if not 0.0 <= float(rate) < 1.0:
-        raise ValueError(f"`rate` must be in [0, 1). Received: rate={rate}")
-    return float(rate)
+from keras_ordered.layers._checks import check_rate
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
@@ -50,7 +46,7 @@ class LockedDropout(keras.layers.Layer):
 
     def __init__(self, rate, seed=None, **kwargs):
         super().__init__(**kwargs)
-        self.rate = _check_rate(rate)
+        self.rate = check_rate("rate", rate)
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
         self.supports_masking = True
@@ -136,7 +132,7 @@ class EmbeddingDropout(keras.layers.Layer):
         self.embeddings_initializer = keras.initializers.get(
             embeddings_initializer
         )
-        self.rate = _check_rate(rate)
+        self.rate = check_rate("rate", rate)
         self.use_output_bias = bool(use_output_bias)
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)

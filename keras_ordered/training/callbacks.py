@@ -169,7 +169,7 @@ class ResumableReduceLROnPlateau(keras.callbacks.ReduceLROnPlateau):
 
     def set_state(self, state, arrays):
         del arrays
-        self.on_train_begin()  # sets the comparison mode; then overwrite
+        self._started = True  # the next `fit` must not reset what follows
         self.best = state["best"]
         self.wait = int(state["wait"])
         self.cooldown_counter = int(state["cooldown_counter"])
@@ -237,6 +237,7 @@ class TrainingBackup(keras.callbacks.Callback):
         self.epoch = 0
         self.start_batch = 0
         self._steps = 0
+        self._saves = 0  # makes every save's folder name new
 
     @property
     def _meta_path(self):
@@ -262,7 +263,7 @@ class TrainingBackup(keras.callbacks.Callback):
         # save. A kill at any point leaves a consistent backup: the previous
         # one until the new metadata is in place, the new one after.
         os.makedirs(self.directory, exist_ok=True)
-        self._saves = getattr(self, "_saves", 0) + 1
+        self._saves += 1
         folder = f"save-{epoch}-{next_batch}-{self._saves}"
         path = os.path.join(self.directory, folder)
         os.makedirs(path, exist_ok=True)

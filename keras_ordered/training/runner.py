@@ -271,9 +271,10 @@ def train(args, *, model_class, get_preset):
     if parsing is not None:
         # The final weights (averaged ones after NT-ASGD) parse the subset.
         parsing.set_model(model)
-        results["parse_sentences"] = len(parsing._load())
+        final_scores = parsing.evaluate()
+        results["parse_sentences"] = len(parsing.records)
         results["parse_f1"] = {}
-        for name, scores in parsing.evaluate().items():
+        for name, scores in final_scores.items():
             results["parse_f1"][name] = {
                 "sentence_f1": scores["sentence_f1"],
                 "corpus_f1": scores["corpus_f1"],
