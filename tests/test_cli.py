@@ -8,6 +8,7 @@ import pytest
 from conftest import require_data
 
 from keras_ordered import cli
+from keras_ordered.cli import _common
 
 
 # A small hand-written treebank (Treebank-II style: punctuation, traces,
@@ -50,8 +51,10 @@ def test_evaluate_baseline_json(capsys):
         capsys,
     )
     assert status == 0, err
-    result = json.loads(out)
-    assert result["baseline"] == "right-branching"
+    output = json.loads(out)
+    assert list(output) == ["treebank", "baselines"]
+    assert list(output["baselines"]) == ["right-branching"]
+    result = output["baselines"]["right-branching"]
     assert result["sentences"] == 3253
     assert result["sentence_f1"] == pytest.approx(40.0, abs=0.1)
     assert result["wsj10_sentence_f1"] == pytest.approx(59.3, abs=0.1)
@@ -78,7 +81,7 @@ def test_evaluate_baseline_json_hand_computed(small_treebank, capsys):
         capsys,
     )
     assert status == 0, err
-    result = json.loads(out)
+    result = json.loads(out)["baselines"]["right-branching"]
     # Sentence level (no whole span):
     # the cat sat on the mat: gold {02, 26, 36, 46} vs right-branching
     # {16, 26, 36, 46}: f1 3/4.
@@ -98,12 +101,21 @@ def test_evaluate_baseline_json_hand_computed(small_treebank, capsys):
 
 
 def test_evaluate_errors(tmp_path, small_treebank, capsys):
+    (tmp_path / "empty").mkdir()
     status, _, err = run(
         ["evaluate-parsing", "--treebank", str(tmp_path / "empty"),
          "--baseline", "balanced"],
         capsys,
     )
     assert status == 2 and "No .mrg files" in err
+    status, _, err = run(
+        ["evaluate-parsing", "--treebank", str(tmp_path / "nowhere"),
+         "--baseline", "balanced"],
+        capsys,
+    )
+    assert status == 2
+    assert f"No treebank folder at {str(tmp_path / 'nowhere')!r}" in err
+    assert len(err.strip().splitlines()) == 1
     status, _, err = run(
         ["evaluate-parsing", "--treebank", small_treebank,
          "--model", str(tmp_path / "missing.keras")],
@@ -113,6 +125,7 @@ def test_evaluate_errors(tmp_path, small_treebank, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["evaluate-parsing", "--treebank", str(tmp_path)])
     assert exit_info.value.code == 2  # neither --model nor --baseline
+    assert "give --model PATH, --baseline NAME, or both" in capsys.readouterr().err
 
 
 # --- parse -------------------------------------------------------------------
@@ -126,7 +139,7 @@ def test_parse_baseline_from_arguments_stdin_and_file(tmp_path, capsys, monkeypa
     assert out.splitlines() == ["(The (cat sat))", "(Go)"]
 
     monkeypatch.setattr("sys.stdin", io.StringIO("a b c d\nx (y)\n"))
-    status, out, _ = run(["parse", "--baseline", "balanced"], capsys)
+    status, out, _ = run(["parse", "--baseline", "balanced", "--no-tokenize"], capsys)
     assert status == 0
     assert out.splitlines() == ["((a b) (c d))", "(x -LRB-y-RRB-)"]
 
@@ -164,6 +177,42 @@ def test_parse_input_errors(tmp_path, capsys, monkeypatch):
     assert status == 2 and "need --model" in err
 
 
+def test_parse_splits_punctuation_like_the_treebank(capsys):
+    status, out, err = run(
+        ["parse", "--baseline", "right-branching",
+         "The cat, sat on the mat.", "He didn't."],
+        capsys,
+    )
+    assert status == 0, err
+    assert out.splitlines() == [
+        "(The (cat (, (sat (on (the (mat .)))))))",
+        "(He (did (n't .)))",
+    ]
+    assert err == ""  # no distance line for a baseline
+    status, out, _ = run(
+        ["parse", "--baseline", "right-branching", "--no-tokenize",
+         "The cat, sat on the mat."],
+        capsys,
+    )
+    assert status == 0
+    assert out == "(The (cat, (sat (on (the mat.)))))\n"
+    # Tokens, not words, count for --max-length.
+    status, out, _ = run(
+        ["parse", "--baseline", "balanced", "--max-length", "3", "a b."], capsys
+    )
+    assert status == 0 and out == "((a b) .)\n"
+    status, _, err = run(
+        ["parse", "--baseline", "balanced", "--max-length", "3", "a b c."], capsys
+    )
+    assert status == 2 and "has 4 tokens, more than --max-length 3" in err
+
+
+def test_cli_baseline_names_are_the_parsing_baselines():
+    from keras_ordered.parsing import BASELINES
+
+    assert set(_common.BASELINE_NAMES) == set(BASELINES)
+
+
 # --- models ------------------------------------------------------------------
 
 
@@ -190,22 +239,28 @@ class FakeDistanceModel:
 @pytest.fixture
 def fake_model(monkeypatch):
     model = FakeDistanceModel()
-    monkeypatch.setattr(cli, "_load_model", lambda path: model)
+    monkeypatch.setattr(_common, "load_model", lambda path, args=None: model)
     return model
 
 
 def test_parse_with_model_distances(fake_model, capsys):
-    status, out, _ = run(["parse", "--model", "m.keras", "The 61 cats sat"], capsys)
+    status, out, err = run(["parse", "--model", "m.keras", "The 61 cats sat"], capsys)
     assert status == 0
+    # One line on stderr says which distance was used; stdout has the trees.
+    assert err == (
+        "parsed with layer2/forget (the model's default; --layer/--distance "
+        "pick another)\n"
+    )
     # Default distance (layer2/forget, increasing): left-branching, with the
     # words printed as given but read normalised.
     assert out == "(((The 61) cats) sat)\n"
     assert fake_model.seen == [[["the", "N", "cats", "sat"]]]
 
-    status, out, _ = run(
+    status, out, err = run(
         ["parse", "--model", "m.keras", "--distance", "input", "a b c"], capsys
     )
     assert status == 0 and out == "(a (b c))\n"
+    assert err == "parsed with layer2/input (picked by --distance input)\n"
 
     status, _, err = run(
         ["parse", "--model", "m.keras", "--layer", "3", "a b c"], capsys
@@ -214,8 +269,92 @@ def test_parse_with_model_distances(fake_model, capsys):
     assert "no distance layer3/*" in err and "layer2/input" in err
 
 
+def test_parse_model_reads_the_split_tokens(fake_model, capsys):
+    status, out, err = run(
+        ["parse", "--model", "m.keras", "--layer", "1", "The cat, sat."], capsys
+    )
+    assert status == 0, err
+    assert fake_model.seen == [[["the", "cat", ",", "sat", "."]]]
+    assert out == "((((The cat) ,) sat) .)\n"
+    assert err == "parsed with layer1/forget (picked by --layer 1)\n"
+
+
+def test_verbose_shows_tensorflow_log(monkeypatch, capsys):
+    from keras_ordered import _quiet
+
+    shown = []
+    monkeypatch.setattr(
+        _quiet, "import_tensorflow", lambda show=None: shown.append(show)
+    )
+    monkeypatch.setattr(
+        "keras_ordered.saving.load_model", lambda path: FakeDistanceModel()
+    )
+    for argv, expected in (
+        (["parse", "--model", "m.keras", "a b"], None),  # None: env var decides
+        (["--verbose", "parse", "--model", "m.keras", "a b"], True),
+        (["parse", "--verbose", "--model", "m.keras", "a b"], True),
+    ):
+        shown.clear()
+        status, _, err = run(argv, capsys)
+        assert status == 0, err
+        assert shown == [expected]
+
+
+def test_parse_corrupt_model_file(tmp_path, capsys):
+    import zipfile
+
+    noise = tmp_path / "noise.keras"
+    noise.write_bytes(np.random.default_rng(0).bytes(3000))
+    truncated = tmp_path / "truncated.keras"
+    with zipfile.ZipFile(truncated, "w") as archive:
+        archive.writestr("config.json", "{}" * 2000)
+        archive.writestr("model.weights.h5", bytes(5000))
+    truncated.write_bytes(truncated.read_bytes()[:3000])
+    for path in (noise, truncated):
+        status, out, err = run(["parse", "--model", str(path), "a b"], capsys)
+        assert status == 2 and out == ""
+        assert len(err.splitlines()) == 1
+        assert f"{str(path)!r} is not a readable Keras model file" in err
+        assert "not found" not in err.lower()
+
+
+def test_evaluate_model_and_baselines_in_one_table(fake_model, small_treebank,
+                                                   capsys):
+    argv = ["evaluate-parsing", "--treebank", small_treebank, "--model",
+            "m.keras", "--baseline", "right-branching", "random",
+            "--baseline", "balanced", "--seed", "3"]
+    status, out, err = run(argv + ["--json"], capsys)
+    assert status == 0, err
+    result = json.loads(out)
+    assert list(result) == [
+        "treebank", "model", "default_distance", "distances", "baselines"
+    ]
+    assert list(result["distances"]) == FakeDistanceModel.distance_names
+    assert list(result["baselines"]) == ["right-branching", "random", "balanced"]
+    assert result["baselines"]["random"]["seed"] == 3
+    # Constant distances give the right-branching trees.
+    assert result["distances"]["layer1/input"] == result["baselines"][
+        "right-branching"
+    ]
+    assert len(fake_model.seen) == 1  # the model read the treebank once
+
+    status, out, err = run(argv, capsys)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("treebank: ") and "5 sentences" in lines[0]
+    assert lines[1] == "model: m.keras (default distance: layer2/forget)"
+    assert lines[2].split()[:3] == ["trees", "sent-F1", "corpus-F1"]
+    rows = [line.split()[0] for line in lines[3:-2]]
+    assert rows == FakeDistanceModel.distance_names + [
+        "right-branching", "random", "balanced"
+    ]
+    assert "random (seed 3)" in out
+    assert lines[-2].split()[0] == "gold"
+    assert sum(line.startswith("trees ") for line in lines) == 1  # one table
+
+
 def test_model_without_distances(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "_load_model", lambda path: object())
+    monkeypatch.setattr(_common, "load_model", lambda path, args=None: object())
     status, out, err = run(["parse", "--model", "m.keras", "a b"], capsys)
     assert status == 2 and out == ""
     assert "yields no syntactic distances" in err
@@ -231,16 +370,17 @@ def test_evaluate_every_distance_of_a_model(fake_model, small_treebank, capsys):
     assert status == 0, err
     result = json.loads(out)
     assert list(result["distances"]) == FakeDistanceModel.distance_names
-    assert result["distance"] == "layer2/forget"
-    assert result["sentences"] == 5
-    assert result["sentence_f1"] == result["distances"]["layer2/forget"]["sentence_f1"]
+    assert result["default_distance"] == "layer2/forget"
+    assert result["distances"]["layer2/forget"]["sentences"] == 5
+    # One copy of each metric: the rows only, nothing repeated at the top.
+    assert list(result) == ["treebank", "model", "default_distance", "distances"]
     # Constant distances are the right-branching baseline.
     status, out, _ = run(
         ["evaluate-parsing", "--treebank", treebank, "--baseline",
          "right-branching", "--json"],
         capsys,
     )
-    right = json.loads(out)
+    right = json.loads(out)["baselines"]["right-branching"]
     assert result["distances"]["layer1/input"]["sentence_f1"] == pytest.approx(
         right["sentence_f1"]
     )
@@ -309,7 +449,7 @@ def test_real_tiny_onlstm_end_to_end(tmp_path, small_treebank, capsys):
     assert status == 0, err
     result = json.loads(out)
     assert sorted(result["distances"]) == sorted(model.distance_names)
-    assert result["distance"] == model.default_distance
+    assert result["default_distance"] == model.default_distance
     for scores in result["distances"].values():
         assert 0 <= scores["sentence_f1"] <= 100
 
@@ -331,6 +471,7 @@ def test_real_tiny_prpn_end_to_end(tmp_path, small_treebank, capsys):
     status, out, err = run(["parse", "--model", path, " ".join(words)], capsys)
     assert status == 0, err
     assert out == expected + "\n"
+    assert err == "parsed with parser/distance (the model's only distance)\n"
     # PRPN has one distance: asking for a layer or an input-gate distance
     # is an error that names what there is.
     status, out, err = run(
@@ -346,5 +487,6 @@ def test_real_tiny_prpn_end_to_end(tmp_path, small_treebank, capsys):
     assert status == 0, err
     result = json.loads(out)
     assert list(result["distances"]) == ["parser/distance"]
-    assert result["sentences"] == 5
-    assert 0 <= result["sentence_f1"] <= 100
+    scores = result["distances"]["parser/distance"]
+    assert scores["sentences"] == 5
+    assert 0 <= scores["sentence_f1"] <= 100

@@ -228,6 +228,10 @@ def resolve_treebank_dir(directory=None):
 
     Returns:
         The absolute path of the folder of `.mrg` files.
+
+    Raises:
+        ValueError: no folder at `directory` (`No treebank folder at ...`),
+            or no `.mrg` file in it or its subfolders.
     """
     if directory is None:
         root = os.environ.get(DATA_ENV_VAR)
@@ -238,7 +242,22 @@ def resolve_treebank_dir(directory=None):
                 f"{DATA_ENV_VAR} to a folder holding wsj_sample/mrg/."
             )
         directory = os.path.join(root, "wsj_sample", "mrg")
+        origin = f" (${DATA_ENV_VAR}/wsj_sample/mrg)"
+    else:
+        origin = ""
     directory = os.path.abspath(os.path.expanduser(str(directory)))
+    if not os.path.exists(directory):
+        raise ValueError(
+            f"No treebank folder at {directory!r}{origin}. No .mrg files to "
+            "read: pass the folder holding the Treebank .mrg files (e.g. "
+            f"--treebank ../shared/data/wsj_sample/mrg), or set "
+            f"{DATA_ENV_VAR} to a folder holding wsj_sample/mrg/."
+        )
+    if not os.path.isdir(directory):
+        raise ValueError(
+            f"{directory!r} is a file, not a treebank folder: pass the "
+            "folder holding the Treebank .mrg files."
+        )
     for candidate in (
         directory,
         os.path.join(directory, "mrg"),

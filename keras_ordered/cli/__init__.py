@@ -1,0 +1,134 @@
+"""The `keras-ordered` command line.
+
+Subcommands:
+
+- `keras-ordered parse`: parses sentences with a saved model's syntactic
+  distances (or a baseline) and prints one bracketed tree per sentence.
+- `keras-ordered evaluate-parsing`: scores a model's induced trees and
+  baselines' against gold Penn Treebank trees, in one table.
+
+Run `keras-ordered SUBCOMMAND --help` for the options. Exit status: 0 on
+success, 2 on a usage or input error (the message goes to stderr).
+`keras-ordered --version` prints the version; `--verbose` shows
+TensorFlow's start-up log, which every subcommand otherwise silences (so
+does the environment variable `KERAS_ORDERED_TF_LOGS=1`).
+
+One module of this package per subcommand, listed in `SUBCOMMANDS`. A
+module provides `NAME` (the subcommand), `add_parser(subparsers)` (adds
+and returns its `argparse` parser) and `run(args)` (returns the exit
+status, raises `CommandError` for an input error, `UsageError` for a wrong
+combination of options). It imports only the standard library at module
+level: `keras-ordered --help` loads every subcommand module, and imports
+neither TensorFlow nor the models; `run` imports what it needs, and calls
+`_common.import_tensorflow(args)` (or `_common.load_model`) before
+anything that imports Keras, so that TensorFlow's start-up log stays
+quiet.
+
+Example:
+
+```
+keras-ordered evaluate-parsing --treebank ../shared/data/wsj_sample/mrg \\
+    --baseline right-branching --json
+echo "The cat sat on the mat." | keras-ordered parse --model model.keras
+```
+"""
+
+import argparse
+import importlib
+import re
+import sys
+
+from keras_ordered import __version__
+from keras_ordered.cli._common import CommandError
+from keras_ordered.cli._common import UsageError
+from keras_ordered.cli._common import select_distance_names
+
+__all__ = [
+    "SUBCOMMANDS",
+    "CommandError",
+    "UsageError",
+    "build_parser",
+    "main",
+    "select_distance_names",
+]
+
+SUBCOMMANDS = ("parse", "evaluate_parsing")
+"""Modules of `keras_ordered.cli` that each add one subcommand, in `--help`
+order. A new subcommand is a new module, named here."""
+
+_VERBOSE_HELP = "Show TensorFlow's start-up log (also KERAS_ORDERED_TF_LOGS=1)."
+
+
+def _subcommand_modules():
+    return [
+        importlib.import_module(f"keras_ordered.cli.{name}")
+        for name in SUBCOMMANDS
+    ]
+
+
+def build_parser():
+    """The `argparse` parser of the `keras-ordered` command.
+
+    Returns:
+        An `argparse.ArgumentParser` whose parsed arguments carry the
+        subcommand's `run` function (`args.run`) and parser
+        (`args.command_parser`).
+    """
+    parser = argparse.ArgumentParser(
+        prog="keras-ordered",
+        description="Syntax-aware language models: parse with syntactic "
+        "distances and evaluate the induced trees.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"keras-ordered {__version__}",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=False,
+        help=_VERBOSE_HELP,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    for module in _subcommand_modules():
+        subparser = module.add_parser(commands)
+        # Also accepted after the subcommand; SUPPRESS keeps the
+        # subcommand's parser from resetting a --verbose given before it.
+        subparser.add_argument(
+            "--verbose",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help=_VERBOSE_HELP,
+        )
+        subparser.set_defaults(run=module.run, command_parser=subparser)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the `keras-ordered` console script.
+
+    Args:
+        argv: list of arguments (without the program name); `None` reads
+            `sys.argv`.
+
+    Returns:
+        The exit status: 0 on success, 2 on an input error (with a
+        one-line message on stderr). Usage errors exit through `argparse`
+        (`SystemExit(2)`, with the usage).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as error:
+        args.command_parser.error(str(error))
+    except (CommandError, ValueError) as error:
+        message = re.sub(r"\s+", " ", str(error)).strip()
+        print(f"keras-ordered {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""What the subcommands of `keras-ordered` share.
+
+Standard library only at import time: `keras-ordered --help` imports this
+module, and must not import TensorFlow, Keras, NumPy or nltk. Whatever
+needs them is imported inside the functions.
+"""
+
+import sys
+
+from keras_ordered import _quiet
+
+BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
+"""The baselines' names (those of `keras_ordered.parsing.BASELINES`)."""
+
+DISTANCE_KINDS = ("forget", "input")
+"""What `--distance` picks in a layer: the forget or the input master gate."""
+
+
+class CommandError(Exception):
+    """A usage or input error, reported on stderr with exit status 2."""
+
+
+class UsageError(CommandError):
+    """A wrong combination of options: reported with the subcommand's usage."""
+
+
+def import_tensorflow(args):
+    """Imports TensorFlow with its start-up log silenced (unless `--verbose`).
+
+    Every subcommand calls this before it imports Keras or a model, so that
+    TensorFlow's C++ log (`oneDNN ...`, `Could not find cuda drivers ...`,
+    `absl::InitializeLog ...`) stays off the terminal. `--verbose` or the
+    environment variable `KERAS_ORDERED_TF_LOGS=1` show it.
+
+    Args:
+        args: the parsed `argparse.Namespace` (its `verbose` attribute).
+    """
+    _quiet.import_tensorflow(show=True if getattr(args, "verbose", False) else None)
+
+
+def load_model(path, args=None):
+    """Loads a saved model for a subcommand (imports TensorFlow quietly).
+
+    Args:
+        path: the `.keras` file given with `--model`.
+        args: the parsed arguments (for `--verbose`), or None.
+
+    Returns:
+        The model.
+
+    Raises:
+        CommandError: with a one-line message naming the file when it is
+            missing or not a readable Keras model file.
+    """
+    import_tensorflow(args)
+    from keras_ordered.saving import load_model as load_saved_model
+
+    try:
+        return load_saved_model(path)
+    except (ValueError, OSError) as error:
+        raise CommandError(str(error)) from None
+
+
+def check_seed(seed):
+    if seed is not None and seed < 0:
+        raise CommandError("--seed must be 0 or more.")
+
+
+def add_model_arguments(parser):
+    """Adds `--layer`, `--distance`, `--seed` and `--batch-size`."""
+    parser.add_argument(
+        "--layer",
+        type=int,
+        metavar="L",
+        help="Layer whose distances to use (1 = lowest), e.g. 2.",
+    )
+    parser.add_argument(
+        "--distance",
+        choices=DISTANCE_KINDS,
+        help="Which distance of the layer: from the forget or the input "
+        "master gate.",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Seed of the random baseline."
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=64,
+        help="Sentences per forward pass of the model.",
+    )
+
+
+def select_distance_names(available, default=None, layer=None, kind=None,
+                          single=False):
+    """Picks a model's distances from `--layer` / `--distance`.
+
+    Args:
+        available: the model's `distance_names`.
+        default: the model's `default_distance`.
+        layer: int or None, keeps names `layer{layer}/...`.
+        kind: str or None (`"forget"`, `"input"`), keeps names `.../{kind}`.
+        single: whether exactly one name is wanted. Then, without `layer`
+            and `kind`, the default; with only one of them, the other is
+            taken from the default when possible.
+
+    Returns:
+        A non-empty list of names, in the model's order.
+
+    Raises:
+        CommandError: when no distance matches (the message lists them).
+
+    Example:
+
+    >>> names = ["layer1/forget", "layer1/input", "layer2/forget", "layer2/input"]
+    >>> select_distance_names(names, "layer2/forget", kind="input", single=True)
+    ['layer2/input']
+    """
+    available = list(available)
+    if layer is None and kind is None:
+        if not single:
+            return available
+        return [default if default in available else available[0]]
+    matches = [
+        name
+        for name in available
+        if (layer is None or name.startswith(f"layer{layer}/"))
+        and (kind is None or name.endswith(f"/{kind}"))
+    ]
+    if not matches:
+        wanted = f"layer{layer if layer is not None else '*'}/{kind or '*'}"
+        raise CommandError(
+            f"The model has no distance {wanted}; available: "
+            f"{', '.join(available)}. Pick --layer / --distance among them."
+        )
+    if not single or len(matches) == 1:
+        return matches
+    if default in matches:
+        return [default]
+    default_layer, _, default_kind = (default or "").partition("/")
+    for name in matches:
+        name_layer, _, name_kind = name.partition("/")
+        if (layer is None and name_layer == default_layer) or (
+            kind is None and name_kind == default_kind
+        ):
+            return [name]
+    return [matches[0]]
+
+
+def model_distances(model):
+    """The model's distance names; a CommandError when it has none."""
+    from keras_ordered.parsing.evaluate import check_distance_model
+
+    try:
+        return check_distance_model(model)
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+
+
+def escape(word):
+    """A word as a leaf of a bracketed tree (`(` -> `-LRB-`, `)` -> `-RRB-`)."""
+    return word.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
+def with_leaves(tree, words):
+    """A copy of `tree` whose leaves are `words` (in order), escaped."""
+    tree = tree.copy(deep=True)
+    positions = tree.treepositions("leaves")
+    if len(positions) != len(words):
+        raise CommandError(
+            f"The parser returned {len(positions)} leaves for "
+            f"{len(words)} words."
+        )
+    for position, word in zip(positions, words):
+        tree[position] = escape(word)
+    return tree
+
+
+def note(message):
+    """Writes one informative line on stderr (stdout keeps the results)."""
+    print(message, file=sys.stderr)

@@ -1,0 +1,198 @@
+"""`keras-ordered parse`: one bracketed tree per sentence.
+
+Reads sentences (arguments, `--file`, or stdin, one per line), splits
+punctuation off the words as the Penn Treebank does (nltk's
+`TreebankWordTokenizer`: `mat.` -> `mat .`, `don't` -> `do n't`), and prints
+the tree that a saved model's syntactic distances (or a baseline) give
+each sentence, with the tokens as written. A line on stderr says which
+distance of the model was used.
+
+Example:
+
+```
+keras-ordered parse --model model.keras "The cat sat on the mat."
+parsed with layer2/forget (the model's default; --layer/--distance pick another)
+(((The cat) ((sat (on (the mat))) .))
+```
+"""
+
+import sys
+
+from keras_ordered.cli import _common
+from keras_ordered.cli._common import CommandError
+
+NAME = "parse"
+DEFAULT_MAX_LENGTH = 400
+
+
+def add_parser(subparsers):
+    """Adds the `parse` subcommand; returns its parser."""
+    parser = subparsers.add_parser(
+        NAME,
+        help="Print the tree a model induces for each sentence.",
+        description="Parse sentences (arguments, --file, or stdin; one per "
+        "line) and print one bracketed tree per sentence. Punctuation is "
+        "split off the words as in the Penn Treebank (\"mat.\" -> \"mat .\", "
+        "\"don't\" -> \"do n't\"; --no-tokenize splits at spaces only), and "
+        "the trees keep the tokens as written. The model reads them as the "
+        "PTB text it was trained on writes them: lower-cased, numbers as "
+        "N, words outside its vocabulary as <unk>. That text has no "
+        "punctuation and the parsing evaluations remove it: leave it out "
+        "for trees comparable with theirs. A line on stderr says which "
+        "distance of the model was used.",
+    )
+    parser.add_argument("sentences", nargs="*", metavar="SENTENCE")
+    parser.add_argument(
+        "--file", metavar="F", help="Read sentences from F ('-' for stdin)."
+    )
+    parser.add_argument(
+        "--no-tokenize",
+        dest="tokenize",
+        action="store_false",
+        help="Split the sentences at whitespace only (for text already "
+        "tokenized the PTB way).",
+    )
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=DEFAULT_MAX_LENGTH,
+        help=f"Longest sentence accepted, in tokens (default "
+        f"{DEFAULT_MAX_LENGTH}).",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--model",
+        metavar="PATH",
+        help="A saved model that yields syntactic distances (.keras). "
+        "Without --layer/--distance, its default distance is used.",
+    )
+    source.add_argument(
+        "--baseline",
+        choices=_common.BASELINE_NAMES,
+        help="Use trivial trees instead of a model.",
+    )
+    _common.add_model_arguments(parser)
+    return parser
+
+
+def read_lines(args):
+    """The input lines and what to call them in messages."""
+    if args.sentences and args.file:
+        raise CommandError(
+            "Give the sentences either as arguments or with --file, not both."
+        )
+    if args.sentences:
+        return list(args.sentences), "argument"
+    if args.file:
+        if args.file == "-":
+            return sys.stdin.read().splitlines(), "line"
+        try:
+            with open(args.file, encoding="utf-8") as f:
+                return f.read().splitlines(), "line"
+        except OSError as error:
+            raise CommandError(
+                f"Cannot read {args.file!r}: {error.strerror or error}."
+            ) from None
+    if sys.stdin is None or sys.stdin.isatty():
+        raise CommandError(
+            "No sentence given: pass sentences as arguments, with --file, "
+            "or one per line on stdin."
+        )
+    return sys.stdin.read().splitlines(), "line"
+
+
+def tokenize(lines, what, max_length, treebank=True):
+    """Splits each line into tokens.
+
+    Args:
+        lines: list of str, one sentence each.
+        what: `"argument"` or `"line"`, for the messages.
+        max_length: the most tokens a sentence may have.
+        treebank: split punctuation off the words with nltk's
+            `TreebankWordTokenizer` (else split at whitespace only).
+
+    Returns:
+        A list of token lists.
+    """
+    if treebank:
+        from nltk.tokenize.treebank import TreebankWordTokenizer
+
+        split = TreebankWordTokenizer().tokenize
+    else:
+        split = str.split
+    sentences = []
+    for number, line in enumerate(lines, start=1):
+        tokens = split(line)
+        if not tokens:
+            raise CommandError(
+                f"{what.capitalize()} {number} is empty: give one non-empty "
+                "sentence per line."
+            )
+        if len(tokens) > max_length:
+            raise CommandError(
+                f"{what.capitalize()} {number} has {len(tokens)} tokens, more "
+                f"than --max-length {max_length}: split it into sentences, "
+                "or raise --max-length."
+            )
+        sentences.append(tokens)
+    if not sentences:
+        raise CommandError("No sentence given: the input is empty.")
+    return sentences
+
+
+def _why(name, available, default, args):
+    """Why `name` was used, for the line on stderr."""
+    if args.layer is not None or args.distance is not None:
+        given = " ".join(
+            f"--{option} {value}"
+            for option, value in (("layer", args.layer), ("distance", args.distance))
+            if value is not None
+        )
+        return f"picked by {given}"
+    if len(available) == 1:
+        return "the model's only distance"
+    if name == default:
+        return "the model's default; --layer/--distance pick another"
+    return "the model's first distance; --layer/--distance pick another"
+
+
+def run(args):
+    """Runs `keras-ordered parse`; returns the exit status."""
+    if args.max_length < 1:
+        raise CommandError("--max-length must be at least 1.")
+    if args.baseline and (args.layer is not None or args.distance is not None):
+        raise CommandError("--layer and --distance need --model.")
+    _common.check_seed(args.seed)
+    lines, what = read_lines(args)
+    sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
+
+    if args.baseline:
+        from keras_ordered.parsing.baselines import baseline_predictor
+
+        predict = baseline_predictor(args.baseline, seed=args.seed)
+    else:
+        model = _common.load_model(args.model, args)
+        from keras_ordered.parsing.evaluate import distance_predictor
+
+        available = _common.model_distances(model)
+        default = getattr(model, "default_distance", None)
+        (name,) = _common.select_distance_names(
+            available,
+            default,
+            layer=args.layer,
+            kind=args.distance,
+            single=True,
+        )
+        predict = distance_predictor(model, name, batch_size=args.batch_size)
+
+    from keras_ordered.datasets.treebank import normalize_words
+    from keras_ordered.parsing import trees as trees_lib
+
+    trees = predict([normalize_words(tokens) for tokens in sentences])
+    if not args.baseline:
+        _common.note(
+            f"parsed with {name} ({_why(name, available, default, args)})"
+        )
+    for tokens, tree in zip(sentences, trees):
+        print(trees_lib.tree_to_brackets(_common.with_leaves(tree, tokens)))
+    return 0

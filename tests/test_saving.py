@@ -1,0 +1,109 @@
+"""`keras_ordered.load_model`: round trips and one-line errors."""
+
+import json
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+import keras_ordered
+from keras_ordered import saving
+from keras_ordered.models.onlstm import ONLSTMLanguageModel
+
+# Words no Keras message should ever print.
+VOCABULARY = ["<eos>", "<unk>", "the", "cat", "sat", "quokka", "zygote", "N"]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary=VOCABULARY, seed=2)
+    path = tmp_path_factory.mktemp("saved") / "tiny.keras"
+    model.save(str(path))
+    return model, path
+
+
+def check_one_line(error, path):
+    message = str(error)
+    assert "\n" not in message
+    assert repr(str(path)) in message
+    assert "Full object config" not in message
+    assert not {"quokka", "zygote"} & set(message.replace("'", " ").split())
+    assert len(message) < 600
+    return message
+
+
+def test_load_model_round_trip(saved):
+    model, path = saved
+    assert keras_ordered.load_model is saving.load_model
+    restored = keras_ordered.load_model(path)  # a path-like works too
+    assert type(restored) is ONLSTMLanguageModel
+    assert restored.vocabulary == VOCABULARY
+    sentences = [["the", "cat", "sat"], ["quokka"]]
+    expected = model.sentence_distances(sentences)
+    for name, values in restored.sentence_distances(sentences).items():
+        for a, b in zip(values, expected[name]):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_missing_file_and_folders(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No model at") as info:
+        saving.load_model(tmp_path / "missing.keras")
+    check_one_line(info.value, tmp_path / "missing.keras")
+
+    with pytest.raises(ValueError, match="is a folder, not a Keras model file"):
+        saving.load_model(tmp_path)
+    exported = tmp_path / "exported"
+    exported.mkdir()
+    (exported / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(ValueError, match="TensorFlow SavedModel folder"):
+        saving.load_model(exported)
+
+
+def test_corrupt_files(tmp_path, saved):
+    _, path = saved
+    noise = tmp_path / "noise.keras"
+    noise.write_bytes(np.random.default_rng(0).bytes(4096))
+    truncated = tmp_path / "truncated.keras"
+    data = path.read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
+    for bad in (noise, truncated):
+        with pytest.raises(ValueError) as info:
+            saving.load_model(bad)
+        message = check_one_line(info.value, bad)
+        assert "is not a readable Keras model file" in message
+        assert "not found" not in message.lower()
+
+    no_config = tmp_path / "no_config.keras"
+    with zipfile.ZipFile(no_config, "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    with pytest.raises(ValueError, match="holds no config.json"):
+        saving.load_model(no_config)
+
+    renamed = tmp_path / "model.zip"
+    shutil.copy(path, renamed)
+    with pytest.raises(ValueError, match="rename it"):
+        saving.load_model(renamed)
+
+
+def test_keras_errors_are_cut_before_the_config(tmp_path, saved):
+    _, path = saved
+    # The same archive, its model class renamed to one nobody registered.
+    broken = tmp_path / "unknown_class.keras"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(broken, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                config["class_name"] = "NoSuchModel"
+                config["registered_name"] = "keras_ordered>NoSuchModel"
+                config["config"]["vocabulary"] = VOCABULARY * 500
+                data = json.dumps(config).encode()
+            target.writestr(item, data)
+    with pytest.raises(ValueError) as info:
+        saving.load_model(broken)
+    message = check_one_line(info.value, broken)
+    assert message.startswith(f"Could not load the model {str(broken)!r}: ")
+    assert "NoSuchModel" in message
+    # Keras' own message stays reachable for debugging.
+    assert "Full object config" in str(info.value.__context__)
