@@ -18,12 +18,17 @@ and test (batch 1) perplexity at the end. `--parse-eval DIR` parses gold
 trees every epoch and logs unlabeled F1 per layer.
 """
 
+import os
 import sys
 
-from keras_ordered.models.onlstm import PRESETS
-from keras_ordered.models.onlstm import ONLSTMLanguageModel
-from keras_ordered.models.onlstm import get_preset
-from keras_ordered.training.runner import main
+# TensorFlow's start-up log stays quiet unless --tf-logs or
+# KERAS_ORDERED_TF_LOGS=1 asks for it (set before keras_ordered imports it).
+os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
+
+from keras_ordered.models.onlstm import PRESETS  # noqa: E402
+from keras_ordered.models.onlstm import ONLSTMLanguageModel  # noqa: E402
+from keras_ordered.models.onlstm import get_preset  # noqa: E402
+from keras_ordered.training.runner import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(

@@ -17,12 +17,17 @@ test perplexity at the end, and `--parse-eval DIR` for parsing F1 of the
 distances every epoch.
 """
 
+import os
 import sys
 
-from keras_ordered.models.prpn import PRESETS
-from keras_ordered.models.prpn import PRPNLanguageModel
-from keras_ordered.models.prpn import get_preset
-from keras_ordered.training.runner import main
+# TensorFlow's start-up log stays quiet unless --tf-logs or
+# KERAS_ORDERED_TF_LOGS=1 asks for it (set before keras_ordered imports it).
+os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
+
+from keras_ordered.models.prpn import PRESETS  # noqa: E402
+from keras_ordered.models.prpn import PRPNLanguageModel  # noqa: E402
+from keras_ordered.models.prpn import get_preset  # noqa: E402
+from keras_ordered.training.runner import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(

@@ -1,5 +1,7 @@
 """`keras_ordered.datasets.ptb`: where the text is found, vocabulary, ids."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -73,6 +75,27 @@ def test_nothing_found_names_every_way(tmp_path, monkeypatch):
     monkeypatch.setattr("keras.utils.get_file", no_network)
     with pytest.raises(FileNotFoundError, match="network unreachable"):
         ptb.load_data()
+
+
+def test_unset_variable_and_failed_download_leave_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("KERAS_ORDERED_DATA", raising=False)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras_home"))
+    # A download that fails without a network: a file URL that is not there.
+    monkeypatch.setattr(ptb, "DOWNLOAD_ORIGIN", (tmp_path / "no").as_uri() + "/")
+    with pytest.raises(FileNotFoundError) as info:
+        ptb.load_data()
+    message = str(info.value)
+    assert "$KERAS_ORDERED_DATA (not set)" in message
+    assert "=None" not in message
+    assert "download failed" in message
+    # Keras' get_file made the cache folders; none is left behind.
+    assert not (tmp_path / "keras_home").exists()
+    # A cache folder that existed before is kept.
+    (tmp_path / "keras_home" / "datasets").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError):
+        ptb.load_data()
+    assert os.listdir(tmp_path / "keras_home") == ["datasets"]
+    assert os.listdir(tmp_path / "keras_home" / "datasets") == []
 
 
 def test_max_words_and_max_lines(tmp_path):

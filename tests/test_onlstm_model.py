@@ -374,7 +374,7 @@ def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypat
     capsys.readouterr()
     assert runner.main(args, **kwargs) == 0
     out = capsys.readouterr().out
-    assert f"Resuming from epoch 1, window {meta['next_batch']}." in out
+    assert f"Resuming from epoch 1, window {meta['next_batch']} of 6" in out
     assert os.path.exists(os.path.join(tmp_path, "model.keras"))
 
 

@@ -11,7 +11,8 @@ The text is read from, in this order:
 2. the `KERAS_ORDERED_DATA` environment variable (same layout: the files in
    `$KERAS_ORDERED_DATA/ptb/` or directly in it);
 3. a download of the public copy through `keras.utils.get_file` (cached in
-   `~/.keras/datasets`), unless `download=False`.
+   `~/.keras/datasets/keras_ordered_ptb`, or under `$KERAS_HOME`), unless
+   `download=False`; a failed download leaves no empty folder behind.
 
 Standard setup: one `<eos>` appended to every line, the corpus's own
 `<unk>` for rare words, vocabulary = the 10,000 word types of the training
@@ -50,16 +51,41 @@ def _find_directory(path):
     return None
 
 
+def _keras_home():
+    return os.path.expanduser(os.environ.get("KERAS_HOME") or "~/.keras")
+
+
 def _download():
+    """Downloads the three files into the Keras cache.
+
+    A failed download removes the folders it created (Keras' `get_file`
+    removes its partial file but leaves the empty cache folder behind).
+    """
     import keras
 
-    paths = {}
-    for split in SPLITS:
-        paths[split] = keras.utils.get_file(
-            f"ptb.{split}.txt",
-            origin=f"{DOWNLOAD_ORIGIN}ptb.{split}.txt",
-            cache_subdir="datasets/keras_ordered_ptb",
+    cache_dir = _keras_home()
+    created = [
+        d for d in (
+            cache_dir,
+            os.path.join(cache_dir, "datasets"),
+            os.path.join(cache_dir, "datasets", "keras_ordered_ptb"),
         )
+        if not os.path.exists(d)
+    ]
+    paths = {}
+    try:
+        for split in SPLITS:
+            paths[split] = keras.utils.get_file(
+                f"ptb.{split}.txt",
+                origin=f"{DOWNLOAD_ORIGIN}ptb.{split}.txt",
+                cache_dir=cache_dir,
+                cache_subdir=os.path.join("datasets", "keras_ordered_ptb"),
+            )
+    except BaseException:
+        for directory in reversed(created):  # deepest first
+            if os.path.isdir(directory) and not os.listdir(directory):
+                os.rmdir(directory)
+        raise
     return paths
 
 
@@ -89,7 +115,8 @@ def locate_files(path=None, download=True):
             f"(`path=...` / `--data DIR`), or leave it out to use "
             f"${ENV_VAR} or the download of the public copy."
         )
-    looked = [f"${ENV_VAR}={os.environ.get(ENV_VAR)!r}"]
+    env = os.environ.get(ENV_VAR)
+    looked = [f"${ENV_VAR}={env!r}" if env else f"${ENV_VAR} (not set)"]
     problem = "download disabled"
     if download:
         try:

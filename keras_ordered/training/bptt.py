@@ -80,6 +80,23 @@ def awd_window_lengths(num_tokens, bptt, rng, variable=True, p_full=0.95,
     return [int(n) for n in scaled]
 
 
+def _with_options(dataset):
+    """The options of every window dataset.
+
+    A generator-backed dataset has no graph definition, so tf.data's static
+    optimisations and `MirroredStrategy`'s auto-sharding rewrite cannot
+    apply to it (each printed a warning before every evaluation). Neither
+    is wanted: the windows are already whole global batches in order, which
+    the strategy splits across its replicas.
+    """
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = (
+        tf.data.experimental.AutoShardPolicy.OFF
+    )
+    options.experimental_optimization.apply_default_optimizations = False
+    return dataset.with_options(options)
+
+
 class _Batches:
     """What the batch sources share: `tf.data` datasets of `windows()`."""
 
@@ -130,7 +147,7 @@ class _Batches:
             generate, output_signature=self._signature()
         )
         ds = ds.apply(tf.data.experimental.assert_cardinality(end - start_batch))
-        return ds.prefetch(2)
+        return _with_options(ds.prefetch(2))
 
     def stream(self, start_epoch=0, steps_per_epoch=None):
         """Epochs `start_epoch, start_epoch + 1, ...` back to back, endless.
@@ -154,7 +171,7 @@ class _Batches:
         ds = tf.data.Dataset.from_generator(
             generate, output_signature=self._signature()
         )
-        return ds.prefetch(2)
+        return _with_options(ds.prefetch(2))
 
 
 class BPTTBatches(_Batches):

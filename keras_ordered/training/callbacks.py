@@ -225,15 +225,19 @@ class TrainingBackup(keras.callbacks.Callback):
         fingerprint: dict, the configuration the backup belongs to.
         extra_state: list of objects with `get_state()` / `set_state()`
             (e.g. an `NTASGD` callback).
+        steps_per_epoch: int or None, recorded in each backup (a resumed
+            run must use the window layout it stopped in).
     """
 
     def __init__(self, directory, save_freq=100, fingerprint=None,
-                 extra_state=()):
+                 extra_state=(), steps_per_epoch=None):
         super().__init__()
         self.directory = directory
         self.save_freq = int(save_freq)
         self.fingerprint = fingerprint or {}
         self.extra_state = list(extra_state)
+        self.steps_per_epoch = steps_per_epoch
+        self.restored = None  # the metadata of the backup `restore` loaded
         self.epoch = 0
         self.start_batch = 0
         self._steps = 0
@@ -283,6 +287,7 @@ class TrainingBackup(keras.callbacks.Callback):
             "epoch": int(epoch),
             "next_batch": int(next_batch),
             "folder": folder,
+            "steps_per_epoch": self.steps_per_epoch,
             "fingerprint": self.fingerprint,
             "extra": extra,
         }
@@ -291,6 +296,25 @@ class TrainingBackup(keras.callbacks.Callback):
         os.replace(self._meta_path + ".tmp", self._meta_path)
         for name in os.listdir(self.directory):
             if name.startswith("save-") and name != folder:
+                shutil.rmtree(os.path.join(self.directory, name),
+                              ignore_errors=True)
+
+    def latest(self):
+        """The metadata of the latest complete backup, or None."""
+        try:
+            with open(self._meta_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def remove_partial_saves(self):
+        """Deletes save folders that no complete backup names (a save cut
+        short by a kill or Ctrl-C); the latest backup stays whole."""
+        if not os.path.isdir(self.directory):
+            return
+        keep = (self.latest() or {}).get("folder")
+        for name in os.listdir(self.directory):
+            if name.startswith("save-") and name != keep:
                 shutil.rmtree(os.path.join(self.directory, name),
                               ignore_errors=True)
 
@@ -331,4 +355,76 @@ class TrainingBackup(keras.callbacks.Callback):
                 {n[len(prefix):]: a for n, a in arrays.items() if n.startswith(prefix)},
             )
         self.epoch, self.start_batch = meta["epoch"], meta["next_batch"]
+        self.restored = meta
         return meta["epoch"], meta["next_batch"]
+
+
+class StepLogger(keras.callbacks.Callback):
+    """Training loss, perplexity and learning rate in TensorBoard every N steps.
+
+    Keras' `TensorBoard` callback writes epoch summaries only (or, with
+    `update_freq`, batch summaries numbered from 0 at every `fit` call, so
+    a resumed run draws over its own curve). This one numbers the points by
+    the global training step `epoch * steps_per_epoch + window`, which a
+    resumed run continues, and adds the learning rate.
+
+    The loss and perplexity are those of the progress bar: the running mean
+    over the epoch so far.
+
+    Args:
+        log_dir: str, the TensorBoard directory the summaries go to.
+        every: int, steps between points (0 writes nothing).
+        steps_per_epoch: int, training windows per epoch.
+
+    Example:
+
+    ```python
+    logger = keras_ordered.training.callbacks.StepLogger(
+        "logs/steps", every=50, steps_per_epoch=415
+    )
+    ```
+    """
+
+    def __init__(self, log_dir, every=50, steps_per_epoch=1):
+        super().__init__()
+        if every < 0:
+            raise ValueError(f"`every` must be >= 0. Received {every}")
+        self.log_dir = log_dir
+        self.every = int(every)
+        self.steps_per_epoch = int(steps_per_epoch)
+        self.epoch = 0
+        self.start_batch = 0  # set by a resumed run for its first epoch
+        self._writer = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch != self.epoch:
+            self.start_batch = 0
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.start_batch = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        if not self.every or not logs:
+            return
+        step = self.epoch * self.steps_per_epoch + self.start_batch + batch + 1
+        if step % self.every:
+            return
+        import tensorflow as tf
+
+        if self._writer is None:
+            self._writer = tf.summary.create_file_writer(self.log_dir)
+        with self._writer.as_default(step=step):
+            for name in ("loss", "perplexity"):
+                if name in logs:
+                    tf.summary.scalar(f"step_{name}", float(logs[name]))
+            if self.model.optimizer is not None:
+                tf.summary.scalar(
+                    "step_learning_rate",
+                    float(np.asarray(self.model.optimizer.learning_rate)),
+                )
+        self._writer.flush()
+
+    def on_train_end(self, logs=None):
+        if self._writer is not None:
+            self._writer.flush()

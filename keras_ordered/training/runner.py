@@ -23,51 +23,161 @@ from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import LearningRateLogger
 from keras_ordered.training.callbacks import ResumableModelCheckpoint
 from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
+from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import TrainingBackup
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's layout and shows every option's default
+    (options whose default is None say in their help what happens)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (
+            action.default not in (None, argparse.SUPPRESS, False)
+            and "%(default)" not in text
+            and action.option_strings
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def describe_presets(presets, default="ptb"):
+    """The presets as `--help` lists them: description, size, CPU time."""
+    lines = [
+        "presets (size with the 10,000-word PTB vocabulary; time per epoch "
+        "of training and validation on a 2-core CPU, measured with "
+        "benchmarks/preset_epoch_time.py):"
+    ]
+    for name, preset in presets.items():
+        facts = []
+        if preset.get("parameters"):
+            facts.append(f"{preset['parameters'] / 1e6:.1f}M parameters")
+        minutes = preset.get("cpu_minutes_per_epoch")
+        if minutes:
+            facts.append(f"~{_duration(minutes)} per epoch on CPU")
+        facts.append(f"{preset['training']['epochs']} epoch(s)")
+        marker = " [default]" if name == default else ""
+        lines.append(f"  {name:<6} {preset.get('description', '')}{marker}")
+        lines.append(f"         {'; '.join(facts)}")
+    return "\n".join(lines)
+
+
+def _duration(minutes):
+    if minutes < 1:
+        return f"{minutes * 60:.0f} s"
+    if minutes < 90:
+        return f"{minutes:.0f} min"
+    if minutes < 48 * 60:
+        return f"{minutes / 60:.1f} h"
+    return f"{minutes / 60 / 24:.0f} days"
+
+
+def cpu_warning(name, preset, presets):
+    """A warning when a preset would run for many hours without a GPU.
+
+    Returns None when a GPU is visible, or when the preset's whole training
+    takes less than 3 hours on a CPU (by its measured time per epoch).
+    """
+    minutes = preset.get("cpu_minutes_per_epoch")
+    epochs = preset["training"]["epochs"]
+    if not minutes or minutes * epochs < 180:
+        return None
+    if tf.config.list_physical_devices("GPU"):
+        return None
+    alternatives = [
+        f"--preset {other} (~{_duration(p['cpu_minutes_per_epoch'])} per "
+        f"epoch, {p['training']['epochs']} epoch(s))"
+        for other, p in presets.items()
+        if other in ("small", "quick") and p.get("cpu_minutes_per_epoch")
+    ]
+    return (
+        f"warning: no GPU is visible. Preset {name!r} takes about "
+        f"{_duration(minutes)} per epoch on a CPU, so its {epochs} epochs "
+        f"would take about {_duration(minutes * epochs)}. On a CPU, try "
+        f"{' or '.join(alternatives) or 'a smaller preset'}."
+    )
 
 
 def build_parser(description, presets, default_output):
     """Command-line options common to the language-model recipes."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument(
-        "--preset", default="ptb",
-        help=f"model and training preset: {', '.join(sorted(presets))} "
-        "(default: ptb, the paper's setup)",
+    parser = argparse.ArgumentParser(
+        description=description,
+        epilog=describe_presets(presets),
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument(
-        "--data", default=None,
+        "--preset", default="ptb", metavar="NAME",
+        help="model and training preset (listed below; ptb is the paper's "
+        "setup)",
+    )
+    parser.add_argument(
+        "--data", default=None, metavar="DIR",
         help="directory with the PTB train.txt / valid.txt / test.txt "
-        "(default: $KERAS_ORDERED_DATA/ptb, else download)",
+        "(default: $KERAS_ORDERED_DATA/ptb, else download the public copy)",
     )
-    parser.add_argument("--output", default=default_output,
-                        help="directory for logs, backups and the model")
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--bptt", type=int, default=None)
-    parser.add_argument("--learning-rate", type=float, default=None)
+    parser.add_argument("--output", default=default_output, metavar="DIR",
+                        help="directory for logs, backups, the model and "
+                        "results.json; running the same command again "
+                        "resumes the run in it")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="training epochs (default: the preset's)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="training batch size (default: the preset's)")
+    parser.add_argument("--bptt", type=int, default=None,
+                        help="window length of truncated BPTT "
+                        "(default: the preset's)")
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="initial learning rate (default: the preset's)")
     parser.add_argument("--steps-per-epoch", type=int, default=None,
-                        help="cap on training windows per epoch (quick runs)")
-    parser.add_argument("--eval-steps", type=int, default=None,
-                        help="cap on evaluation windows (quick runs)")
-    parser.add_argument("--max-lines", type=int, default=None,
-                        help="read only the first lines of each split")
-    parser.add_argument("--save-freq", type=int, default=200,
-                        help="steps between crash-safe backups")
+                        metavar="N",
+                        help="train at most N windows per epoch, for quick "
+                        "runs (default: the whole training text)")
+    parser.add_argument("--eval-steps", type=int, default=None, metavar="N",
+                        help="evaluate on the first N windows of each split "
+                        "only, for quick runs: the printed and recorded "
+                        "perplexities then cover only part of the data and "
+                        "say so (default: the whole splits)")
+    parser.add_argument("--max-lines", type=int, default=None, metavar="N",
+                        help="read only the first N lines of each split "
+                        "(default: all)")
+    parser.add_argument("--save-freq", type=int, default=200, metavar="N",
+                        help="steps between crash-safe backups (and one at "
+                        "every epoch end)")
+    parser.add_argument("--log-every", type=int, default=50, metavar="N",
+                        help="write training loss, perplexity and learning "
+                        "rate to TensorBoard every N steps (0: epoch ends "
+                        "only)")
     parser.add_argument("--parse-eval", default=None, metavar="DIR",
                         help="Treebank .mrg directory: parse a development "
-                        "subset every epoch and log F1 to TensorBoard")
-    parser.add_argument("--parse-eval-sentences", type=int, default=200)
+                        "subset every epoch and log F1 to TensorBoard "
+                        "(default: no parsing evaluation)")
+    parser.add_argument("--parse-eval-sentences", type=int, default=200,
+                        metavar="N",
+                        help="size of that development subset (the first N "
+                        "sentences)")
     parser.add_argument("--mixed-precision", action="store_true",
-                        help="mixed_float16 on GPU, mixed_bfloat16 on CPU")
+                        help="mixed_float16 on GPU, mixed_bfloat16 on CPU "
+                        "(default: float32)")
     parser.add_argument("--jit-compile", action="store_true",
                         help="XLA-compile the train step (one compilation per "
-                        "window length: use with fixed-length windows)")
+                        "window length: use with fixed-length windows; "
+                        "default: off)")
     parser.add_argument("--fixed-length", action="store_true",
-                        help="fixed-length windows instead of the AWD schedule")
+                        help="fixed-length windows instead of the AWD "
+                        "schedule of variable lengths (default: the "
+                        "preset's)")
     parser.add_argument("--skip-test", action="store_true",
                         help="skip the final test-set evaluation")
-    parser.add_argument("--seed", type=int, default=1111)
-    parser.add_argument("--verbose", type=int, default=1, choices=[0, 1, 2])
+    parser.add_argument("--seed", type=int, default=1111,
+                        help="random seed (initialisation, dropout, windows)")
+    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
+                        help="0: silent, 1: progress bar, 2: one line per "
+                        "epoch (default: 1 on a terminal, 2 when the output "
+                        "goes to a file or a pipe)")
+    parser.add_argument("--tf-logs", action="store_true",
+                        help="show TensorFlow's own start-up and C++ log "
+                        "(also: KERAS_ORDERED_TF_LOGS=1)")
     return parser
 
 
@@ -97,16 +207,85 @@ def _fail(message):
 
 def main(argv, *, model_class, get_preset, presets, description,
          default_output):
-    """Runs a language-model recipe; returns the process exit code."""
+    """Runs a language-model recipe; returns the process exit code.
+
+    0 on success (or when the run in `--output` is already finished), 2 on
+    a usage or input error (one line on stderr), 130 after Ctrl-C (one line
+    saying how to resume).
+    """
     parser = build_parser(description, presets, default_output)
     args = parser.parse_args(argv)
+    if args.verbose is None:
+        args.verbose = 1 if sys.stdout.isatty() else 2
     try:
-        return train(args, model_class=model_class, get_preset=get_preset)
+        return train(args, model_class=model_class, get_preset=get_preset,
+                     presets=presets)
     except (FileNotFoundError, ValueError) as error:
         return _fail(str(error))
+    except KeyboardInterrupt:
+        return _interrupted(args.output)
 
 
-def train(args, *, model_class, get_preset):
+def _interrupted(output):
+    """After Ctrl-C: the latest backup is whole; say how to resume."""
+    backup = TrainingBackup(os.path.join(output, "backup"))
+    backup.remove_partial_saves()
+    meta = backup.latest()
+    if meta is None:
+        message = (
+            "Interrupted before the first backup: nothing to resume (run "
+            "the same command again to start over)."
+        )
+    else:
+        message = (
+            f"Interrupted. The backup in {backup.directory} is whole "
+            f"({_position(meta['epoch'], meta['next_batch'])}): run the same "
+            "command again to resume from it."
+        )
+    print(f"\n{message}", file=sys.stderr)
+    return 130
+
+
+def _position(epoch, next_batch):
+    if next_batch:
+        return f"epoch {epoch + 1}, window {next_batch}"
+    return f"start of epoch {epoch + 1}"
+
+
+def _check_resume(backup, output, start_epoch, start_batch, steps, epochs):
+    """What a restored run does next: 'train', 'evaluate' or 'finished'.
+
+    Raises ValueError when the options would change the window layout of
+    the epoch the backup stopped in, or end training inside it.
+    """
+    meta = backup.restored
+    if meta is None:
+        return "train"
+    saved_steps = meta.get("steps_per_epoch")
+    if start_batch and saved_steps is not None and saved_steps != steps:
+        raise ValueError(
+            f"The backup in {backup.directory} stopped at window "
+            f"{start_batch} of an epoch of {saved_steps} windows; these "
+            f"options make epochs of {steps} windows, which would skip or "
+            "repeat part of it. Run with --steps-per-epoch "
+            f"{saved_steps} (or the same --max-lines / --batch-size / --bptt) "
+            "to finish that epoch, or use another --output (or delete "
+            "the backup folder) to start over."
+        )
+    if start_batch and start_epoch >= epochs:
+        raise ValueError(
+            f"The backup in {backup.directory} stopped inside epoch "
+            f"{start_epoch + 1}, but --epochs is {epochs}: pass --epochs "
+            f"{start_epoch + 1} or more to finish it, or use another --output."
+        )
+    if start_epoch >= epochs:
+        if os.path.exists(os.path.join(output, "results.json")):
+            return "finished"
+        return "evaluate"
+    return "train"
+
+
+def train(args, *, model_class, get_preset, presets=None):
     """Trains, evaluates and saves a language model as `args` say.
 
     Returns:
@@ -130,6 +309,10 @@ def train(args, *, model_class, get_preset):
             "mixed_float16" if gpus else "mixed_bfloat16"
         )
     keras.utils.set_random_seed(args.seed)
+    if presets is not None:
+        warning = cpu_warning(args.preset, preset, presets)
+        if warning:
+            print(warning, file=sys.stderr)
 
     (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
         args.data, max_lines=args.max_lines
@@ -139,7 +322,8 @@ def train(args, *, model_class, get_preset):
     print(
         f"Training {model_class.__name__} preset {args.preset!r} on "
         f"{len(train_ids)} tokens with {replicas} replica(s) "
-        f"({', '.join(strategy.extended.worker_devices)})."
+        f"({', '.join(strategy.extended.worker_devices)}); output in "
+        f"{args.output}."
     )
     batch = settings["batch_size"]
     eval_batch = settings["eval_batch_size"]
@@ -157,6 +341,8 @@ def train(args, *, model_class, get_preset):
         valid_batches = BPTTBatches(
             valid_ids, eval_batch, settings["bptt"], variable_length=False
         )
+    epochs = settings["epochs"]
+    steps = train_batches.steps(args.steps_per_epoch)
 
     fingerprint = {
         "model": model_class.__name__,
@@ -173,7 +359,10 @@ def train(args, *, model_class, get_preset):
     fingerprint["parameters"] = int(model.count_params())
 
     os.makedirs(args.output, exist_ok=True)
-    callbacks = [LearningRateLogger()]
+    log_dir = os.path.join(args.output, "logs")
+    step_logger = StepLogger(os.path.join(log_dir, "steps"),
+                             every=args.log_every, steps_per_epoch=steps)
+    callbacks = [LearningRateLogger(), step_logger]
     ntasgd = None
     if settings["optimizer"] == "sgd" and settings.get("nonmono") is not None:
         ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose)
@@ -194,7 +383,7 @@ def train(args, *, model_class, get_preset):
 
         parsing = ParsingEvaluation(
             args.parse_eval,
-            log_dir=os.path.join(args.output, "logs"),
+            log_dir=log_dir,
             max_sentences=args.parse_eval_sentences,
         )
         callbacks.append(parsing)
@@ -205,15 +394,14 @@ def train(args, *, model_class, get_preset):
     resumable.append(best)
     callbacks += [
         best,
-        keras.callbacks.TensorBoard(
-            os.path.join(args.output, "logs"), update_freq="epoch"
-        ),
+        keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
     ]
     backup = TrainingBackup(
         os.path.join(args.output, "backup"),
         save_freq=args.save_freq,
         fingerprint=fingerprint,
         extra_state=resumable,
+        steps_per_epoch=steps,
     )
     callbacks.append(backup)
 
@@ -221,10 +409,28 @@ def train(args, *, model_class, get_preset):
         # Restoring builds the optimizer's slot variables (Adam's moments):
         # they must be created as the strategy's mirrored variables.
         start_epoch, start_batch = backup.restore(model)
-    if start_epoch or start_batch:
-        print(f"Resuming from epoch {start_epoch + 1}, window {start_batch}.")
-    epochs = settings["epochs"]
-    steps = train_batches.steps(args.steps_per_epoch)
+    action = _check_resume(backup, args.output, start_epoch, start_batch,
+                           steps, epochs)
+    results_path = os.path.join(args.output, "results.json")
+    if action == "finished":
+        print(
+            f"The run in {args.output} is finished ({start_epoch} epochs): "
+            f"results in {results_path}, model in "
+            f"{os.path.join(args.output, 'model.keras')}. Pass --epochs "
+            f"{start_epoch + 1} or more to train it further, or use another "
+            "--output to start a new run."
+        )
+        return 0
+    if action == "evaluate":
+        print(f"Training finished ({start_epoch} epochs) before the final "
+              "evaluation: evaluating the final weights.")
+    elif start_batch:
+        print(f"Resuming from epoch {start_epoch + 1}, window {start_batch} "
+              f"of {steps} (backup in {backup.directory}).")
+    elif start_epoch:
+        print(f"Resuming at the start of epoch {start_epoch + 1} of {epochs} "
+              f"(backup in {backup.directory}).")
+    step_logger.epoch, step_logger.start_batch = start_epoch, start_batch
 
     def validation():
         return valid_batches.dataset(0, steps_per_epoch=args.eval_steps)
@@ -234,16 +440,14 @@ def train(args, *, model_class, get_preset):
         verbose=args.verbose, shuffle=False,
     )
     started = time.time()
-    if start_batch and start_epoch < epochs and start_batch < steps:
+    if action == "train" and start_batch:
         # Finish the interrupted epoch from the window it stopped at.
         model.fit(
             train_batches.dataset(start_epoch, start_batch, steps),
             epochs=start_epoch + 1, initial_epoch=start_epoch, **fit_options,
         )
         start_epoch += 1
-    elif start_batch:
-        start_epoch += 1
-    if start_epoch < epochs:
+    if action == "train" and start_epoch < epochs:
         model.fit(
             train_batches.stream(start_epoch, steps), steps_per_epoch=steps,
             epochs=epochs, initial_epoch=start_epoch, **fit_options,
@@ -252,14 +456,23 @@ def train(args, *, model_class, get_preset):
     if ntasgd is not None:
         ntasgd.finalize()
 
-    results = {"preset": args.preset, "train_seconds": round(elapsed, 1),
+    results = {"preset": args.preset, "epochs": epochs,
+               "train_seconds": round(elapsed, 1),
                "parameters": fingerprint["parameters"]}
+    partial = ""
+    if args.eval_steps:
+        results["eval_steps"] = args.eval_steps
+        results["evaluation"] = (
+            f"partial: the first {args.eval_steps} windows of each split "
+            "only (--eval-steps), not comparable with whole-split figures"
+        )
+        partial = f" (first {args.eval_steps} windows only: --eval-steps)"
     results["valid_loss"] = evaluate_stream(
         model, valid_ids, eval_batch, settings["bptt"], args.eval_steps,
         args.verbose, sentence_level=sentence_level, eos=eos,
     )
     results["valid_perplexity"] = perplexity(results["valid_loss"])
-    print(f"Validation perplexity: {results['valid_perplexity']:.2f}")
+    print(f"Validation perplexity{partial}: {results['valid_perplexity']:.2f}")
     if not args.skip_test:
         results["test_loss"] = evaluate_stream(
             model, test_ids, settings["test_batch_size"], settings["bptt"],
@@ -267,7 +480,7 @@ def train(args, *, model_class, get_preset):
             eos=eos,
         )
         results["test_perplexity"] = perplexity(results["test_loss"])
-        print(f"Test perplexity: {results['test_perplexity']:.2f}")
+        print(f"Test perplexity{partial}: {results['test_perplexity']:.2f}")
     if parsing is not None:
         # The final weights (averaged ones after NT-ASGD) parse the subset.
         parsing.set_model(model)
@@ -285,7 +498,7 @@ def train(args, *, model_class, get_preset):
                 f"corpus-level {scores['corpus_f1']:.1f}"
             )
     model.save(os.path.join(args.output, "model.keras"))
-    with open(os.path.join(args.output, "results.json"), "w") as f:
+    with open(results_path, "w") as f:
         json.dump(results, f, indent=2)
     print(json.dumps(results))
     return 0

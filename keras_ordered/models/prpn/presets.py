@@ -108,6 +108,30 @@ PRESETS = {
             "epochs": 3,
         },
     },
+    # The five-minute path to a parsing model on a CPU (README, quick start).
+    "quick": {
+        "description": "The five-minute parsing model (embedding 128, 2 "
+        "layers of 128, parser 64 channels, 15 slots).",
+        "model": {
+            "embedding_dim": 128,
+            "hidden_dim": 128,
+            "parser_units": 64,
+            "num_layers": 2,
+            "num_slots": 15,
+            "lookback": 5,
+            "resolution": 0.1,
+            "hard_gates": True,
+            "dropout": 0.1,
+            "input_dropout": 0.1,
+            "recurrent_dropout": 0.0,
+        },
+        "training": {
+            **PAPER_TRAINING,
+            "learning_rate": 0.003,
+            "test_batch_size": 10,
+            "epochs": 2,
+        },
+    },
     # For tests.
     "tiny": {
         "description": "A test-sized model (embedding 16, 2 layers of 20, "

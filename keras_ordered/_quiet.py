@@ -1,0 +1,105 @@
+"""Quiet start-up for the package's commands (standard library only).
+
+TensorFlow 2.21 writes its C++ start-up log (`oneDNN custom operations are
+on`, `Could not find cuda drivers`, `failed call to cuInit`, the CPU feature
+banner, and absl's `All log messages before absl::InitializeLog() ...`,
+twice) straight to the process's standard error while it is imported,
+before `TF_CPP_MIN_LOG_LEVEL` is read. The `keras-ordered` command and the
+recipes import TensorFlow through `import_tensorflow()`, which sends file
+descriptor 2 to /dev/null while TensorFlow is imported and looks for GPUs
+(the `failed call to cuInit` of a machine without one), and sets
+`TF_CPP_MIN_LOG_LEVEL=2` (C++ warnings and information messages off,
+errors kept) for what follows, unless the user asks for the logs:
+
+- the environment variable `KERAS_ORDERED_TF_LOGS=1`, or
+- `--tf-logs` on a recipe's command line, `--verbose` on `keras-ordered`'s.
+
+A `TF_CPP_MIN_LOG_LEVEL` the user set is kept as it is. Importing
+`keras_ordered` as a library silences nothing unless a recipe asked for it
+(`KERAS_ORDERED_QUIET=1`, which the recipe scripts set).
+"""
+
+import contextlib
+import os
+import sys
+
+TF_LOGS_ENV = "KERAS_ORDERED_TF_LOGS"
+QUIET_ENV = "KERAS_ORDERED_QUIET"
+COMMAND_NAME = "keras-ordered"
+
+
+def _truthy(value):
+    return str(value or "").strip().lower() not in ("", "0", "false", "no")
+
+
+def tf_logs_wanted(argv=None):
+    """Whether the user asked to see TensorFlow's own log."""
+    argv = sys.argv if argv is None else argv
+    return _truthy(os.environ.get(TF_LOGS_ENV)) or "--tf-logs" in argv
+
+
+def running_the_command():
+    """Whether this process is the `keras-ordered` console script."""
+    return os.path.basename(sys.argv[0] if sys.argv else "") == COMMAND_NAME
+
+
+def quiet_requested():
+    """Whether a recipe asked for a quiet start-up (`KERAS_ORDERED_QUIET`)."""
+    return _truthy(os.environ.get(QUIET_ENV))
+
+
+@contextlib.contextmanager
+def _stderr_silenced():
+    """Sends file descriptor 2 (C++ and Python writes alike) to /dev/null."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no usable stderr: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+def import_tensorflow(show=None):
+    """Imports TensorFlow and Keras, silencing their start-up log.
+
+    Args:
+        show: bool or None, show the log; None asks `tf_logs_wanted()`.
+
+    Returns:
+        The `tensorflow` module.
+    """
+    if "tensorflow" in sys.modules:
+        return sys.modules["tensorflow"]
+    if show is None:
+        show = tf_logs_wanted()
+    if show:
+        import tensorflow as tf
+
+        return tf
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    with _stderr_silenced():
+        import keras  # noqa: F401
+        import tensorflow as tf
+
+        # Looking for GPUs calls cuInit, which logs `E0000 ... failed call
+        # to cuInit` on a machine without one. (Physical devices only: the
+        # logical ones can still be configured afterwards.)
+        tf.config.list_physical_devices("GPU")
+    try:
+        from absl import logging as absl_logging
+
+        absl_logging.set_verbosity(absl_logging.ERROR)
+    except ImportError:  # absl comes with TensorFlow; be safe anyway
+        pass
+    tf.get_logger().setLevel("ERROR")
+    return tf
