@@ -107,3 +107,75 @@ def test_keras_errors_are_cut_before_the_config(tmp_path, saved):
     assert "NoSuchModel" in message
     # Keras' own message stays reachable for debugging.
     assert "Full object config" in str(info.value.__context__)
+
+
+# --- the vocabulary is an asset of the file, not part of its config ----------
+
+
+def test_vocabulary_is_saved_as_an_asset(saved):
+    model, path = saved
+    with zipfile.ZipFile(path) as archive:
+        config = json.loads(archive.read("config.json"))
+        words = json.loads(archive.read("assets/vocabulary.json"))
+    assert words == VOCABULARY
+    assert config["config"]["vocabulary"]["config"] == {"size": len(VOCABULARY)}
+    assert "quokka" not in json.dumps(config)
+    # In memory, the config keeps the words: from_config rebuilds the model.
+    config = model.get_config()
+    assert config["vocabulary"] == VOCABULARY
+    clone = ONLSTMLanguageModel.from_config(config)
+    assert clone.vocabulary == VOCABULARY and clone.get_config() == config
+    # A config that went through JSON holds only the size, and says so on use.
+    import keras
+
+    rebuilt = keras.models.model_from_json(model.to_json())
+    assert rebuilt.vocabulary_size == len(VOCABULARY)
+    with pytest.raises(ValueError, match="knows only its vocabulary size"):
+        rebuilt.sentence_distances([["the", "cat"]])
+
+
+def test_files_with_the_vocabulary_in_their_config_still_load(tmp_path, saved):
+    model, path = saved
+    # The layout of the files saved before: the words in config.json, and
+    # no assets.
+    old = tmp_path / "old.keras"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(old, "w") as target:
+        for item in source.infolist():
+            if item.filename.startswith("assets/"):
+                continue
+            data = source.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                config["config"]["vocabulary"] = VOCABULARY
+                data = json.dumps(config).encode()
+            target.writestr(item, data)
+    restored = saving.load_model(old)
+    assert restored.vocabulary == VOCABULARY
+    np.testing.assert_allclose(
+        restored.sentence_distances([["the", "quokka"]])["layer2/forget"][0],
+        model.sentence_distances([["the", "quokka"]])["layer2/forget"][0],
+        rtol=1e-6,
+    )
+
+
+def test_keras_without_keras_ordered_gives_a_short_error(tmp_path):
+    import subprocess
+    import sys
+
+    vocabulary = ["<eos>", "<unk>"] + [f"vocabword{i}" for i in range(9998)]
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary=vocabulary)
+    path = str(tmp_path / "ptb_sized.keras")
+    model.save(path)
+    result = subprocess.run(
+        [sys.executable, "-c",
+         f"import keras; keras.saving.load_model({path!r})"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0
+    error = result.stderr.strip().splitlines()[-1]  # the exception's line
+    assert "Could not locate class 'ONLSTMLanguageModel'" in error
+    assert len(error) < 2000
+    assert "vocabword" not in result.stderr  # (it held all 10,000 words)
+    assert len(result.stderr) < 10_000

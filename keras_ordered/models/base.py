@@ -7,20 +7,108 @@ parsing evaluation, the `keras-ordered parse` command and the parsing callback
 only rely on the small protocol defined here, never on a concrete model.
 """
 
+import collections.abc
 import copy
+import json
+import os
 
+import keras
 import numpy as np
 
 EOS = "<eos>"
 UNK = "<unk>"
+VOCABULARY_ASSET = "vocabulary.json"
+"""The file of a `.keras` archive's assets that holds a model's words."""
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class Vocabulary(collections.abc.Sequence):
+    """A language model's word list, as the model's config holds it.
+
+    In memory, a read-only sequence of the words (index = token id) that
+    compares equal to the list of them, so that
+    `Model.from_config(model.get_config())` rebuilds the same model.
+    Serialized (the `config.json` of a `.keras` file, `model.to_json()`),
+    only its size: the words are saved beside the weights, as the model's
+    asset `vocabulary.json` (see `SyntacticDistanceMixin.save_assets`).
+    A config file then stays a few hundred characters long, and so does
+    the message of Keras when it meets the model's class unregistered
+    (it prints the whole config).
+
+    Args:
+        words: list of str, or None when only the size is known (a config
+            read from a file, before the model's assets are loaded).
+        size: int, the number of words; with `words`, it must match.
+
+    Example:
+
+    ```python
+    vocabulary = keras_ordered.models.base.Vocabulary(["<eos>", "<unk>", "a"])
+    assert vocabulary == ["<eos>", "<unk>", "a"]
+    assert keras.saving.serialize_keras_object(vocabulary)["config"] == {"size": 3}
+    ```
+    """
+
+    def __init__(self, words=None, size=None):
+        if words is None and size is None:
+            raise ValueError("Pass the words of the vocabulary, or its size.")
+        if words is not None:
+            words = tuple(str(w) for w in words)
+            if size is not None and size != len(words):
+                raise ValueError(
+                    f"The vocabulary has {len(words)} words but size={size}."
+                )
+            size = len(words)
+        self.words = words
+        self.size = int(size)
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        if self.words is None:
+            raise ValueError(
+                f"This vocabulary knows only its size ({self.size}), not its "
+                "words (they are the .keras file's asset vocabulary.json)."
+            )
+        return self.words[index]
+
+    def __eq__(self, other):
+        if isinstance(other, Vocabulary):
+            return (self.size, self.words) == (other.size, other.words)
+        if isinstance(other, collections.abc.Sequence) and not isinstance(
+            other, str
+        ):
+            return self.words is not None and list(self.words) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        if self.words is None:
+            return f"Vocabulary(size={self.size})"
+        return f"Vocabulary({self.size} words: {', '.join(self.words[:5])}, ...)"
+
+    def get_config(self):
+        return {"size": self.size}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(size=config["size"])
 
 
 def check_vocabulary(vocabulary):
-    """`(vocabulary_size, words)` of a word list or a size.
+    """`(vocabulary_size, words)` of a word list, a `Vocabulary` or a size.
 
-    `words` is None when only a size is given. A word list must hold
-    `<eos>` and `<unk>` (a ValueError says so otherwise).
+    `words` is None when only a size is given (an int, or a `Vocabulary`
+    read from a config file, whose words come with the model's assets). A
+    word list must hold `<eos>` and `<unk>` (a ValueError says so
+    otherwise).
     """
+    if isinstance(vocabulary, Vocabulary):
+        if vocabulary.words is None:
+            return len(vocabulary), None
+        vocabulary = vocabulary.words
     if isinstance(vocabulary, int):
         return vocabulary, None
     words = [str(w) for w in vocabulary]
@@ -73,10 +161,43 @@ class SyntacticDistanceMixin:
         ]
         self._vocabulary_given = words is not None
         self.vocabulary_size = vocabulary_size
+        self._cached_word_index = None
 
     def _vocabulary_config(self):
-        """What `get_config` stores: the word list, or only its size."""
-        return self.vocabulary if self._vocabulary_given else self.vocabulary_size
+        """What `get_config` stores: the words (a `Vocabulary`), or the size.
+
+        Serialized, a `Vocabulary` is only its size: the words go into the
+        `.keras` file as an asset (`save_assets`).
+        """
+        if not self._vocabulary_given:
+            return self.vocabulary_size
+        return Vocabulary(list(self.vocabulary))
+
+    def save_assets(self, dir_path):
+        """Writes the words to `vocabulary.json` (Keras calls this on save)."""
+        if self._vocabulary_given:
+            path = os.path.join(dir_path, VOCABULARY_ASSET)
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(list(self.vocabulary), f, ensure_ascii=False)
+
+    def load_assets(self, dir_path):
+        """Reads the words back from `vocabulary.json` (Keras calls this on load).
+
+        Files saved before the words became an asset hold them in their
+        config instead, and have no such file: nothing to do then.
+        """
+        path = os.path.join(dir_path, VOCABULARY_ASSET)
+        if not os.path.exists(path):
+            return
+        with open(path, encoding="utf-8") as f:
+            words = json.load(f)
+        size, words = check_vocabulary(words)
+        if size != self.vocabulary_size:
+            raise ValueError(
+                f"The saved vocabulary has {size} words, but the model's "
+                f"config says {self.vocabulary_size}: the file is damaged."
+            )
+        self._set_vocabulary(size, words)
 
     def token_ids(self, words):
         """Maps words to ids through the vocabulary, `<unk>` when unknown."""
@@ -85,6 +206,14 @@ class SyntacticDistanceMixin:
         return [index.get(w, unk) for w in words]
 
     def _word_index(self):
+        if not self._vocabulary_given:
+            raise ValueError(
+                f"The model knows only its vocabulary size "
+                f"({self.vocabulary_size}), not its words, so it cannot read "
+                "text: build it with `vocabulary=[...words]`, or load it from "
+                "its .keras file (a config or `to_json()` holds only the "
+                "size; the .keras file also holds the words)."
+            )
         cached = getattr(self, "_cached_word_index", None)
         if cached is None or len(cached) != len(self.vocabulary):
             cached = {w: i for i, w in enumerate(self.vocabulary)}
@@ -153,4 +282,9 @@ class PresetMixin:
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("vocabulary"), dict):  # a serialized Vocabulary
+            config["vocabulary"] = keras.saving.deserialize_keras_object(
+                config["vocabulary"]
+            )
         return cls(**config)
