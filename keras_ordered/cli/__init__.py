@@ -128,7 +128,3 @@ def main(argv=None):
         message = re.sub(r"\s+", " ", str(error)).strip()
         print(f"keras-ordered {args.command}: error: {message}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
