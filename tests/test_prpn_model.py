@@ -163,7 +163,7 @@ def test_distances_for_parsing():
 
 
 def test_presets_and_validation():
-    assert set(PRESETS) == {"ptb", "up", "small", "tiny"}
+    assert set(PRESETS) == {"ptb", "up", "small", "quick", "tiny"}
     ptb = get_preset("ptb")
     assert ptb["model"] == {
         "embedding_dim": 800, "hidden_dim": 1200, "num_layers": 2,
@@ -182,7 +182,7 @@ def test_presets_and_validation():
         200, 400, 0.001, True)
     assert (up["model"]["dropout"], up["model"]["input_dropout"],
             up["model"]["recurrent_dropout"]) == (0.2, 0.2, 0.0)
-    with pytest.raises(ValueError, match="ptb, small, tiny, up"):
+    with pytest.raises(ValueError, match="ptb, quick, small, tiny, up"):
         PRPNLanguageModel.from_preset("huge", VOCAB)
     with pytest.raises(ValueError, match="<unk>"):
         PRPNLanguageModel.from_preset("tiny", ["<eos>", "a"])

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import time
 
 import keras
@@ -44,11 +45,11 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def describe_presets(presets, default="ptb"):
     """The presets as `--help` lists them: description, size, CPU time."""
-    lines = [
+    lines = [textwrap.fill(
         "presets (size with the 10,000-word PTB vocabulary; time per epoch "
         "of training and validation on a 2-core CPU, measured with "
-        "benchmarks/preset_epoch_time.py):"
-    ]
+        "benchmarks/preset_epoch_time.py):", width=79,
+    )]
     for name, preset in presets.items():
         facts = []
         if preset.get("parameters"):
@@ -58,14 +59,21 @@ def describe_presets(presets, default="ptb"):
             facts.append(f"~{_duration(minutes)} per epoch on CPU")
         facts.append(f"{preset['training']['epochs']} epoch(s)")
         marker = " [default]" if name == default else ""
-        lines.append(f"  {name:<6} {preset.get('description', '')}{marker}")
-        lines.append(f"         {'; '.join(facts)}")
+        lines.append(textwrap.fill(
+            f"{preset.get('description', '')}{marker}", width=79,
+            initial_indent=f"  {name:<7}", subsequent_indent=" " * 9,
+        ))
+        lines.append(textwrap.fill("; ".join(facts), width=79,
+                                   initial_indent=" " * 9,
+                                   subsequent_indent=" " * 9))
     return "\n".join(lines)
 
 
 def _duration(minutes):
     if minutes < 1:
         return f"{minutes * 60:.0f} s"
+    if minutes < 10:
+        return f"{minutes:.1f} min"
     if minutes < 90:
         return f"{minutes:.0f} min"
     if minutes < 48 * 60:

@@ -1,7 +1,11 @@
 """ON-LSTM presets: the paper's PTB setup, a CPU-sized one, a test-sized one.
 
 Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
-(the recipe's optimisation settings).
+(the recipe's optimisation settings), and what the recipes' `--help` and
+CPU warning quote: `description`, `parameters` (with the 10,000-word PTB
+vocabulary; tests/test_recipe_usability.py checks it) and
+`cpu_minutes_per_epoch` (training plus validation on this project's 2-core
+CPU, measured with `benchmarks/preset_epoch_time.py` on 2026-11-22).
 """
 
 from keras_ordered.models.base import lookup_preset
@@ -25,6 +29,8 @@ PRESETS = {
     "ptb": {
         "description": "The paper's PTB model (embedding 400, 1150/1150/400, "
         "chunk 10); needs a GPU.",
+        "parameters": 25220840,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 20.2,
         "model": {
             "embedding_dim": 400,
             "hidden_dims": [1150, 1150, 400],
@@ -43,6 +49,8 @@ PRESETS = {
     "small": {
         "description": "A CPU-sized model (embedding 200, 400/400/200, "
         "chunk 10) with lighter dropout.",
+        "parameters": 4870200,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 5.0,
         "model": {
             "embedding_dim": 200,
             "hidden_dims": [400, 400, 200],
@@ -60,6 +68,8 @@ PRESETS = {
     # For tests: a few thousand parameters plus the embedding.
     "tiny": {
         "description": "A test-sized model (embedding 16, 20/16, chunk 4).",
+        "parameters": 175994,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 11.4,
         "model": {
             "embedding_dim": 16,
             "hidden_dims": [20, 16],

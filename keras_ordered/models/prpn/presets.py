@@ -2,7 +2,12 @@
 setup, a CPU-sized model and a test-sized one.
 
 Each preset has `model` (arguments of `PRPNLanguageModel`) and `training`
-(the recipe's optimisation settings, read by `keras_ordered.training`).
+(the recipe's optimisation settings, read by `keras_ordered.training`), and
+what the recipes' `--help` and CPU warning quote: `description`,
+`parameters` (with the 10,000-word PTB vocabulary; checked by
+tests/test_recipe_usability.py) and `cpu_minutes_per_epoch` (training plus
+validation on this project's 2-core CPU, measured with
+`benchmarks/preset_epoch_time.py` on 2026-11-22).
 
 Notes on the training settings:
 
@@ -44,6 +49,8 @@ PRESETS = {
     "ptb": {
         "description": "The paper's PTB language model (embedding 800, 2 "
         "layers of 1200, 15 slots, look-back 5); needs a GPU.",
+        "parameters": 49342402,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 40.5,
         "model": {
             "embedding_dim": 800,
             "hidden_dim": 1200,
@@ -62,6 +69,8 @@ PRESETS = {
     "up": {
         "description": "The unsupervised-parsing setup (embedding 200, 2 "
         "layers of 400, light dropout), trained sentence by sentence.",
+        "parameters": 6107202,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 11.6,
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 400,
@@ -84,6 +93,8 @@ PRESETS = {
     "small": {
         "description": "A CPU-sized model (embedding 200, 2 layers of 256, "
         "parser 128 channels, 15 slots) with lighter dropout.",
+        "parameters": 3734194,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 5.2,
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 256,
@@ -97,10 +108,10 @@ PRESETS = {
             "input_dropout": 0.2,
             "recurrent_dropout": 0.1,
         },
-        # About 1.4 s per window of 64 x 35 tokens on 2 idle CPU cores
-        # (10 min per PTB epoch); the run reported in README.md ("Results")
-        # reached validation perplexity 213.7 / 150.8 / 129.2 after epochs
-        # 1 / 2 / 3. Evaluation in batches of 10.
+        # The run reported in README.md ("Results") reached validation
+        # perplexity 213.7 / 150.8 / 129.2 after epochs 1 / 2 / 3 (it shared
+        # the cores with another run: 1.4 s per window of 64 x 35 tokens
+        # then, 0.5-0.7 s alone on 2026-11-22). Evaluation in batches of 10.
         "training": {
             **PAPER_TRAINING,
             "learning_rate": 0.003,
@@ -112,6 +123,8 @@ PRESETS = {
     "quick": {
         "description": "The five-minute parsing model (embedding 128, 2 "
         "layers of 128, parser 64 channels, 15 slots).",
+        "parameters": 1770258,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 2.5,
         "model": {
             "embedding_dim": 128,
             "hidden_dim": 128,
@@ -136,6 +149,8 @@ PRESETS = {
     "tiny": {
         "description": "A test-sized model (embedding 16, 2 layers of 20, "
         "4 slots, look-back 2).",
+        "parameters": 180598,  # with the 10,000-word PTB vocabulary
+        "cpu_minutes_per_epoch": 13.0,
         "model": {
             "embedding_dim": 16,
             "hidden_dim": 20,

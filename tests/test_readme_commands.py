@@ -1,0 +1,87 @@
+"""Every shell command of README.md is one the tools accept, as written.
+
+The README's Python blocks run in tests/test_docs.py; its shell commands
+train for minutes to days, so here each is checked the way the tool itself
+reads it: the recipe's or the CLI's own parser accepts its arguments, its
+preset exists, and the data folders it names exist beside the checkout.
+(The quick-start commands were also run as written on a fresh clone: see
+the closing notes of issue 12.)
+"""
+
+import os
+import re
+import shlex
+
+import pytest
+
+from conftest import DATA
+from conftest import REPO
+
+SHELL_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
+
+
+def readme_commands():
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    commands = []
+    for block in SHELL_BLOCK.findall(text):
+        block = block.replace("\\\n", " ")
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if words:
+                commands.append(words)
+    return commands
+
+
+def _recipe_parser(script):
+    from keras_ordered.models import onlstm
+    from keras_ordered.models import prpn
+    from keras_ordered.training.runner import build_parser
+
+    presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS}
+    assert script in presets, f"README names an unknown recipe {script}"
+    return build_parser("t", presets[script], "runs/t"), presets[script]
+
+
+def _existing(path):
+    """A README path: `../shared/data/...` is the shared data folder."""
+    prefix = os.path.join("..", "shared", "data")
+    if path.startswith(prefix):
+        return os.path.exists(os.path.join(DATA, path[len(prefix) + 1:]))
+    return os.path.exists(os.path.join(REPO, path))
+
+
+def test_readme_has_the_set_up_and_quick_start_commands():
+    commands = [" ".join(c) for c in readme_commands()]
+    assert 'pip install -e .[dev]' in commands
+    assert "python -m pytest -q" in commands
+    assert any("--preset quick" in c for c in commands)
+
+
+@pytest.mark.parametrize(
+    "words", readme_commands(), ids=lambda words: " ".join(words)[:60]
+)
+def test_readme_command_is_accepted_as_written(words):
+    if words[0] == "python" and words[1].startswith("recipes/"):
+        assert os.path.exists(os.path.join(REPO, words[1]))
+        parser, presets = _recipe_parser(os.path.basename(words[1]))
+        if "--help" in words:
+            with pytest.raises(SystemExit) as exit_info:
+                parser.parse_args(words[2:])
+            assert exit_info.value.code == 0
+            return
+        args = parser.parse_args(words[2:])
+        assert args.preset in presets
+        for folder in (args.data, args.parse_eval):
+            if folder is not None:
+                assert _existing(folder), f"{folder} does not exist"
+    elif words[0] == "keras-ordered":
+        from keras_ordered.cli import build_parser
+
+        args = build_parser().parse_args(words[1:])
+        treebank = getattr(args, "treebank", None)
+        if treebank is not None:
+            assert _existing(treebank), f"{treebank} does not exist"
+    else:
+        # pip, pytest, tensorboard, saved_model_cli: not ours to parse.
+        assert words[0] in ("pip", "python", "tensorboard"), words
