@@ -52,7 +52,7 @@ __all__ = [
     "select_distance_names",
 ]
 
-SUBCOMMANDS = ("parse", "evaluate_parsing")
+SUBCOMMANDS = ("parse", "evaluate_parsing", "evalb")
 """Modules of `keras_ordered.cli` that each add one subcommand, in `--help`
 order. A new subcommand is a new module, named here."""
 

@@ -1,7 +1,10 @@
-"""Unsupervised constituency parsing: distances to trees, scores, baselines.
+"""Constituency parsing: distances to trees, scores, baselines, EVALB.
 
 Plain Python and NumPy: importing this package imports no model and no
-TensorFlow.
+TensorFlow. The modules `keras_ordered.parsing.linearize` (trees as token
+sequences for sequence-to-sequence parsing) and
+`keras_ordered.parsing.evalb` (EVALB's scores) are exported below under
+names that do not hide them or the unsupervised `evaluate_trees`.
 """
 
 from keras_ordered.parsing.baselines import BASELINES
@@ -10,6 +13,13 @@ from keras_ordered.parsing.baselines import baseline_predictor
 from keras_ordered.parsing.baselines import left_branching_tree
 from keras_ordered.parsing.baselines import random_tree
 from keras_ordered.parsing.baselines import right_branching_tree
+from keras_ordered.parsing.evalb import COLLINS_PARAMS
+from keras_ordered.parsing.evalb import EvalbParams
+from keras_ordered.parsing.evalb import EvalbResult
+from keras_ordered.parsing.evalb import evaluate_files as evalb_files
+from keras_ordered.parsing.evalb import evaluate_trees as evalb_trees
+from keras_ordered.parsing.evalb import format_report as format_evalb_report
+from keras_ordered.parsing.evalb import load_params as load_evalb_params
 from keras_ordered.parsing.evaluate import WSJ10_MAX_LENGTH
 from keras_ordered.parsing.evaluate import check_distance_model
 from keras_ordered.parsing.evaluate import distance_predictor
@@ -17,6 +27,12 @@ from keras_ordered.parsing.evaluate import evaluate_distances
 from keras_ordered.parsing.evaluate import evaluate_model
 from keras_ordered.parsing.evaluate import evaluate_parsing
 from keras_ordered.parsing.evaluate import evaluate_trees
+from keras_ordered.parsing.linearize import WORD_SYMBOL
+from keras_ordered.parsing.linearize import Repairs
+from keras_ordered.parsing.linearize import delinearize
+from keras_ordered.parsing.linearize import linearize as linearize_tree
+from keras_ordered.parsing.linearize import malformed_rate
+from keras_ordered.parsing.linearize import source_tokens
 from keras_ordered.parsing.metrics import LABELS
 from keras_ordered.parsing.metrics import BracketScorer
 from keras_ordered.parsing.metrics import corpus_f1
