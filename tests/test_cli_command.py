@@ -131,4 +131,5 @@ def test_every_subcommand_module_is_registered():
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args([module.NAME, "--help"])
         assert exit_info.value.code == 0
-    assert names == ["parse", "evaluate-parsing"]
+    assert names[:3] == ["parse", "evaluate-parsing", "evalb"]
+    assert len(set(names)) == len(names)  # no two modules add one name
