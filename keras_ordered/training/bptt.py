@@ -318,7 +318,8 @@ class CarriedStateMixin:
     states of its own rows of the batch in replica-local variables.
 
     Loss: mean token cross-entropy (+ the model's regularisation losses,
-    e.g. AR/TAR), gradients clipped to a global norm (`clip_norm`) and
+    e.g. AR/TAR), gradients clipped to a global norm (`clip_norm`, of the
+    true gradients also under a loss-scaling optimizer) and
     multiplied by the window's `lr_scale` (equivalent, for SGD, to scaling
     the learning rate by `T / bptt`, as AWD-LSTM does).
     """
@@ -409,13 +410,33 @@ class CarriedStateMixin:
         weights = self.trainable_weights
         grads = tape.gradient(scaled, weights)
         if self.clip_norm:
-            grads, _ = tf.clip_by_global_norm(grads, self.clip_norm)
+            grads, _ = tf.clip_by_global_norm(
+                grads, self.clip_norm * self._loss_scale()
+            )
         lr_scale = ops.mean(x["lr_scale"])
         grads = [g * ops.cast(lr_scale, g.dtype) for g in grads]
         self.optimizer.apply_gradients(zip(grads, weights))
         for variable, state in zip(variables, new_states):
             variable.assign(ops.cast(state, "float32"))
         return self._update_metrics(token_loss, self._token_count(x, y))
+
+    def _loss_scale(self):
+        """The factor the optimizer multiplied the loss by (1 without one).
+
+        Under `mixed_float16` Keras wraps the optimizer in a
+        `LossScaleOptimizer`, which divides the gradients by its loss scale
+        only when it applies them: clipping the still-scaled gradients at
+        `clip_norm * scale` is clipping the true gradients at `clip_norm`
+        (non-finite gradients stay non-finite, so the optimizer still skips
+        that step and lowers its scale).
+        """
+        optimizer = self.optimizer
+        if optimizer is None or not hasattr(optimizer, "dynamic_scale"):
+            return 1.0
+        scale = optimizer.dynamic_scale if optimizer.built else (
+            optimizer.initial_scale
+        )
+        return ops.cast(scale, "float32")
 
     def test_step(self, data):
         x, y = data

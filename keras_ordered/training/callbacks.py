@@ -1,6 +1,7 @@
 """Callbacks of the language-model recipes: NT-ASGD, crash-safe backups,
 and the learning rate in the logs."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -132,6 +133,24 @@ class NTASGD(keras.callbacks.Callback):
         self.history.append(float(value))
         logs["averaging"] = float(self.averaging)
 
+    @contextlib.contextmanager
+    def validated_weights(self):
+        """Within it, the model holds the weights validation runs on.
+
+        The averaged weights once averaging has begun (and taken a step),
+        else the weights as they are. `ResumableModelCheckpoint(...,
+        weights_context=ntasgd.validated_weights)` saves those, so that the
+        best checkpoint holds what reached the best validation loss.
+        """
+        if self.averaging and self.count > 0 and self._swapped is None:
+            self.on_test_begin()
+            try:
+                yield
+            finally:
+                self.on_test_end()
+        else:
+            yield
+
     def finalize(self):
         """Puts the averaged weights into the model (if averaging began)."""
         if self.averaging and self.count > 0:
@@ -176,14 +195,33 @@ class ResumableReduceLROnPlateau(keras.callbacks.ReduceLROnPlateau):
 
 
 class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
-    """`keras.callbacks.ModelCheckpoint` whose best value survives a resume.
+    """`keras.callbacks.ModelCheckpoint` whose best value survives a resume,
+    and which saves the weights that were validated.
 
     With `save_best_only`, a resumed run must not overwrite the best weights
     with a worse epoch because it forgot the best value seen before the
     crash: `get_state` / `set_state` carry it in a `TrainingBackup`.
 
-    Args: those of `keras.callbacks.ModelCheckpoint`.
+    Under NT-ASGD, validation runs on the averaged weights; Keras' callback
+    would save the raw SGD weights under their validation loss. Given
+    `weights_context` (e.g. `NTASGD.validated_weights`), the epoch-end save
+    happens inside it, so the checkpoint holds what was validated (as the
+    official AWD-LSTM / ON-LSTM code saves the averaged model).
+
+    Args:
+        *args, **kwargs: those of `keras.callbacks.ModelCheckpoint`.
+        weights_context: callable returning a context manager, or None.
     """
+
+    def __init__(self, *args, weights_context=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weights_context = weights_context
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.weights_context is None:
+            return super().on_epoch_end(epoch, logs)
+        with self.weights_context():
+            return super().on_epoch_end(epoch, logs)
 
     def get_state(self):
         return {"best": None if self.best is None else float(self.best)}, {}

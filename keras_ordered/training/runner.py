@@ -395,9 +395,12 @@ def train(args, *, model_class, get_preset, presets=None):
             max_sentences=args.parse_eval_sentences,
         )
         callbacks.append(parsing)
+    best_path = os.path.join(args.output, "best.weights.h5")
     best = ResumableModelCheckpoint(
-        os.path.join(args.output, "best.weights.h5"),
-        monitor="val_loss", save_best_only=True, save_weights_only=True,
+        best_path, monitor="val_loss", save_best_only=True,
+        save_weights_only=True,
+        # Under NT-ASGD validation runs on the averaged weights: save those.
+        weights_context=ntasgd.validated_weights if ntasgd else None,
     )
     resumable.append(best)
     callbacks += [
@@ -461,12 +464,21 @@ def train(args, *, model_class, get_preset, presets=None):
             epochs=epochs, initial_epoch=start_epoch, **fit_options,
         )
     elapsed = time.time() - started
-    if ntasgd is not None:
-        ntasgd.finalize()
-
     results = {"preset": args.preset, "epochs": epochs,
                "train_seconds": round(elapsed, 1),
                "parameters": fingerprint["parameters"]}
+    if os.path.exists(best_path) and best.best is not None:
+        # As the official code does: the final figures (and the saved model)
+        # are those of the best checkpoint, not of the last epoch.
+        model.load_weights(best_path)
+        results["weights"] = "best checkpoint"
+        results["best_val_loss"] = float(best.best)
+        print(f"Evaluating the best checkpoint ({best_path}, validation "
+              f"loss {float(best.best):.4f} during training).")
+    else:
+        if ntasgd is not None:
+            ntasgd.finalize()
+        results["weights"] = "final"
     partial = ""
     if args.eval_steps:
         results["eval_steps"] = args.eval_steps
@@ -490,7 +502,7 @@ def train(args, *, model_class, get_preset, presets=None):
         results["test_perplexity"] = perplexity(results["test_loss"])
         print(f"Test perplexity{partial}: {results['test_perplexity']:.2f}")
     if parsing is not None:
-        # The final weights (averaged ones after NT-ASGD) parse the subset.
+        # The evaluated weights (the best checkpoint) parse the subset.
         parsing.set_model(model)
         final_scores = parsing.evaluate()
         results["parse_sentences"] = len(parsing.records)

@@ -1,0 +1,117 @@
+"""Training defects found against the official code (issue 7, section 1):
+gradient clipping under loss scaling, and the best checkpoint under
+averaged SGD."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from keras_ordered.models import ONLSTMLanguageModel
+from keras_ordered.training import BPTTBatches
+from keras_ordered.training.callbacks import NTASGD
+from keras_ordered.training.callbacks import ResumableModelCheckpoint
+
+VOCAB = ["<eos>", "<unk>"] + [f"w{i}" for i in range(14)]
+NO_DROPOUT = dict(dropout_output=0.0, dropout_hidden=0.0, dropout_input=0.0,
+                  dropout_embedding=0.0, weight_drop=0.0, ar_alpha=0.0,
+                  tar_beta=0.0)
+
+
+def _first_update_norm(policy, clip_norm):
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        keras.utils.set_random_seed(3)
+        model = ONLSTMLanguageModel.from_preset("tiny", VOCAB, seed=3,
+                                                **NO_DROPOUT)
+        model.configure_bptt(4, 4, clip_norm=clip_norm)
+        model.compile(optimizer=keras.optimizers.SGD(1.0))
+        if policy == "mixed_float16":
+            assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
+        ids = np.random.default_rng(0).integers(0, len(VOCAB), 200).astype("int32")
+        data = BPTTBatches(ids, 4, 10, variable_length=False)
+        before = [np.array(w.numpy(), "float64") for w in model.trainable_weights]
+        model.fit(data.dataset(0, steps_per_epoch=1), verbose=0, shuffle=False)
+        after = [np.array(w.numpy(), "float64") for w in model.trainable_weights]
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    return float(np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(after, before))))
+
+
+@pytest.mark.slow
+def test_clipping_under_mixed_float16_clips_the_true_gradients():
+    # SGD with learning rate 1: the first update is the clipped gradient.
+    # The loss scale (2^15) must not shrink it (it did: norm 0.05 / 2^15).
+    float32 = _first_update_norm("float32", clip_norm=0.05)
+    mixed = _first_update_norm("mixed_float16", clip_norm=0.05)
+    assert float32 == pytest.approx(0.05, rel=1e-3)  # the clip is active
+    assert mixed == pytest.approx(float32, rel=0.01)
+    # Unclipped, the two precisions agree too (the scale is divided out).
+    assert _first_update_norm("mixed_float16", None) == pytest.approx(
+        _first_update_norm("float32", None), rel=0.01
+    )
+
+
+def test_best_checkpoint_under_averaging_holds_the_validated_weights(tmp_path):
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, len(VOCAB), 1200).astype("int32")
+    train = BPTTBatches(ids[:900], 4, 10, variable_length=False)
+    valid = BPTTBatches(ids[900:], 4, 10, variable_length=False)
+
+    def model_():
+        keras.utils.set_random_seed(1)
+        model = ONLSTMLanguageModel.from_preset("tiny", VOCAB, seed=1,
+                                                **NO_DROPOUT)
+        model.configure_bptt(4, 4, clip_norm=0.25)
+        model.compile(optimizer=keras.optimizers.SGD(5.0))
+        return model
+
+    model = model_()
+    ntasgd = NTASGD(nonmono=5, verbose=0)
+
+    class AverageFromTheStart(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            ntasgd.start_averaging()
+
+    path = str(tmp_path / "best.weights.h5")
+    checkpoint = ResumableModelCheckpoint(
+        path, monitor="val_loss", save_best_only=True, save_weights_only=True,
+        weights_context=ntasgd.validated_weights,
+    )
+    model.fit(train.dataset(), epochs=3, validation_data=valid.dataset(),
+              callbacks=[AverageFromTheStart(), ntasgd, checkpoint],
+              verbose=0, shuffle=False)
+    assert ntasgd.averaging and ntasgd.count > 0
+    saved = model_()
+    saved.evaluate(valid.dataset(), verbose=0)  # builds the model
+    saved.load_weights(path)
+    loss = saved.evaluate(valid.dataset(), verbose=0, return_dict=True)["loss"]
+    assert loss == pytest.approx(checkpoint.best, rel=1e-5)
+    # The raw SGD weights (what was saved before) score differently.
+    raw = model.evaluate(valid.dataset(), verbose=0, return_dict=True)["loss"]
+    assert abs(raw - checkpoint.best) > 1e-3
+
+
+@pytest.mark.slow
+def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
+    import json
+
+    from conftest import require_data
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.models.onlstm import get_preset
+    from keras_ordered.training import runner
+
+    data = os.path.dirname(require_data("ptb", "train.txt"))
+    args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
+            "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
+            "--skip-test", "--output", str(tmp_path), "--verbose", "0"]
+    assert runner.main(args, model_class=ONLSTMLanguageModel,
+                       get_preset=get_preset, presets=PRESETS,
+                       description="t", default_output=str(tmp_path)) == 0
+    results = json.load(open(tmp_path / "results.json"))
+    assert results["weights"] == "best checkpoint"
+    # The final validation pass (same windows) re-measures the best loss.
+    assert results["valid_loss"] == pytest.approx(results["best_val_loss"],
+                                                  rel=1e-5)
+    assert "Evaluating the best checkpoint" in capsys.readouterr().out
