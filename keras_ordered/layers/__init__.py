@@ -1,5 +1,7 @@
 """Keras layers of keras-ordered: cells, recurrent layers and regularisers."""
 
+from keras_ordered.layers.attention_decoder import AttentionDecoder
+from keras_ordered.layers.attention_decoder import BahdanauAttention
 from keras_ordered.layers.dropout import ActivationRegularization
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.dropout import LockedDropout

@@ -1,4 +1,5 @@
 """Models of keras-ordered, one sub-package per system."""
 
+from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.onlstm import ONLSTMLanguageModel
 from keras_ordered.models.prpn import PRPNLanguageModel

@@ -1,0 +1,91 @@
+"""GFL parser presets: the paper's LSTM+A, a CPU-sized model, a test model.
+
+Each preset has `model` (arguments of `GFLParser` besides the
+vocabularies), `decoding` (arguments of `GFLParser.beam_decode`),
+`training` (what the recipe needs; only what the sources say, the rest is
+the recipe's) and `description`.
+
+Where the `paper` numbers come from (Vinyals et al., 2015, as summarised in
+this project's seed notes):
+
+- "Their 3-layer, 256-unit (per layer) LSTM": `num_layers=3`, `units=256`,
+  for the encoder and the decoder ("another LSTM with the same
+  architecture", "different sets of LSTM parameters").
+- The attention's `W_1' h_i + W_2' d_t` "yield a 256-D vector":
+  `attention_units=256`.
+- "They used 512-D word2vec-trained pretrained word embeddings, which were
+  also trainable": `embedding_dim=512` (load the vectors with
+  `load_word_vectors`). The target-symbol embedding size is not given:
+  `target_embedding_dim=None` (= `units`) is our choice.
+- "Dropout was used between the LSTMs when training on small datasets"
+  (the WSJ-only LSTM+A+D model): the rate is not in the notes; 0.3 is our
+  choice. Train without dropout (`dropout=0.0`) on the large corpus.
+- "Beam size being lowered from 10 to 2 degrades performance only
+  slightly": `beam_size=10`.
+- "They train the model via stochastic gradient descent": `optimizer:
+  "sgd"`; learning rate, batch size and schedule are not in the notes.
+- The output length limit `3 * n + 10` (n the sentence's words) is ours: a
+  linearized tree of n words has n `XX` and at most about 2n brackets in
+  the Penn Treebank.
+"""
+
+from keras_ordered.models.base import lookup_preset
+
+DECODING = {"beam_size": 10, "max_length_factor": 3, "max_length_offset": 10}
+
+PRESETS = {
+    "paper": {
+        "description": "The paper's LSTM+A+D: 3 layers of 256 units in the "
+        "encoder and the decoder, 512-d word embeddings, attention 256, "
+        "dropout 0.3 between layers; needs a GPU.",
+        "model": {
+            "embedding_dim": 512,
+            "target_embedding_dim": None,
+            "units": 256,
+            "num_layers": 3,
+            "attention": True,
+            "attention_units": 256,
+            "input_feeding": "top",
+            "dropout": 0.3,
+        },
+        "decoding": dict(DECODING),
+        "training": {"optimizer": "sgd"},
+    },
+    "small": {
+        "description": "A CPU-sized LSTM+A: 2 layers of 128 units, 128-d "
+        "word embeddings, attention 128, dropout 0.2.",
+        "model": {
+            "embedding_dim": 128,
+            "target_embedding_dim": 64,
+            "units": 128,
+            "num_layers": 2,
+            "attention": True,
+            "attention_units": 128,
+            "input_feeding": "top",
+            "dropout": 0.2,
+        },
+        "decoding": dict(DECODING),
+        "training": {"optimizer": "adam", "learning_rate": 0.001},
+    },
+    "tiny": {
+        "description": "A test-sized LSTM+A: 2 layers of 16 units, 8-d "
+        "embeddings, attention 8.",
+        "model": {
+            "embedding_dim": 8,
+            "target_embedding_dim": 8,
+            "units": 16,
+            "num_layers": 2,
+            "attention": True,
+            "attention_units": 8,
+            "input_feeding": "top",
+            "dropout": 0.1,
+        },
+        "decoding": {**DECODING, "beam_size": 3},
+        "training": {"optimizer": "adam", "learning_rate": 0.01},
+    },
+}
+
+
+def get_preset(name):
+    """A deep copy of preset `name`; a ValueError lists the valid names."""
+    return lookup_preset(PRESETS, name, "GFL")
