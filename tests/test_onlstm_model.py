@@ -67,6 +67,16 @@ def test_activation_regularization_values():
     np.testing.assert_allclose(float(sum(layer.losses)), expected, rtol=1e-5)
     layer([raw, dropped], training=False)
     assert not layer.losses
+    # The official ON-LSTM code penalises the raw output (the model's default).
+    official = ActivationRegularization(alpha=2.0, beta=1.0, ar_input="raw")
+    official([raw, dropped], training=True)
+    expected = 2.0 * np.mean(raw**2) + np.mean((raw[:, 1:] - raw[:, :-1]) ** 2)
+    np.testing.assert_allclose(float(sum(official.losses)), expected, rtol=1e-5)
+    with pytest.raises(ValueError, match="ar_input"):
+        ActivationRegularization(ar_input="both")
+    model = tiny_model()
+    assert model.ar_input == "raw"
+    assert model.get_layer("activation_regularization").ar_input == "raw"
 
 
 # --- BPTT batching and carried state ------------------------------------------

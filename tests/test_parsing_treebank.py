@@ -39,12 +39,21 @@ def gold(text):
     return nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
 
 
-def test_normalize_word_matches_the_ptb_text():
+def test_normalize_word_official_digit_runs_and_the_ptb_text():
+    # Default: as the official evaluation code, every run of digits is N.
     assert normalize_word("Pierre") == "pierre"
+    for number, written in [("61", "N"), ("1,500", "N,N"), ("8.45", "N.N"),
+                            ("1986-87", "N-N"), ("'82", "'N"), ("%", "%"),
+                            ("30-year", "N-year"), ("1980s", "Ns"),
+                            ("N.V.", "n.v.")]:
+        assert normalize_word(number) == written, number
+    # The PTB language-modelling text's way, as an option.
     for number in ["61", "1,500", "8.45", "3\\/4", "1:30", "1986-87", "'82", "%"]:
-        assert normalize_word(number) == "N", number
+        assert normalize_word(number, numbers="ptb") == "N", number
     for word in ["30-year", "1980s", "mid-1970s", "N.V.", "'s"]:
-        assert normalize_word(word) == word.lower(), word
+        assert normalize_word(word, numbers="ptb") == word.lower(), word
+    with pytest.raises(ValueError, match="digit-runs"):
+        normalize_word("1", numbers="roman")
 
 
 def test_strip_function_tags():
@@ -56,14 +65,16 @@ def test_strip_function_tags():
 
 def test_clean_tree_drops_punctuation_empty_elements_and_empty_constituents():
     cleaned = clean_tree(gold(GOLD_1))
-    assert cleaned.leaves() == ["mr.", "vinken", "is", "paid", "N", "per", "week"]
+    assert cleaned.leaves() == ["mr.", "vinken", "is", "paid", "N,N", "per", "week"]
     assert cleaned == nltk.Tree.fromstring(
         "(S (NP (NNP mr.) (NNP vinken)) (VP (VBZ is) (VP (VBN paid) "
-        "(NP (CD N)) (PP (IN per) (NP (NN week))))))"
+        "(NP (CD N,N)) (PP (IN per) (NP (NN week))))))"
     )
     cleaned = clean_tree(gold(GOLD_2))
     # The SBAR holding only empty elements is gone.
-    assert cleaned.leaves() == ["it", "rose", "N", "N", "he", "said"]
+    assert cleaned.leaves() == ["it", "rose", "N", "%", "he", "said"]
+    ptb_style = clean_tree(gold(GOLD_2), numbers="ptb")
+    assert ptb_style.leaves() == ["it", "rose", "N", "N", "he", "said"]
     assert "SBAR" not in str(cleaned)
 
 
@@ -75,7 +86,7 @@ def test_clean_tree_of_nothing_but_punctuation():
 def test_sentence_spans_and_labels():
     record = make_sentence(gold(GOLD_1), file_id="x.mrg", index=3)
     # mr. vinken | is | paid | N | per week
-    assert record.words == ["mr.", "vinken", "is", "paid", "N", "per", "week"]
+    assert record.words == ["mr.", "vinken", "is", "paid", "N,N", "per", "week"]
     assert record.spans == {(0, 7), (0, 2), (2, 7), (3, 7), (5, 7)}
     assert record.labeled_spans == {
         ("S", 0, 7), ("NP", 0, 2), ("VP", 2, 7), ("VP", 3, 7), ("PP", 5, 7)
@@ -104,7 +115,7 @@ def test_load_treebank_orders_by_file_then_sentence(tmp_path):
         ("wsj_0001.mrg", 0), ("wsj_0001.mrg", 2), ("wsj_0002.mrg", 0)
     ]
     assert tree_to_brackets(records[0].tree) == (
-        "(((mr.) (vinken)) ((is) ((paid) ((N)) ((per) ((week))))))"
+        "(((mr.) (vinken)) ((is) ((paid) ((N,N)) ((per) ((week))))))"
     )
     # The parent folder and the data root are found too, and the variable.
     assert len(load_treebank(str(tmp_path / "wsj_sample"))) == 3

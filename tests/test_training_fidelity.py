@@ -115,3 +115,24 @@ def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
     assert results["valid_loss"] == pytest.approx(results["best_val_loss"],
                                                   rel=1e-5)
     assert "Evaluating the best checkpoint" in capsys.readouterr().out
+
+
+def test_plateau_halves_as_the_official_scheduler():
+    from keras_ordered.training.runner import make_plateau
+
+    model = ONLSTMLanguageModel.from_preset("tiny", VOCAB)
+    model.compile(optimizer=keras.optimizers.Adam(0.004))
+    plateau = make_plateau({"reduce_lr_patience": 2, "reduce_lr_factor": 0.5})
+    plateau.set_model(model)
+    plateau.on_train_begin()
+    rates = []
+    # Epoch 0 sets the best; equal losses are no improvement (threshold 0);
+    # PyTorch halves when more than `patience` = 2 epochs were bad: epoch 3.
+    for epoch, loss in enumerate([5.0, 5.0, 5.0, 5.0, 4.99999, 5.0, 5.0, 5.0]):
+        plateau.on_epoch_end(epoch, {"val_loss": loss})
+        rates.append(float(np.asarray(model.optimizer.learning_rate)))
+    assert rates == pytest.approx([0.004] * 3 + [0.002] * 4 + [0.001])
+    assert make_plateau({"reduce_lr_patience": None}) is None
+    watch_training = make_plateau({"reduce_lr_patience": 0,
+                                   "reduce_lr_monitor": "loss"})
+    assert (watch_training.monitor, watch_training.patience) == ("loss", 1)

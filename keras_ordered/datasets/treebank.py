@@ -9,7 +9,10 @@ it with an induced tree:
    drops punctuation, `-NONE-` empty elements and traces, `$`, `#` and
    brackets;
 2. remove the constituents left without words;
-3. lower-case the words and write numbers as `N` (`normalize_word`);
+3. lower-case the words and replace every run of digits by `N`, as the
+   official ON-LSTM / PRPN evaluation code does (`normalize_word`; the
+   option `numbers="ptb"` writes whole number tokens as `N` instead, the
+   way the PTB language-modelling text does);
 4. strip function tags and indices from labels (`NP-SBJ-1` -> `NP`).
 
 This module imports neither TensorFlow nor any model.
@@ -40,27 +43,31 @@ DATA_ENV_VAR = "KERAS_ORDERED_DATA"
 UNK = "<unk>"
 
 _NUMBER = re.compile(r"[0-9]")
+_DIGIT_RUN = re.compile(r"[0-9]+")
+NUMBER_STYLES = ("digit-runs", "ptb")
 _LETTER = re.compile(r"[^\W\d_]")
 _FUNCTION_TAG = re.compile(r"[-=]")
 
 
-def normalize_word(word):
-    """Normalises one token like the PTB language-modelling text.
+def normalize_word(word, numbers="digit-runs"):
+    """Normalises one token for the parsing evaluation.
 
-    Lower-cases the token and writes it as `N` when it is a number: a token
-    with a digit and no letter (`61`, `15,000`, `3.5`, `3\\/4`, `1:30`,
-    `1986-87`, `'82`), and the percent sign (`8.45 %` is `N N` in the PTB
-    text). Tokens mixing digits and letters stay as they are (`30-year`,
-    `1980s`), as in the Mikolov PTB text, where they are either in the 10k
-    vocabulary or `<unk>`.
+    Lower-cases the token and writes numbers as `N`:
 
-    (The ON-LSTM evaluation script replaces every run of digits by `N`
-    instead, giving forms such as `N,N` or `N-year` that the PTB text never
-    has; words do not change the baselines' scores, only what a model
-    reads.)
+    - `numbers="digit-runs"` (default): every run of digits becomes `N`
+      (`61` -> `N`, `15,000` -> `N,N`, `1980s` -> `Ns`), as the official
+      ON-LSTM and PRPN evaluation code does;
+    - `numbers="ptb"`: a token with a digit and no letter (`61`, `15,000`,
+      `3.5`, `3\\/4`, `1:30`, `1986-87`, `'82`), and the percent sign,
+      become `N`, as in the PTB language-modelling text (`8.45 %` is `N N`
+      there); tokens mixing digits and letters (`30-year`, `1980s`) stay as
+      they are.
+
+    Words do not change the baselines' scores, only what a model reads.
 
     Args:
         word: a token string.
+        numbers: `"digit-runs"` or `"ptb"`.
 
     Returns:
         The normalised string.
@@ -68,24 +75,33 @@ def normalize_word(word):
     Example:
 
     >>> [normalize_word(w) for w in ["Pierre", "61", "15,000", "%", "1980s"]]
-    ['pierre', 'N', 'N', 'N', '1980s']
+    ['pierre', 'N', 'N,N', '%', 'Ns']
+    >>> [normalize_word(w, "ptb") for w in ["61", "15,000", "%", "1980s"]]
+    ['N', 'N', 'N', '1980s']
     """
     word = word.lower()
-    if word == "%" or (_NUMBER.search(word) and not _LETTER.search(word)):
-        return "N"
-    return word
+    if numbers == "digit-runs":
+        return _DIGIT_RUN.sub("N", word)
+    if numbers == "ptb":
+        if word == "%" or (_NUMBER.search(word) and not _LETTER.search(word)):
+            return "N"
+        return word
+    raise ValueError(
+        f"`numbers` must be one of {NUMBER_STYLES}. Received: {numbers!r}"
+    )
 
 
-def normalize_words(words):
+def normalize_words(words, numbers="digit-runs"):
     """Applies `normalize_word` to every token of a sentence.
 
     Args:
         words: iterable of token strings.
+        numbers: `"digit-runs"` or `"ptb"` (see `normalize_word`).
 
     Returns:
         A list of normalised strings.
     """
-    return [normalize_word(w) for w in words]
+    return [normalize_word(w, numbers) for w in words]
 
 
 def strip_function_tags(label):
@@ -116,7 +132,7 @@ def _is_preterminal(node):
     )
 
 
-def clean_tree(tree):
+def clean_tree(tree, numbers="digit-runs"):
     """Cleans a gold Treebank tree for the parsing evaluation.
 
     Keeps the tokens whose POS is in `WORD_TAGS` (normalised with
@@ -126,6 +142,7 @@ def clean_tree(tree):
 
     Args:
         tree: an `nltk.Tree` as read from a `.mrg` file.
+        numbers: how numbers are written (see `normalize_word`).
 
     Returns:
         A new `nltk.Tree`, or `None` when no word is left.
@@ -145,7 +162,7 @@ def clean_tree(tree):
         )
     if _is_preterminal(tree):
         if tree.label() in WORD_TAGS:
-            return nltk.Tree(tree.label(), [normalize_word(tree[0])])
+            return nltk.Tree(tree.label(), [normalize_word(tree[0], numbers)])
         return None
     children = []
     for child in tree:
@@ -155,7 +172,7 @@ def clean_tree(tree):
                 "children: expected Treebank trees where every word has its "
                 "own POS preterminal."
             )
-        cleaned = clean_tree(child)
+        cleaned = clean_tree(child, numbers)
         if cleaned is not None:
             children.append(cleaned)
     if not children:
@@ -191,7 +208,7 @@ class TreebankSentence:
         return len(self.words)
 
 
-def make_sentence(tree, file_id="", index=0):
+def make_sentence(tree, file_id="", index=0, numbers="digit-runs"):
     """Builds a `TreebankSentence` from one raw gold tree.
 
     Args:
@@ -199,12 +216,13 @@ def make_sentence(tree, file_id="", index=0):
             `nltk.Tree.fromstring` of Treebank text).
         file_id: name of the source file, for reference.
         index: position of the sentence in its file.
+        numbers: how numbers are written (see `normalize_word`).
 
     Returns:
         A `TreebankSentence`, or `None` when the tree has no word left
         after cleaning.
     """
-    cleaned = clean_tree(tree)
+    cleaned = clean_tree(tree, numbers)
     if cleaned is None:
         return None
     return TreebankSentence(
@@ -304,7 +322,7 @@ def read_trees(reader, file_id):
             )
 
 
-def load_treebank(directory=None, fileids=r".*\.mrg"):
+def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
     """Reads and preprocesses gold trees from Treebank `.mrg` files.
 
     Sentences whose cleaned tree has no word (only punctuation or empty
@@ -315,6 +333,8 @@ def load_treebank(directory=None, fileids=r".*\.mrg"):
             `None` reads `$KERAS_ORDERED_DATA/wsj_sample/mrg`.
         fileids: regular expression selecting the files of the folder,
             or a list of file names.
+        numbers: how numbers are written: `"digit-runs"` (the official
+            evaluation code) or `"ptb"` (see `normalize_word`).
 
     Returns:
         A list of `TreebankSentence`, sorted by file name, then by the order
@@ -342,7 +362,8 @@ def load_treebank(directory=None, fileids=r".*\.mrg"):
     records = []
     for file_id in sorted(reader.fileids()):
         for index, tree in enumerate(read_trees(reader, file_id)):
-            record = make_sentence(tree, file_id=file_id, index=index)
+            record = make_sentence(tree, file_id=file_id, index=index,
+                                   numbers=numbers)
             if record is not None:
                 records.append(record)
     if not records:

@@ -198,8 +198,9 @@ class ActivationRegularization(keras.layers.Layer):
 
     Adds to the model's losses, in training only:
 
-    - AR: `alpha * mean(dropped_output ** 2)`, on the dropped output of the
-      last RNN layer;
+    - AR: `alpha * mean(output ** 2)`, on the dropped output of the last
+      RNN layer (`ar_input="dropped"`, AWD-LSTM) or on its raw output
+      (`ar_input="raw"`, what the official ON-LSTM code does);
     - TAR: `beta * mean((raw_output[:, 1:] - raw_output[:, :-1]) ** 2)`, on
       its raw (undropped) output: slowly changing hidden states.
 
@@ -208,6 +209,7 @@ class ActivationRegularization(keras.layers.Layer):
     Args:
         alpha: float, AR weight (the paper: 2).
         beta: float, TAR weight (the paper: 1).
+        ar_input: str, `"dropped"` or `"raw"`: the output AR penalises.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -228,8 +230,14 @@ class ActivationRegularization(keras.layers.Layer):
         RNNs", 2017; "Regularizing and Optimizing LSTM Language Models", 2018.
     """
 
-    def __init__(self, alpha=2.0, beta=1.0, **kwargs):
+    def __init__(self, alpha=2.0, beta=1.0, ar_input="dropped", **kwargs):
         super().__init__(**kwargs)
+        if ar_input not in ("dropped", "raw"):
+            raise ValueError(
+                "`ar_input` must be 'dropped' (AWD-LSTM) or 'raw' (ON-LSTM). "
+                f"Received: {ar_input!r}"
+            )
+        self.ar_input = ar_input
         if alpha < 0 or beta < 0:
             raise ValueError(
                 "`alpha` and `beta` must be >= 0. "
@@ -243,8 +251,11 @@ class ActivationRegularization(keras.layers.Layer):
         if training and (self.alpha or self.beta):
             penalty = ops.zeros((), "float32")
             if self.alpha:
+                penalised = raw_output if self.ar_input == "raw" else (
+                    dropped_output
+                )
                 penalty = self.alpha * ops.mean(
-                    ops.square(ops.cast(dropped_output, "float32"))
+                    ops.square(ops.cast(penalised, "float32"))
                 )
             if self.beta:
                 raw = ops.cast(raw_output, "float32")
@@ -258,4 +269,5 @@ class ActivationRegularization(keras.layers.Layer):
         return input_shape[1]
 
     def get_config(self):
-        return {**super().get_config(), "alpha": self.alpha, "beta": self.beta}
+        return {**super().get_config(), "alpha": self.alpha, "beta": self.beta,
+                "ar_input": self.ar_input}

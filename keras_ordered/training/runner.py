@@ -208,6 +208,38 @@ def make_optimizer(settings):
     raise ValueError(f"Unknown optimizer {name!r}: use 'sgd' or 'adam'.")
 
 
+def make_plateau(settings, verbose=0):
+    """The learning-rate plateau schedule of the official PRPN code.
+
+    The official code uses PyTorch's `ReduceLROnPlateau(mode="min",
+    factor, patience, threshold=0)`: the rate is multiplied by `factor`
+    once more than `patience` epochs in a row brought no improvement
+    (improvement: strictly lower than the best so far). Keras' callback
+    reduces after `patience` such epochs and wants an improvement of
+    `min_delta` (1e-4 by default), so it gets `patience + 1` and
+    `min_delta=0`.
+
+    Args:
+        settings: a preset's `training` dict: `reduce_lr_patience` (None: no
+            schedule), `reduce_lr_factor`, `reduce_lr_monitor` (`val_loss`
+            by default; the `up` preset watches the training `loss`).
+        verbose: int, print when the rate changes.
+
+    Returns:
+        A `ResumableReduceLROnPlateau`, or None.
+    """
+    patience = settings.get("reduce_lr_patience")
+    if patience is None:
+        return None
+    return ResumableReduceLROnPlateau(
+        monitor=settings.get("reduce_lr_monitor", "val_loss"),
+        factor=settings.get("reduce_lr_factor", 0.5),
+        patience=int(patience) + 1,
+        min_delta=0.0,
+        verbose=verbose,
+    )
+
+
 def _fail(message):
     print(f"error: {message}", file=sys.stderr)
     return 2
@@ -376,13 +408,8 @@ def train(args, *, model_class, get_preset, presets=None):
         ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose)
         callbacks.append(ntasgd)
     resumable = [ntasgd] if ntasgd else []
-    if settings.get("reduce_lr_patience"):
-        plateau = ResumableReduceLROnPlateau(
-            monitor="val_loss",
-            factor=settings.get("reduce_lr_factor", 0.5),
-            patience=settings["reduce_lr_patience"],
-            verbose=args.verbose,
-        )
+    plateau = make_plateau(settings, verbose=args.verbose)
+    if plateau is not None:
         callbacks.append(plateau)
         resumable.append(plateau)
     parsing = None

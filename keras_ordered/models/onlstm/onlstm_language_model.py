@@ -51,6 +51,9 @@ class ONLSTMLanguageModel(
         weight_drop: float, DropConnect on the recurrent kernels.
         ar_alpha: float, activation regularisation weight.
         tar_beta: float, temporal activation regularisation weight.
+        ar_input: str, the last layer's output AR penalises: `"raw"` (the
+            official ON-LSTM code; default) or `"dropped"` (AWD-LSTM, which
+            penalises the output after its dropout).
         tie_weights: bool, share the embedding and softmax matrices.
         seed: int or None.
         **kwargs: `keras.Model` keyword arguments (`name`, `dtype`).
@@ -87,6 +90,7 @@ class ONLSTMLanguageModel(
         weight_drop=0.45,
         ar_alpha=2.0,
         tar_beta=1.0,
+        ar_input="raw",
         tie_weights=True,
         seed=None,
         **kwargs,
@@ -145,7 +149,8 @@ class ONLSTMLanguageModel(
             dropout_output, seed=layer_seed(2), name="dropout_output"
         )
         activation_regularization = ActivationRegularization(
-            ar_alpha, tar_beta, name="activation_regularization"
+            ar_alpha, tar_beta, ar_input=ar_input,
+            name="activation_regularization",
         )
         output_layer = None
         if not tie_weights:
@@ -192,6 +197,7 @@ class ONLSTMLanguageModel(
         self.weight_drop = weight_drop
         self.ar_alpha = ar_alpha
         self.tar_beta = tar_beta
+        self.ar_input = ar_input
         self.tie_weights = tie_weights
         self.seed = seed
         self.embedding = embedding
@@ -257,6 +263,7 @@ class ONLSTMLanguageModel(
             "weight_drop": self.weight_drop,
             "ar_alpha": self.ar_alpha,
             "tar_beta": self.tar_beta,
+            "ar_input": self.ar_input,
             "tie_weights": self.tie_weights,
             "seed": self.seed,
         }

@@ -16,8 +16,10 @@ Notes on the training settings:
   Adam, whose decay is decoupled (`w -= lr * weight_decay * w`), whereas the
   reference PyTorch code adds an L2 term to the gradient; at 1e-6 both are
   negligible.
-- `reduce_lr_patience: 2`, `reduce_lr_factor: 0.5`: the learning rate is
-  halved when the validation loss has not improved for 2 epochs.
+- `reduce_lr_patience: 2`, `reduce_lr_factor: 0.5`: as the official code's
+  PyTorch `ReduceLROnPlateau(patience=2, threshold=0)`, the learning rate
+  is halved once more than 2 epochs in a row (i.e. the 3rd) brought no
+  strictly lower validation loss (`keras_ordered.training.runner.make_plateau`).
 - `sentence_level: True` (the `up` preset) asks for training on sentences,
   each read from a zero state, instead of a continuous stream.
 """
