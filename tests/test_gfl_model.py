@@ -74,8 +74,12 @@ def test_attention_matches_numpy_and_ignores_padding():
 
 def test_greedy_attention_sums_to_one_over_words_and_is_zero_on_padding():
     parser = tiny_parser()
+    # An untrained parser that prefers <pad> or <go> must not emit them.
+    bias = parser.output_layer.bias
+    bias.assign(np.asarray(bias) + 50.0 * np.isin(np.arange(len(TARGET)), [0, 1]))
     source, _ = random_batch(lengths=(5, 2))
     result = parser.greedy_decode(source)
+    assert not np.isin(result["tokens"][:, 0], [0, GO_ID]).any()
     attention, tokens = result["attention"], result["tokens"]
     assert attention.shape == (2, tokens.shape[1], 5)
     emitted = (tokens != 0)[:, :, None] & np.ones_like(attention, bool)
@@ -156,7 +160,9 @@ def test_beam_scores_are_the_teacher_forced_log_probabilities():
         target_in = np.concatenate(
             [np.full((2, 1), GO_ID, "int32"), tokens[:, :-1]], axis=1
         )
-        log_probs = log_softmax(np.asarray(parser([source, target_in]), "float64"))
+        logits = np.asarray(parser([source, target_in]), "float64")
+        logits[..., [0, GO_ID]] = -np.inf  # never decoded
+        log_probs = log_softmax(logits)
         expected = []
         for row in range(2):
             # The symbols up to and including <eos> (or the cut).
@@ -212,6 +218,22 @@ def test_default_loss_averages_over_non_padding_targets():
     expected = -picked[real].mean()
     loss = parser.compute_loss(y=target_out, y_pred=parser([source, target_in]))
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
+
+
+def test_xla_train_step_matches_the_plain_one():
+    source, target_in = random_batch(seed=13)
+    target_out = np.concatenate([target_in[:, 1:], np.full((3, 1), EOS_ID)], 1)
+    losses = []
+    for jit_compile in (False, True):
+        keras.utils.set_random_seed(1)  # the same initial weights
+        parser = tiny_parser(dropout=0.0)
+        parser.compile(optimizer=keras.optimizers.SGD(0.1), jit_compile=jit_compile)
+        history = parser.fit(
+            [source, target_in], target_out, epochs=2, batch_size=3, verbose=0
+        )
+        losses.append(history.history["loss"])
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4)
+    assert losses[0][1] < losses[0][0]
 
 
 def test_overfits_four_pairs_to_exact_greedy_match():

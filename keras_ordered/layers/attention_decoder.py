@@ -143,7 +143,7 @@ class BahdanauAttention(keras.layers.Layer):
     def project_memory(self, memory):
         """`W_1' h_i` for every encoder position: `(batch, time, units)`."""
         memory = ops.cast(memory, self.compute_dtype)
-        return ops.matmul(memory, self._weight(self.memory_kernel))
+        return ops.einsum("bsh,ha->bsa", memory, self._weight(self.memory_kernel))
 
     def attend(self, query, memory, keys, mask=None):
         """The context and the weights from precomputed `keys` (see `call`)."""
@@ -151,8 +151,10 @@ class BahdanauAttention(keras.layers.Layer):
         memory = ops.cast(memory, self.compute_dtype)
         projected_query = ops.matmul(query, self._weight(self.query_kernel))
         hidden = ops.tanh(keys + ops.expand_dims(projected_query, 1))
-        scores = ops.squeeze(
-            ops.matmul(hidden, self._weight(self.score_vector)), -1
+        # A product and a sum, not a 3-D matmul (whose tensordot has
+        # dynamic transposes that XLA refuses inside the decoder's loop).
+        scores = ops.sum(
+            hidden * ops.reshape(self._weight(self.score_vector), (-1,)), axis=-1
         )
         scores = ops.cast(scores, "float32")
         if mask is not None:
@@ -485,6 +487,7 @@ class AttentionDecoder(keras.layers.Layer):
             lambda t, *_: t < steps,
             body,
             (tf.constant(0), states, features_ta, weights_ta),
+            maximum_iterations=steps,  # XLA needs the bound (jit_compile=True)
         )
         features = tf.transpose(features_ta.stack(), [1, 0, 2])
         weights = tf.transpose(weights_ta.stack(), [1, 0, 2])

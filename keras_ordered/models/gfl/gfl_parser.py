@@ -25,7 +25,9 @@ Dense softmax layer over the target symbols`.
 Decoding (`greedy_decode`, `beam_decode`) runs the decoder step by step
 inside a `tf.function` (`keras_ordered.models.gfl.decoding`), batched over
 sentences, with at most `max_length_factor * n + max_length_offset`
-symbols for a sentence of `n` words.
+symbols for a sentence of `n` words. `<pad>` and `<go>` are never
+decoded: the decoding softmax runs over the other symbols (scores are
+log-probabilities under that restricted softmax).
 
 Design choices (where the paper leaves room)
 ============================================
@@ -383,12 +385,18 @@ class GFLParser(keras.Model):
                 lengths = tf.reduce_sum(tf.cast(encoded["mask"], tf.int32), axis=1)
                 max_lengths = factor * lengths + offset
                 constants = [encoded["memory"], encoded["keys"], encoded["mask"]]
+                # <pad> and <go> are never outputs: the softmax is taken
+                # over the other symbols.
+                banned = tf.one_hot(PAD_ID, self.target_vocabulary_size) + tf.one_hot(
+                    GO_ID, self.target_vocabulary_size
+                )
 
                 def step_fn(previous, states, constants):
                     memory, keys, mask = constants
                     logits, new_states, weights = self.decode_step(
                         previous, states, {"memory": memory, "keys": keys, "mask": mask}
                     )
+                    logits = tf.where(banned > 0, -1e9, logits)
                     return tf.nn.log_softmax(logits), new_states, weights
 
                 if beam_size is None:
