@@ -245,18 +245,31 @@ def test_recipe_runs_two_steps_on_ptb_and_parses(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_recipe_up_preset_trains_sentence_by_sentence(tmp_path, capsys):
-    assert get_preset("up")["training"]["sentence_level"]
+def test_recipe_up_preset_trains_on_the_treebank_sentences(tmp_path, capsys):
+    # The official unsupervised-parsing setup: WSJ10 sentences of the
+    # treebank, in order, plateau on the training loss, parsed in the end.
+    training = get_preset("up")["training"]
+    assert training["sentence_level"] and training["data"] == "treebank"
+    assert (training["max_sentence_length"], training["min_count"],
+            training["shuffle"], training["eval_batch_size"],
+            training["reduce_lr_patience"], training["reduce_lr_monitor"]) == (
+        10, 3, False, 64, 0, "loss")
+    treebank = require_data("wsj_sample", "mrg")
     assert _recipe(tmp_path, "--preset", "up", "--batch-size", "8",
-                   "--skip-test") == 0
-    from keras_ordered.datasets import ptb
+                   "--treebank", treebank) == 0
+    from keras_ordered.datasets.treebank import load_lm_sentences
 
+    vocabulary = load_lm_sentences(treebank, max_length=10)[1]
+    out = capsys.readouterr().out
+    assert "treebank sentences" in out
     results = json.load(open(os.path.join(tmp_path, "results.json")))
-    vocabulary = ptb.load_data(os.path.dirname(require_data("ptb", "train.txt")),
-                               max_lines=200)[1]
+    assert results["valid_split"].startswith("the training sentences")
+    assert "test_perplexity" not in results
     # Two steps from a uniform-ish start: the sentence-level (masked) loss
     # stays near log |V|, far from what padding or a wrong reset would give.
     assert 0.5 * len(vocabulary) < results["valid_perplexity"] < 2 * len(vocabulary)
+    scores = results["parse_f1"]["parser/distance"]
+    assert scores["wsj10_sentences"] == results["parse_sentences"]
 
 
 @pytest.mark.slow

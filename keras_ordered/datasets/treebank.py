@@ -399,3 +399,64 @@ def map_to_vocabulary(words, vocabulary, unk=UNK):
             f"words: add {unk!r} to it (the PTB 10k vocabulary has it)."
         )
     return [w if w in vocabulary else unk for w in words]
+
+
+BOS = "<s>"
+EOS = "<eos>"
+
+
+def load_lm_sentences(directory=None, max_length=None, min_count=3,
+                      numbers="digit-runs"):
+    """The sentences of a treebank as language-modelling data.
+
+    The official PRPN unsupervised-parsing setup trains its language model
+    on the sentences of the treebank it then parses: punctuation removed by
+    POS, lower-cased, every digit run written `N` (the evaluation's
+    preprocessing, `clean_tree`), words seen fewer than `min_count` times
+    written `<unk>`, each sentence read as `<s> w_1 .. w_n </s>` (here
+    `</s>` is the package's `<eos>`), in the treebank's order.
+
+    Args:
+        directory: folder of `.mrg` files (see `resolve_treebank_dir`).
+        max_length: int or None, keep only sentences of at most this many
+            words (10: the WSJ10 setting of the paper).
+        min_count: int, words seen fewer times are `<unk>`.
+        numbers: how numbers are written (see `normalize_word`).
+
+    Returns:
+        `(ids, vocabulary, records)`: a 1-D int32 array of the word ids with
+        `<eos>` after every sentence (for `SentenceBatches(...,
+        bos_id=vocabulary.index("<s>"))`), the vocabulary (`<eos>`,
+        `<unk>`, `<s>`, then the words by decreasing count, ties by first
+        occurrence), and the `TreebankSentence` records kept.
+
+    Example:
+
+    ```python
+    # needs: wsj_sample
+    ids, vocabulary, records = load_lm_sentences(
+        "../shared/data/wsj_sample/mrg", max_length=10
+    )
+    ```
+    """
+    import collections
+
+    import numpy as np
+
+    records = load_treebank(directory, numbers=numbers)
+    if max_length is not None:
+        records = [r for r in records if len(r.words) <= max_length]
+    if not records:
+        raise ValueError(
+            f"No sentence of at most {max_length} words in the treebank."
+        )
+    counts = collections.Counter(w for r in records for w in r.words)
+    kept = [w for w, n in counts.most_common() if n >= min_count
+            and w not in (EOS, UNK, BOS)]
+    vocabulary = [EOS, UNK, BOS] + kept
+    index = {w: i for i, w in enumerate(vocabulary)}
+    ids = []
+    for record in records:
+        ids.extend(index.get(w, 1) for w in record.words)
+        ids.append(0)
+    return np.asarray(ids, dtype="int32"), vocabulary, records

@@ -17,6 +17,7 @@ import numpy as np
 
 EOS = "<eos>"
 UNK = "<unk>"
+BOS = "<s>"
 VOCABULARY_ASSET = "vocabulary.json"
 """The file of a `.keras` archive's assets that holds a model's words."""
 
@@ -147,8 +148,9 @@ class SyntacticDistanceMixin:
       (`_distances_for_ids` calls it; override that hook for another way).
 
     `sentence_distances` then implements the reading convention of the
-    reference evaluations: the model reads `<eos> w_1 .. w_n <eos>` from a
-    zero state and the distance of word `w_k` is the one computed at its own
+    reference evaluations: the model reads `<eos> w_1 .. w_n <eos>` (with
+    `<s>` first when its vocabulary has one) from a zero state and the
+    distance of word `w_k` is the one computed at its own
     position (it measures the gap between `w_{k-1}` and `w_k`).
     """
 
@@ -240,12 +242,16 @@ class SyntacticDistanceMixin:
             return {name: [] for name in self.distance_names}
         index = self._word_index()
         eos = index[EOS]
+        # A model trained on `<s> w_1 .. w_n </s>` (PRPN's unsupervised-
+        # parsing setup) reads `<s>` first; otherwise `<eos>` starts.
+        bos = index.get(BOS, eos)
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
         result = {name: [None] * len(sentences) for name in self.distance_names}
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             width = max(len(sentences[i]) for i in chunk) + 2
             ids = np.full((len(chunk), width), eos, dtype="int32")
+            ids[:, 0] = bos
             for row, i in enumerate(chunk):
                 ids[row, 1 : len(sentences[i]) + 1] = self.token_ids(sentences[i])
             distances = self._distances_for_ids(ids)

@@ -260,11 +260,15 @@ class SentenceBatches(_Batches):
         ids: 1-D array of token ids with `eos_id` after each sentence.
         batch_size: int.
         eos_id: int, the id of `<eos>`.
-        shuffle: bool, shuffle the sentences every epoch.
+        shuffle: bool, shuffle the sentences every epoch (False: the order
+            of `ids`, as the official unsupervised-parsing setup trains).
         seed: int.
+        bos_id: int or None, the id of a start symbol (`<s>`) each sentence
+            is read after; None reads `<eos>` there.
     """
 
-    def __init__(self, ids, batch_size, eos_id=0, shuffle=True, seed=0):
+    def __init__(self, ids, batch_size, eos_id=0, shuffle=True, seed=0,
+                 bos_id=None):
         ids = np.asarray(ids, dtype="int32")
         ends = np.flatnonzero(ids == eos_id)
         starts = np.concatenate([[0], ends[:-1] + 1])
@@ -276,6 +280,7 @@ class SentenceBatches(_Batches):
             )
         self.batch_size = batch_size
         self.eos_id = int(eos_id)
+        self.bos_id = self.eos_id if bos_id is None else int(bos_id)
         self.shuffle = shuffle
         self.seed = seed
 
@@ -292,6 +297,7 @@ class SentenceBatches(_Batches):
                 : self.batch_size]]
             width = max(len(sentence) for sentence in chosen) + 1
             x = np.full((self.batch_size, width), self.eos_id, "int32")
+            x[:, 0] = self.bos_id
             y = np.full((self.batch_size, width), self.eos_id, "int32")
             mask = np.zeros((self.batch_size, width), "float32")
             for row, sentence in enumerate(chosen):

@@ -17,6 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_ordered.datasets import ptb
+from keras_ordered.datasets.treebank import BOS
+from keras_ordered.datasets.treebank import load_lm_sentences
 from keras_ordered.training.bptt import BPTTBatches
 from keras_ordered.training.bptt import SentenceBatches
 from keras_ordered.training.bptt import perplexity
@@ -123,6 +125,13 @@ def build_parser(description, presets, default_output):
         "--data", default=None, metavar="DIR",
         help="directory with the PTB train.txt / valid.txt / test.txt "
         "(default: $KERAS_ORDERED_DATA/ptb, else download the public copy)",
+    )
+    parser.add_argument(
+        "--treebank", default=None, metavar="DIR",
+        help="train on the sentences of this Treebank .mrg folder instead of "
+        "the PTB text, as the official unsupervised-parsing setup does "
+        "(default for the presets that train so, e.g. PRPN's up: "
+        "$KERAS_ORDERED_DATA/wsj_sample/mrg)",
     )
     parser.add_argument("--output", default=default_output, metavar="DIR",
                         help="directory for logs, backups, the model and "
@@ -354,9 +363,29 @@ def train(args, *, model_class, get_preset, presets=None):
         if warning:
             print(warning, file=sys.stderr)
 
-    (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
-        args.data, max_lines=args.max_lines
-    )
+    treebank_records = None
+    if args.treebank or settings.get("data") == "treebank":
+        # The official unsupervised-parsing setup: the language model reads
+        # the treebank's own sentences (in their order) and parses them.
+        train_ids, vocabulary, treebank_records = load_lm_sentences(
+            args.treebank,
+            max_length=settings.get("max_sentence_length"),
+            min_count=settings.get("min_count", 3),
+        )
+        if args.max_lines:
+            keep = np.flatnonzero(train_ids == 0)[: args.max_lines]
+            train_ids = train_ids[: keep[-1] + 1]
+            treebank_records = treebank_records[: args.max_lines]
+        valid_ids, test_ids = train_ids, None
+        settings["sentence_level"] = True
+        args.skip_test = True
+        print(f"Training on {len(treebank_records)} treebank sentences "
+              f"(vocabulary {len(vocabulary)}); validation and parsing on "
+              "the same sentences, as the official setup does.")
+    else:
+        (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
+            args.data, max_lines=args.max_lines
+        )
     strategy = tf.distribute.MirroredStrategy()
     replicas = strategy.num_replicas_in_sync
     print(
@@ -369,9 +398,14 @@ def train(args, *, model_class, get_preset, presets=None):
     eval_batch = settings["eval_batch_size"]
     sentence_level = settings.get("sentence_level", False)
     eos = vocabulary.index(ptb.EOS)
+    bos = vocabulary.index(BOS) if BOS in vocabulary else None
     if sentence_level:
-        train_batches = SentenceBatches(train_ids, batch, eos, seed=args.seed)
-        valid_batches = SentenceBatches(valid_ids, eval_batch, eos, shuffle=False)
+        train_batches = SentenceBatches(
+            train_ids, batch, eos, shuffle=settings.get("shuffle", True),
+            seed=args.seed, bos_id=bos,
+        )
+        valid_batches = SentenceBatches(valid_ids, eval_batch, eos,
+                                        shuffle=False, bos_id=bos)
     else:
         train_batches = BPTTBatches(
             train_ids, batch, settings["bptt"],
@@ -413,13 +447,16 @@ def train(args, *, model_class, get_preset, presets=None):
         callbacks.append(plateau)
         resumable.append(plateau)
     parsing = None
-    if args.parse_eval:
+    if args.parse_eval or treebank_records is not None:
         from keras_ordered.training.parsing_callback import ParsingEvaluation
 
         parsing = ParsingEvaluation(
-            args.parse_eval,
+            args.parse_eval or treebank_records,
             log_dir=log_dir,
-            max_sentences=args.parse_eval_sentences,
+            max_sentences=(
+                args.parse_eval_sentences if args.parse_eval
+                else len(treebank_records)
+            ),
         )
         callbacks.append(parsing)
     best_path = os.path.join(args.output, "best.weights.h5")
@@ -514,9 +551,11 @@ def train(args, *, model_class, get_preset, presets=None):
             "only (--eval-steps), not comparable with whole-split figures"
         )
         partial = f" (first {args.eval_steps} windows only: --eval-steps)"
+    if treebank_records is not None:
+        results["valid_split"] = "the training sentences (official setup)"
     results["valid_loss"] = evaluate_stream(
         model, valid_ids, eval_batch, settings["bptt"], args.eval_steps,
-        args.verbose, sentence_level=sentence_level, eos=eos,
+        args.verbose, sentence_level=sentence_level, eos=eos, bos=bos,
     )
     results["valid_perplexity"] = perplexity(results["valid_loss"])
     print(f"Validation perplexity{partial}: {results['valid_perplexity']:.2f}")
@@ -524,7 +563,7 @@ def train(args, *, model_class, get_preset, presets=None):
         results["test_loss"] = evaluate_stream(
             model, test_ids, settings["test_batch_size"], settings["bptt"],
             args.eval_steps, args.verbose, sentence_level=sentence_level,
-            eos=eos,
+            eos=eos, bos=bos,
         )
         results["test_perplexity"] = perplexity(results["test_loss"])
         print(f"Test perplexity{partial}: {results['test_perplexity']:.2f}")
@@ -536,8 +575,10 @@ def train(args, *, model_class, get_preset, presets=None):
         results["parse_f1"] = {}
         for name, scores in final_scores.items():
             results["parse_f1"][name] = {
-                "sentence_f1": scores["sentence_f1"],
-                "corpus_f1": scores["corpus_f1"],
+                key: scores[key] for key in (
+                    "sentence_f1", "corpus_f1", "wsj10_sentences",
+                    "wsj10_sentence_f1", "wsj10_corpus_f1",
+                ) if key in scores
             }
             print(
                 f"Parsing F1 ({name}, {results['parse_sentences']} gold "
@@ -552,7 +593,7 @@ def train(args, *, model_class, get_preset, presets=None):
 
 
 def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
-                    sentence_level=False, eos=0):
+                    sentence_level=False, eos=0, bos=None):
     """Mean token loss of a text read as `batch_size` streams from zero state
     (or, with `sentence_level`, sentence by sentence from zero states).
 
@@ -570,7 +611,8 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
         model.configure_bptt(train_batch, batch_size, clip_norm=clip)
     model.test_function = None  # re-trace with the new state variables
     if sentence_level:
-        batches = SentenceBatches(ids, batch_size, eos, shuffle=False)
+        batches = SentenceBatches(ids, batch_size, eos, shuffle=False,
+                                  bos_id=bos)
     else:
         batches = BPTTBatches(ids, batch_size, bptt, variable_length=False)
     dataset = batches.dataset(0, steps_per_epoch=max_steps)

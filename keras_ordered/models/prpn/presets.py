@@ -21,7 +21,10 @@ Notes on the training settings:
   is halved once more than 2 epochs in a row (i.e. the 3rd) brought no
   strictly lower validation loss (`keras_ordered.training.runner.make_plateau`).
 - `sentence_level: True` (the `up` preset) asks for training on sentences,
-  each read from a zero state, instead of a continuous stream.
+  each read from a zero state, instead of a continuous stream;
+  `data: "treebank"` for sentences of a treebank folder (the recipe's
+  `--treebank`), `max_sentence_length`, `min_count` and `shuffle` as the
+  official unsupervised-parsing setup has them.
 """
 
 from keras_ordered.models.base import lookup_preset
@@ -85,10 +88,25 @@ PRESETS = {
             "input_dropout": 0.2,
             "recurrent_dropout": 0.0,
         },
+        # The official unsupervised-parsing run: the sentences of a treebank
+        # (WSJ10: at most 10 words after punctuation removal; words seen
+        # fewer than 3 times are <unk>), read as <s> w_1 .. w_n </s> in the
+        # treebank's order; the learning rate halves on the training loss
+        # (patience 0); evaluation in batches of 64; parsed on the same
+        # sentences. `--treebank DIR` names the folder (default:
+        # $KERAS_ORDERED_DATA/wsj_sample/mrg, a small-scale version).
         "training": {
             **PAPER_TRAINING,
             "learning_rate": 0.001,
             "sentence_level": True,
+            "data": "treebank",
+            "max_sentence_length": 10,
+            "min_count": 3,
+            "shuffle": False,
+            "eval_batch_size": 64,
+            "test_batch_size": 64,
+            "reduce_lr_patience": 0,
+            "reduce_lr_monitor": "loss",
         },
     },
     # Trains to a useful perplexity on a 2-core CPU within about an hour.
