@@ -21,13 +21,6 @@ def np_sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def np_layer_norm(x, gamma, beta=None, eps=1e-5):
-    mean = x.mean(-1, keepdims=True)
-    var = x.var(-1, keepdims=True)
-    y = (x - mean) / np.sqrt(var + eps) * gamma
-    return y if beta is None else y + beta
-
-
 def np_gates(d, history, history_mask, query, M, resolution, hard=True):
     """g[b, t, m] = prod_{i=p+1..t} alpha_i^t, p = t - M + m, by the book."""
     tau = 2.0 / resolution
@@ -139,6 +132,12 @@ def test_memory_gates_validates():
 
 
 # --- gated attention ----------------------------------------------------------
+def np_official_softmax(z, gates):
+    """The official masked softmax: max over all slots, + 1e-8."""
+    e = gates * np.exp(z - z.max(-1, keepdims=True))
+    return e / (e.sum(-1, keepdims=True) + 1e-8)
+
+
 def test_gated_attention_matches_numpy_and_respects_gates():
     rng = np.random.default_rng(2)
     B, M, d, p = 3, 5, 6, 4
@@ -148,48 +147,105 @@ def test_gated_attention_matches_numpy_and_respects_gates():
     gates = np.array(
         [[0, 0, 0.3, 1, 1], [1, 0.5, 1, 0, 1], [0, 0, 0, 0, 0]], "float32"
     )
-    layer = GatedAttention(dropout=0.5, bias_initializer="random_normal", seed=3)
+    layer = GatedAttention(dropout=0.5, seed=3)
     h_out, c_out, weights = layer([h, c, key, gates], return_attention_scores=True)
     A, bias = np.asarray(layer.kernel), np.asarray(layer.bias)
     k = key @ A + bias
     z = np.einsum("bmd,bd->bm", h, k) / np.sqrt(d)
-    e = gates * np.exp(z - z.max(-1, keepdims=True))
-    total = e.sum(-1, keepdims=True)
-    s = np.where(total > 0, e / np.where(total > 0, total, 1), 0)
+    s = np_official_softmax(z, gates)
     np.testing.assert_allclose(weights, s, rtol=1e-5, atol=1e-6)
     for out, memory in ((h_out, h), (c_out, c)):
         np.testing.assert_allclose(
             out, np.einsum("bm,bmd->bd", s, memory), rtol=1e-5, atol=1e-6
         )
     weights = np.asarray(weights)
-    # sums to one over the open slots, zero on the closed ones
+    # sums to (almost) one over the open slots, zero on the closed ones
     np.testing.assert_allclose(weights[:2].sum(-1), 1.0, rtol=1e-6)
     assert np.all(weights[gates == 0] == 0)
-    # all gates closed: zero output, no NaN
+    # all gates closed: zero output, no NaN (the + 1e-8)
     assert np.all(np.asarray(h_out)[2] == 0) and np.all(np.isfinite(h_out))
-    # a closed slot's content (even huge) does not change anything
-    h2, c2 = h.copy(), c.copy()
-    h2[0, 0] = 1e4
+    # a closed slot's cell state does not matter
+    c2 = c.copy()
     c2[1, 3] = -7.0
-    h_out2, c_out2 = layer([h2, c2, key, gates])
-    np.testing.assert_array_equal(h_out2, h_out)
+    _, c_out2 = layer([h, c2, key, gates])
     np.testing.assert_array_equal(c_out2, c_out)
-    # training: the dropout changes the output; explicit masks are reused
-    masks = layer.make_dropout_masks(B)
-    a = layer([h, key, gates], training=True, dropout_masks=masks)
-    b = layer([h, key, gates], training=True, dropout_masks=masks)
-    np.testing.assert_array_equal(a, b)
-    assert not np.allclose(a, h_out)
+    # training: both key dropouts, drawn afresh at every call
+    a = np.asarray(layer([h, key, gates], training=True))
+    b = np.asarray(layer([h, key, gates], training=True))
+    assert not np.allclose(a, b) and not np.allclose(a, h_out)
     config = GatedAttention.from_config(layer.get_config()).get_config()
     assert config == layer.get_config()
 
 
-def test_gated_softmax_is_stable_for_large_scores():
-    scores = np.array([[1e4, -1e4, 3.0]], "float32")
-    gates = np.array([[0.0, 1.0, 1.0]], "float32")
+def test_gated_softmax_is_the_official_masked_softmax():
+    # The maximum is taken over every slot, closed ones included: a closed
+    # slot with a much larger score underflows the open ones (the official
+    # behaviour), without NaN.
+    scores = np.array([[1e4, -1e4, 3.0], [1.0, 2.0, 3.0], [5.0, 1.0, 2.0]],
+                      "float32")
+    gates = np.array([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]],
+                     "float32")
     w = np.asarray(gated_softmax(scores, gates))
-    np.testing.assert_allclose(w, [[0.0, 0.0, 1.0]], atol=1e-7)
     assert np.all(np.isfinite(w))
+    np.testing.assert_array_equal(w[0], 0.0)
+    np.testing.assert_allclose(w[1], np_official_softmax(scores[1], gates[1]),
+                               rtol=1e-6)
+    np.testing.assert_allclose(w[1], [0.2689414, 0.7310586, 0.0], rtol=1e-6)
+    np.testing.assert_array_equal(w[2], 0.0)
+
+
+def test_fan_in_uniform_is_pytorchs_default_initialisation():
+    from keras_ordered.layers.gated_attention import FanInUniform
+
+    kernel = np.asarray(FanInUniform(seed=1)((400, 300)))
+    assert np.abs(kernel).max() <= 1 / np.sqrt(400)
+    assert np.abs(kernel).max() > 0.95 / np.sqrt(400)  # uniform, fills the range
+    conv = np.asarray(FanInUniform(seed=2)((6, 50, 40)))  # (width, in, out)
+    assert 0.95 / np.sqrt(300) < np.abs(conv).max() <= 1 / np.sqrt(300)
+    bias = np.asarray(FanInUniform(fan_in=25, seed=3)((1000,)))
+    assert 0.19 < np.abs(bias).max() <= 0.2
+    with pytest.raises(ValueError, match="fan_in"):
+        FanInUniform()((10,))
+    config = FanInUniform(fan_in=7, seed=4).get_config()
+    assert FanInUniform.from_config(config).get_config() == config
+
+
+def test_prpn_layers_initialise_as_pytorch_modules():
+    # nn.Linear / nn.Conv1d: weight and bias uniform(+-1/sqrt(fan_in)).
+    def assert_range(weight, fan_in):
+        value = np.abs(np.asarray(weight))
+        assert value.max() <= 1 / np.sqrt(fan_in) + 1e-7, weight.path
+        if value.size >= 30:  # uniform over the whole range
+            assert value.max() > 0.8 / np.sqrt(fan_in), weight.path
+
+    parser = ParsingConv(40, lookback=3, seed=1)
+    parser(np.zeros((2, 5, 30), "float32"))
+    for weight in (parser.window_kernel, parser.window_bias):
+        assert_range(weight, 30 * 4)
+    for weight in (parser.output_kernel, parser.output_bias):
+        assert_range(weight, 20)
+    assert parser.batch_norm.epsilon == 1e-5
+    assert parser.batch_norm.momentum == 0.9  # PyTorch's momentum 0.1
+    cell = PRPNReadingCell(30, num_layers=2, num_slots=3, seed=2)
+    cell.build((None, 20 + 3))
+    for index, layer_input in enumerate((20, 30)):
+        lstm, attention = cell.lstm_cells[index], cell.attentions[index]
+        assert_range(lstm.kernel, layer_input)
+        assert_range(lstm.input_bias, layer_input)
+        assert_range(lstm.recurrent_kernel, 30)
+        assert_range(lstm.recurrent_bias, 30)
+        assert_range(attention.kernel, layer_input + 30)
+        assert_range(attention.bias, layer_input + 30)
+        for norm in (lstm.input_norm, lstm.recurrent_norm, lstm.cell_norm):
+            np.testing.assert_array_equal(norm.gamma, 1.0)
+            np.testing.assert_array_equal(norm.beta, 0.0)
+    predict = PRPNPredictNetwork(16, 3, seed=3)
+    predict.build([(None, None, 30), (None, 3, 30), (None, None, 3)])
+    assert_range(predict.attention.kernel, 30)
+    assert_range(predict.attention.bias, 30)
+    assert_range(predict.projection.kernel, 60)
+    assert_range(predict.projection.bias, 60)
+    assert predict.batch_norm.epsilon == 1e-5
 
 
 # --- parsing network ----------------------------------------------------------
@@ -224,12 +280,62 @@ def test_parsing_conv_batch_norm_differs_between_training_and_inference():
     inference, _ = parser(x, training=False)
     training, _ = parser(x, training=True)  # batch statistics, updates moving ones
     assert not np.allclose(inference, training, atol=1e-4)
-    bn = parser.heads[0][2]
+    bn = parser.batch_norm
     assert not np.allclose(bn.moving_mean, 0.0)
     # the moving statistics are the inference ones: a fixed function per position
     again, _ = parser(x[:2], training=False)
     np.testing.assert_allclose(again, np.asarray(parser(x, training=False)[0])[:2],
                                rtol=1e-6)
+
+
+def test_parsing_conv_is_one_trunk_with_a_grouped_output():
+    # The official parser: one trunk, a width-1 convolution with 2 groups:
+    # d reads the first half of the channels, d^ the second half.
+    rng = np.random.default_rng(11)
+    U, Q, F = 8, 2, 5
+    parser = ParsingConv(U, lookback=Q, seed=1)
+    x = rng.normal(size=(3, 6, F)).astype("float32")
+    d, n = (np.asarray(a) for a in parser(x))
+    shapes = {w.path.split("/")[-1]: tuple(w.shape) for w in parser.weights}
+    assert shapes == {
+        "window_kernel": (Q + 1, F, U), "window_bias": (U,),
+        "output_kernel": (U // 2, 2), "output_bias": (2,),
+        "gamma": (U,), "beta": (U,), "moving_mean": (U,),
+        "moving_variance": (U,),
+    }
+    trainable = sum(int(np.prod(w.shape)) for w in parser.trainable_weights)
+    assert trainable == U * F * (Q + 1) + U + 2 * U + 2 * (U // 2) + 2
+    # perturbing the weights reading the second half changes d^ only
+    kernel = np.asarray(parser.output_kernel)
+    changed = kernel.copy()
+    changed[:, 1] += 1.0
+    parser.output_kernel.assign(changed)
+    d2, n2 = (np.asarray(a) for a in parser(x))
+    np.testing.assert_array_equal(d2, d)
+    assert not np.allclose(n2, n)
+    # and the channels of the second half do not reach d at all
+    parser.output_kernel.assign(kernel)
+    parser.batch_norm.beta.assign(
+        np.concatenate([np.zeros(U // 2), np.full(U // 2, 3.0)]).astype("float32"))
+    d3, n3 = (np.asarray(a) for a in parser(x))
+    np.testing.assert_array_equal(d3, d)
+    assert not np.allclose(n3, n)
+    # NumPy: conv, BN (moving statistics), ReLU, grouped conv, sigmoid
+    window = np.concatenate([np.zeros((3, Q, F), "float32"), x], 1)
+    W = np.asarray(parser.window_kernel)
+    z = np.stack([np.einsum("kio,bki->bo", W, window[:, t : t + Q + 1])
+                  for t in range(6)], 1) + np.asarray(parser.window_bias)
+    bn = parser.batch_norm
+    z = (z - np.asarray(bn.moving_mean)) / np.sqrt(
+        np.asarray(bn.moving_variance) + 1e-5)
+    z = np.maximum(z * np.asarray(bn.gamma) + np.asarray(bn.beta), 0)
+    b = np.asarray(parser.output_bias)
+    np.testing.assert_allclose(
+        d3, np_sigmoid(z[..., : U // 2] @ kernel[:, 0] + b[0]), rtol=1e-5,
+        atol=1e-6)
+    np.testing.assert_allclose(
+        n3, np_sigmoid(z[..., U // 2 :] @ kernel[:, 1] + b[1]), rtol=1e-5,
+        atol=1e-6)
 
 
 def test_parsing_conv_config_and_validation():
@@ -240,39 +346,80 @@ def test_parsing_conv_config_and_validation():
         ParsingConv(6, lookback=0)
     with pytest.raises(ValueError, match="dropout"):
         ParsingConv(6, dropout=1.0)
+    with pytest.raises(ValueError, match="even"):
+        ParsingConv(7)
 
 
 # --- reading network ----------------------------------------------------------
+def np_std_layer_norm(x, gamma, beta, eps=1e-6):
+    """The official PRPN LayerNorm: unbiased std, eps added to the std."""
+    mean = x.mean(-1, keepdims=True)
+    std = np.sqrt(((x - mean) ** 2).sum(-1, keepdims=True) / (x.shape[-1] - 1))
+    return gamma * (x - mean) / (std + eps) + beta
+
+
+def test_std_layer_normalization_matches_numpy():
+    from keras_ordered.layers.prpn_cell import StdLayerNormalization
+
+    rng = np.random.default_rng(12)
+    x = rng.normal(2.0, 3.0, size=(4, 7)).astype("float32")
+    norm = StdLayerNormalization()
+    norm.build(x.shape)
+    gamma = rng.uniform(0.5, 1.5, 7).astype("float32")
+    beta = rng.normal(size=7).astype("float32")
+    norm.gamma.assign(gamma)
+    norm.beta.assign(beta)
+    expected = np_std_layer_norm(x.astype("float64"), gamma, beta)
+    np.testing.assert_allclose(norm(x), expected, rtol=1e-5, atol=1e-6)
+    # not Keras' normalisation (biased variance, epsilon inside the root)
+    biased = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True)
+                                                       + 1e-6) * gamma + beta
+    assert not np.allclose(norm(x), biased, atol=1e-3)
+    # epsilon is added to the standard deviation: a constant row gives beta
+    np.testing.assert_allclose(norm(np.ones((1, 7), "float32")), beta[None],
+                               atol=1e-6)
+    config = norm.get_config()
+    assert StdLayerNormalization.from_config(config).get_config() == config
+
+
 def np_ln_lstm(cell, x, h, c):
-    W, U, b = (np.asarray(v) for v in (cell.kernel, cell.recurrent_kernel, cell.bias))
-    z = (
-        np_layer_norm(x @ W, np.asarray(cell.input_norm.gamma))
-        + np_layer_norm(h @ U, np.asarray(cell.recurrent_norm.gamma))
-        + b
-    )
+    """The official LSTMCell: LN(x W + b_ih) + LN(h U + b_hh), LN on c."""
+    def w(v):
+        return np.asarray(v, "float64")
+
+    def ln(norm, y):
+        return np_std_layer_norm(y, w(norm.gamma), w(norm.beta))
+
+    z = (ln(cell.input_norm, x @ w(cell.kernel) + w(cell.input_bias))
+         + ln(cell.recurrent_norm, h @ w(cell.recurrent_kernel)
+              + w(cell.recurrent_bias)))
     u = cell.units
     i, f, g, o = (z[:, k * u : (k + 1) * u] for k in range(4))
     c_new = np_sigmoid(f) * c + np_sigmoid(i) * np.tanh(g)
-    ln_c = np_layer_norm(c_new, np.asarray(cell.cell_norm.gamma),
-                         np.asarray(cell.cell_norm.beta))
-    return np_sigmoid(o) * np.tanh(ln_c), c_new
+    return np_sigmoid(o) * np.tanh(ln(cell.cell_norm, c_new)), c_new
 
 
 def test_layer_norm_lstm_cell_matches_numpy():
     rng = np.random.default_rng(6)
-    cell = LayerNormLSTMCell(4)
+    cell = LayerNormLSTMCell(4, seed=1)
     x = rng.normal(size=(3, 5)).astype("float32")
     h = rng.normal(size=(3, 4)).astype("float32")
     c = rng.normal(size=(3, 4)).astype("float32")
-    out, (h_new, c_new) = cell(x, [h, c])
+    cell(x, [h, c])
     for v in cell.weights:  # give the layer norms non-trivial parameters
         v.assign(v + rng.normal(scale=0.1, size=v.shape).astype("float32"))
     out, (h_new, c_new) = cell(x, [h, c])
     eh, ec = np_ln_lstm(cell, x, h, c)
     np.testing.assert_allclose(h_new, eh, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(c_new, ec, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(np.asarray(cell.bias)[4:8], 1.0, atol=0.2)  # forget bias
-    assert LayerNormLSTMCell.from_config(cell.get_config()).units == 4
+    names = [w.path.split("/", 1)[-1] for w in cell.weights]
+    assert names == [
+        "kernel", "input_bias", "recurrent_kernel", "recurrent_bias",
+        "input_norm/gamma", "input_norm/beta", "recurrent_norm/gamma",
+        "recurrent_norm/beta", "cell_norm/gamma", "cell_norm/beta",
+    ]
+    config = cell.get_config()
+    assert LayerNormLSTMCell.from_config(config).get_config() == config
 
 
 def test_reading_cell_step_matches_numpy():
@@ -288,11 +435,11 @@ def test_reading_cell_step_matches_numpy():
         th = tapes[2 * l].reshape(B, M, d)
         tc = tapes[2 * l + 1].reshape(B, M, d)
         att = cell.attentions[l]
-        key = np.concatenate([th[:, -1], x], -1) @ np.asarray(att.kernel)
+        # the official key: [layer input ; previous hidden state]
+        key = np.concatenate([x, th[:, -1]], -1) @ np.asarray(att.kernel)
         key = key + np.asarray(att.bias)
         z = np.einsum("bmd,bd->bm", th, key) / np.sqrt(d)
-        e = gates * np.exp(z - z.max(-1, keepdims=True))
-        s = e / e.sum(-1, keepdims=True)
+        s = np_official_softmax(z, gates)
         h_att, c_att = np.einsum("bm,bmd->bd", s, th), np.einsum("bm,bmd->bd", s, tc)
         h, c = np_ln_lstm(cell.lstm_cells[l], x, h_att, c_att)
         np.testing.assert_allclose(
@@ -305,44 +452,93 @@ def test_reading_cell_step_matches_numpy():
     np.testing.assert_allclose(out, x, rtol=1e-4, atol=1e-5)
 
 
-def test_reading_cell_uses_one_dropout_mask_per_sequence():
-    B, T, F, d, M, L = 2, 6, 3, 4, 3, 2
+def test_reading_cell_dropout_regime_is_the_official_one():
+    # Layer inputs and attention keys: element-wise, fresh at every step.
+    # Attended hidden state h~: one (1, units) mask per layer and window,
+    # shared by the whole batch.
+    B, T, F, d, M, L = 4, 6, 5, 8, 3, 2
     cell = PRPNReadingCell(d, num_layers=L, num_slots=M, dropout=0.5,
-                           layer_dropout=0.5, recurrent_dropout=0.5,
-                           attention_dropout=0.5, seed=2)
+                           layer_dropout=0.4, recurrent_dropout=0.5,
+                           attention_dropout=0.3, seed=2)
     rnn = keras.layers.RNN(cell, return_sequences=True)
     seq = np.concatenate(
         [np.ones((B, T, F), "float32"), np.ones((B, T, M), "float32")], -1
     )
-    draws = []
-    draw = cell._mask
-    cell._mask = lambda *args: draws.append(args) or draw(*args)
     inference = np.asarray(rnn(seq, training=False))
-    draws.clear()
+    window_masks, step_masks, key_masks = [], [], []
+    window_mask, step_dropout = cell._window_mask, cell._step_dropout
+
+    def record_window(rate):
+        mask = window_mask(rate)
+        window_masks.append((rate, np.asarray(mask)))
+        return mask
+
+    def record_step(x, rate):
+        y = step_dropout(x, rate)
+        step_masks.append((rate, np.asarray(y) / np.where(np.asarray(x) == 0,
+                                                          1, np.asarray(x))))
+        return y
+
+    cell._window_mask, cell._step_dropout = record_window, record_step
+    for attention in cell.attentions:
+        drop = attention._drop
+
+        def record_key(x, training, drop=drop):
+            y = drop(x, training)
+            key_masks.append(np.asarray(y) != 0)
+            return y
+
+        attention._drop = record_key
     training = np.asarray(rnn(seq, training=True))
-    # input and h~ masks of each layer: drawn once per call, not per step
-    assert len(draws) == 2 * L
-    assert [a[1] for a in draws] == [F, d, d, d]
-    assert cell._dropout_mask is None  # reset after the call
     assert not np.allclose(training, inference)
-    # The loop applies the cached masks at every step: the same as calling
-    # the cell step by step with those masks.
-    masks = cell.get_dropout_mask(seq[:, 0])
-    states = cell.get_initial_state(B)
-    outputs = []
-    for t in range(T):
-        out, states = cell(seq[:, t], states, training=True)
-        outputs.append(np.asarray(out))
-    _, looped, _ = rnn.inner_loop(seq, cell.get_initial_state(B), None, training=True)
-    assert cell.get_dropout_mask(seq[:, 0]) is masks
-    np.testing.assert_allclose(looped, np.stack(outputs, 1), rtol=1e-5, atol=1e-6)
-    cell.reset_dropout_mask()
+    # h~: L masks per call, (1, d): one per layer and window, batch-shared
+    assert [r for r, _ in window_masks] == [0.5] * L
+    assert all(m.shape == (1, d) for _, m in window_masks)
+    assert cell._dropout_mask is None  # cleared after the call
+    # layer inputs: one draw per layer and step, element-wise (Keras' TF
+    # loop may call the step once more before the loop, for shapes)
+    steps = len(step_masks) // 2
+    assert steps in (T, T + 1)
+    assert [r for r, _ in step_masks] == [0.5, 0.4] * steps
+    first = [m for r, m in step_masks[0::2]]
+    assert all(m.shape == (B, F) for m in first)
+    assert not all(np.array_equal(first[0], m) for m in first[1:])  # per step
+    assert not all(np.array_equal(first[0][0], row) for row in first[0][1:])
+    # keys: two dropouts per layer and step (before and after the map)
+    assert len(key_masks) == 2 * L * steps
+    assert [m.shape for m in key_masks[:2]] == [(B, F + d), (B, d)]
+    assert not np.array_equal(key_masks[0], key_masks[2 * L])
+    second = keras.layers.RNN(cell, return_sequences=True)
+    window_masks.clear()
+    second(seq, training=True)
+    assert len(window_masks) == L  # a new window draws new masks
     config = cell.get_config()
     assert PRPNReadingCell.from_config(config).get_config() == config
     with pytest.raises(ValueError, match="num_slots"):
         PRPNReadingCell(4, num_slots=0)
     with pytest.raises(ValueError, match="dropout"):
         PRPNReadingCell(4, dropout=1.2)
+
+
+def test_reading_cell_draws_fresh_step_masks_in_a_compiled_loop():
+    # Inside tf.function (model.fit), the per-step draws must still differ
+    # from step to step: the same input at every step with a zero state and
+    # closed gates gives the same output at every step without dropout.
+    import tensorflow as tf
+
+    B, T, F, d, M = 2, 5, 6, 4, 2
+    cell = PRPNReadingCell(d, num_layers=1, num_slots=M, dropout=0.5,
+                           recurrent_dropout=0.0, attention_dropout=0.0, seed=4)
+    rnn = keras.layers.RNN(cell, return_sequences=True)
+    step = np.concatenate([np.ones((B, 1, F)), np.zeros((B, 1, M))], -1)
+    seq = np.repeat(step, T, axis=1).astype("float32")
+    # closed gates: the attended state is 0 at every step, so each step
+    # sees only its own (dropped) input
+    plain = np.asarray(rnn(seq, training=False))
+    np.testing.assert_allclose(plain, np.repeat(plain[:, :1], T, 1), atol=1e-6)
+    out = np.asarray(tf.function(lambda x: rnn(x, training=True))(seq))
+    assert not np.allclose(out[:, 0], out[:, 1])
+    assert len({out[0, t].tobytes() for t in range(T)}) == T
 
 
 # --- predict network ----------------------------------------------------------
@@ -371,13 +567,14 @@ def test_predict_network_forward_and_batch_norm_modes():
     windows = np.asarray(memory_windows(memory, hidden, M))
     k = hidden @ np.asarray(att.kernel) + np.asarray(att.bias)
     z = np.einsum("btmd,btd->btm", windows, k) / np.sqrt(d)
-    e = gates * np.exp(z - z.max(-1, keepdims=True))
-    s = e / e.sum(-1, keepdims=True)
+    s = np_official_softmax(z, gates)
     summary = np.einsum("btm,btmd->btd", s, windows)
     x = np.concatenate([hidden, summary], -1) @ np.asarray(predict.projection.kernel)
+    x = x + np.asarray(predict.projection.bias)
     bn = predict.batch_norm
+    assert bn.epsilon == 1e-5
     x = (x - np.asarray(bn.moving_mean)) / np.sqrt(
-        np.asarray(bn.moving_variance) + bn.epsilon
+        np.asarray(bn.moving_variance) + 1e-5
     )
     x = x * np.asarray(bn.gamma) + np.asarray(bn.beta)
     np.testing.assert_allclose(y, np.tanh(x), rtol=1e-4, atol=1e-5)

@@ -5,6 +5,7 @@ from keras_ordered.layers.attention_decoder import BahdanauAttention
 from keras_ordered.layers.dropout import ActivationRegularization
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.dropout import LockedDropout
+from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.gated_attention import gated_softmax
@@ -15,4 +16,5 @@ from keras_ordered.layers.on_lstm import cumax
 from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import LayerNormLSTMCell
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
+from keras_ordered.layers.prpn_cell import StdLayerNormalization
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork

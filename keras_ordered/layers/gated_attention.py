@@ -17,7 +17,14 @@ position `t - M + m`; slot `M - 1` holds `h_{t-1}`). Slot `m` is gated by
 `g_{t-M+1+m}^t = prod_{j=t-M+1+m .. t} alpha_j^t`, which involves the
 distances to the *right* of the slot's position, up to `d_t`: the state of
 position `p` is visible iff no distance between `p` and `t` exceeds `d_t`.
-The newest slot (`h_{t-1}`) is always open (`alpha_t^t = 1`).
+The newest slot (`h_{t-1}`) is always open with hard gates
+(`alpha_t^t = 1`; `sigmoid(5)` with soft ones). This is the official
+code's `cumprod` over its newest-first slots `s = 0 .. M-1` (slot `s` holds
+`t-1-s` and is gated by `prod_{r=0..s} alpha(d_t, d_{t-r})`), stored oldest
+first.
+
+`FanInUniform` is the initialiser of PyTorch's `nn.Linear` / `nn.Conv1d`
+weights and biases, the defaults of every PRPN layer.
 
 Reference:
     Shen, Lin, Huang, Courville. "Neural Language Modeling by Jointly
@@ -28,6 +35,58 @@ import math
 
 import keras
 from keras import ops
+from keras.src.initializers.random_initializers import RandomInitializer
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class FanInUniform(RandomInitializer):
+    """`uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))`, PyTorch's default.
+
+    PyTorch initialises the weight and the bias of `nn.Linear` and
+    `nn.Conv1d` this way (its `kaiming_uniform_(a=sqrt(5))` bound is
+    `1/sqrt(fan_in)`), with `fan_in` the number of inputs of one output
+    unit: `in_features`, or `in_channels / groups * kernel_width`.
+
+    Args:
+        fan_in: int or None. None (for kernels) reads it from the shape:
+            the product of every axis but the last (Keras kernels are
+            `(in, out)` and `(width, in / groups, out)`). A bias has no such
+            axis: give the fan-in of its layer.
+        seed: int or None, random seed.
+
+    Example:
+
+    ```python
+    init = keras_ordered.layers.FanInUniform(seed=1)
+    kernel = init((400, 1200))  # |values| <= 1 / sqrt(400)
+    bias = keras_ordered.layers.FanInUniform(fan_in=400, seed=2)((1200,))
+    ```
+    """
+
+    def __init__(self, fan_in=None, seed=None):
+        super().__init__(seed=seed)
+        if fan_in is not None and (not isinstance(fan_in, int) or fan_in < 1):
+            raise ValueError(
+                f"`fan_in` must be a positive integer or None. Received: {fan_in}"
+            )
+        self.fan_in = fan_in
+
+    def __call__(self, shape, dtype=None):
+        fan_in = self.fan_in
+        if fan_in is None:
+            if len(shape) < 2:
+                raise ValueError(
+                    "FanInUniform needs `fan_in` for a weight of rank 1 (a "
+                    f"bias); received shape {shape}."
+                )
+            fan_in = int(math.prod(shape[:-1]))
+        limit = 1.0 / math.sqrt(fan_in)
+        return keras.random.uniform(
+            shape, minval=-limit, maxval=limit, seed=self.seed, dtype=dtype
+        )
+
+    def get_config(self):
+        return {**super().get_config(), "fan_in": self.fan_in}
 
 
 def _hard_alpha(delta, tau):
@@ -227,23 +286,25 @@ class MemoryGates(keras.layers.Layer):
 class GatedAttention(keras.layers.Layer):
     """Attention over memory slots, restricted by syntactic gates.
 
-    With memory slots `(h_{-M}, c_{-M}) .. (h_{-1}, c_{-1})`, a key `k` and
-    gates `g_{-M} .. g_{-1}` in `[0, 1]`:
+    With memory slots `(h_{-M}, c_{-M}) .. (h_{-1}, c_{-1})` of size `d`, a
+    key input `k` and gates `g_{-M} .. g_{-1}` in `[0, 1]`:
 
     ```
     k~     = Drop(A Drop(k) + b)
-    s_{-i} = g_{-i} exp(h_{-i} . k~ / sqrt(d)) / sum_j g_{-j} exp(h_{-j} . k~ / sqrt(d))
+    l_{-i} = h_{-i} . k~ / sqrt(d)
+    s_{-i} = g_{-i} exp(l_{-i} - max_j l_{-j}) / (sum_j g_{-j} exp(l_{-j} - max_j l_{-j}) + 1e-8)
     (h~, c~) = sum_i s_{-i} (h_{-i}, c_{-i})
     ```
 
-    The weights are computed in float32, with the maximum score over the
-    open slots subtracted; closed slots (`g = 0`) get weight exactly 0
-    whatever their content, and when every gate is 0 the output is 0 (no
-    NaN).
+    This is the official PRPN code's attention (its `projector_summ` /
+    `projector_pred`, a dropout, a linear map and a dropout, and its masked
+    `softmax`): the maximum is taken over *all* slots, open or closed, and
+    `1e-8` is added to the normaliser, so the weights sum to slightly less
+    than 1, and to 0 when every gate is 0. The weights are computed in
+    float32.
 
-    The dropouts are ordinary (element-wise) dropouts by default. Inside a
-    recurrence, pass the masks of `make_dropout_masks` (drawn once per
-    sequence) as `dropout_masks` to use the same ones at every step.
+    Both dropouts are element-wise and drawn afresh at every call (at every
+    step inside a recurrence), as `nn.Dropout` in the official code.
 
     Leading dimensions are free: memory `(..., M, d)`, key `(..., p)`,
     gates `(..., M)`; e.g. `(batch, M, d)` in a recurrent cell, or
@@ -251,19 +312,18 @@ class GatedAttention(keras.layers.Layer):
 
     Args:
         dropout: float in [0, 1), the rate of both dropouts on the key (the
-            paper's 0.5).
-        kernel_initializer: initializer of `A` (`(p, d)`).
-        bias_initializer: initializer of `b` (`(d,)`).
-        seed: int, random seed of the dropouts.
+            official `idropout`, 0.5 for PTB).
+        kernel_initializer: initializer of `A` (`(p, d)`); default
+            `FanInUniform()` (PyTorch's `nn.Linear`).
+        bias_initializer: initializer of `b` (`(d,)`); default None,
+            `FanInUniform(fan_in=p)` (PyTorch's `nn.Linear`).
+        seed: int, random seed of the dropouts and the default initializers.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
         inputs: list `[memory_h, key, gates]` or
             `[memory_h, memory_c, key, gates]`.
         training: Python boolean, whether dropout is applied.
-        dropout_masks: optional pair `(key_mask, projected_key_mask)` of
-            multiplicative masks broadcastable to `key` and to `A k + b`
-            (either may be None), used instead of fresh dropout in training.
         return_attention_scores: Python boolean, also return the weights
             `s` `(..., M)`.
 
@@ -290,8 +350,8 @@ class GatedAttention(keras.layers.Layer):
     def __init__(
         self,
         dropout=0.0,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
+        kernel_initializer=None,
+        bias_initializer=None,
         seed=None,
         **kwargs,
     ):
@@ -301,8 +361,14 @@ class GatedAttention(keras.layers.Layer):
                 f"`dropout` must be in [0, 1). Received: dropout={dropout}"
             )
         self.dropout = float(dropout)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_initializer = (
+            FanInUniform(seed=seed) if kernel_initializer is None
+            else keras.initializers.get(kernel_initializer)
+        )
+        self.bias_initializer = (
+            None if bias_initializer is None
+            else keras.initializers.get(bias_initializer)
+        )
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
 
@@ -324,38 +390,22 @@ class GatedAttention(keras.layers.Layer):
             name="kernel",
             initializer=self.kernel_initializer,
         )
+        bias_initializer = self.bias_initializer
+        if bias_initializer is None:
+            bias_initializer = FanInUniform(
+                fan_in=self.key_dim,
+                seed=None if self.seed is None else self.seed + 1,
+            )
         self.bias = self.add_weight(
-            shape=(self.units,), name="bias", initializer=self.bias_initializer
+            shape=(self.units,), name="bias", initializer=bias_initializer
         )
 
-    def make_dropout_masks(self, batch_size):
-        """Masks `(key_mask, projected_key_mask)` of shapes `(batch, p)` and
-        `(batch, d)`, for `dropout_masks`; `(None, None)` when `dropout` is 0.
-        """
-        if self.dropout == 0.0:
-            return None, None
-        masks = []
-        for size in (self.key_dim, self.units):
-            ones = ops.ones((batch_size, size), dtype=self.compute_dtype)
-            masks.append(
-                keras.random.dropout(ones, self.dropout, seed=self.seed_generator)
-            )
-        return tuple(masks)
-
-    def _drop(self, x, mask, training):
+    def _drop(self, x, training):
         if not training or self.dropout == 0.0:
             return x
-        if mask is not None:
-            return x * mask
         return keras.random.dropout(x, self.dropout, seed=self.seed_generator)
 
-    def call(
-        self,
-        inputs,
-        training=False,
-        dropout_masks=None,
-        return_attention_scores=False,
-    ):
+    def call(self, inputs, training=False, return_attention_scores=False):
         if len(inputs) == 4:
             memory_h, memory_c, key, gates = inputs
         else:
@@ -363,11 +413,10 @@ class GatedAttention(keras.layers.Layer):
         dtype = self.compute_dtype
         memory_h = ops.cast(memory_h, dtype)
         key = ops.cast(key, dtype)
-        key_mask, projected_mask = dropout_masks or (None, None)
         projected = ops.matmul(
-            self._drop(key, key_mask, training), ops.cast(self.kernel, dtype)
+            self._drop(key, training), ops.cast(self.kernel, dtype)
         ) + ops.cast(self.bias, dtype)
-        projected = self._drop(projected, projected_mask, training)
+        projected = self._drop(projected, training)
         # (..., M, d) x (..., d, 1) -> (..., M)
         scores = ops.squeeze(ops.matmul(memory_h, projected[..., None]), -1)
         scores = ops.cast(scores, "float32") / math.sqrt(self.units)
@@ -398,34 +447,42 @@ class GatedAttention(keras.layers.Layer):
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer
             ),
-            "bias_initializer": keras.initializers.serialize(
-                self.bias_initializer
+            "bias_initializer": (
+                None if self.bias_initializer is None
+                else keras.initializers.serialize(self.bias_initializer)
             ),
             "seed": self.seed,
         }
 
 
-def gated_softmax(scores, gates, axis=-1):
-    """`s_i = g_i exp(z_i) / sum_j g_j exp(z_j)`, stably, in float32.
+def gated_softmax(scores, gates, axis=-1, epsilon=1e-8):
+    """`s_i = g_i exp(z_i - max z) / (sum_j g_j exp(z_j - max z) + epsilon)`.
 
-    The maximum over the open slots (`g > 0`) is subtracted before `exp`;
-    closed slots get exactly 0; if all gates are 0 the weights are all 0.
+    The official PRPN masked softmax, in float32: the maximum is over all
+    entries (open and closed), `epsilon` keeps the all-closed case finite
+    (its weights are 0). Closed entries (`g = 0`) get exactly 0.
 
     Args:
         scores: float tensor of logits `z`.
         gates: float tensor of the same shape, in `[0, 1]`.
         axis: int, the axis the weights are normalised over.
+        epsilon: float, added to the normaliser (the official 1e-8).
 
     Returns:
-        float32 tensor of weights, summing to 1 along `axis` unless every
-        gate there is 0.
+        float32 tensor of weights; they sum to `total / (total + epsilon)`
+        along `axis` (`total` the gated sum of exponentials).
+
+    Example:
+
+    ```python
+    w = keras_ordered.layers.gated_softmax(
+        np.array([[1.0, 2.0, 3.0]]), np.array([[1.0, 1.0, 0.0]])
+    )  # about [[0.269, 0.731, 0.0]]
+    ```
     """
     scores = ops.cast(scores, "float32")
     gates = ops.cast(gates, "float32")
-    open_slots = gates > 0
-    masked = ops.where(open_slots, scores, -1e9)
-    shift = ops.stop_gradient(ops.max(masked, axis=axis, keepdims=True))
-    weights = gates * ops.exp(masked - shift)
+    shift = ops.max(scores, axis=axis, keepdims=True)
+    weights = gates * ops.exp(scores - shift)
     total = ops.sum(weights, axis=axis, keepdims=True)
-    safe_total = ops.where(total > 0, total, 1.0)
-    return weights / safe_total
+    return weights / (total + epsilon)

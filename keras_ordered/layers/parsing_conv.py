@@ -9,45 +9,61 @@ import keras
 from keras import ops
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
+from keras_ordered.layers.gated_attention import FanInUniform
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
 class ParsingConv(keras.layers.Layer):
     """Parsing network of PRPN: syntactic distances of a sequence.
 
-    For position `i`, from the embeddings of `x_{i-Q} .. x_i`:
+    As the official code builds it: one trunk over the window of the
+    embeddings of `x_{i-Q} .. x_i`,
 
     ```
-    d_i = sigmoid(Conv_1(Drop(ReLU(BN(Conv_{Q+1}(Drop([E x_{i-Q} .. E x_i])))))))
+    z_i   = Drop(ReLU(BN(Conv_{Q+1}(Drop([E x_{i-Q} .. E x_i])))))   # `units` channels
+    d_i   = sigmoid(w_d . z_i[:units/2] + b_d)       # distance between x_{i-1} and x_i
+    d^_i  = sigmoid(w_n . z_i[units/2:] + b_n)       # estimate of d_{i+1}
     ```
 
-    the distance between `x_{i-1}` and `x_i` (a convolution of width `Q + 1`
-    to `units` channels, batch normalisation, ReLU, and a width-1
-    convolution to one value). A second head with its own parameters reads
-    the same window and estimates the *next* distance `d^_{i+1}` (the
-    paper's work-around for the predict network, which cannot see
-    `x_{i+1}`).
+    a convolution of width `Q + 1` to `units` channels (with a bias), batch
+    normalisation, ReLU, and a width-1 convolution with 2 groups: the
+    distance `d` reads the first half of the channels, the next-distance
+    estimate `d^` (the predict network's, which cannot see `x_{i+1}`) the
+    second half. Both share the trunk, so the predict network's gradient
+    shapes the features the distances use (the official `parser.gate`).
 
     The convolution is causal: before the first position it sees
     `previous_embeddings` (the last `Q` embeddings of the previous window, to
     carry a text across truncated-BPTT windows) or, when they are not given,
-    zeros (the paper's `E x_j = 0` for `j < 1`).
+    zeros (the official initial state).
 
-    Batch normalisation uses a momentum of 0.9 (PyTorch's 0.1) and
-    normalises over batch and time; in inference it uses the moving
-    statistics, so every position is computed independently of the others.
+    Batch normalisation normalises over batch and time with PyTorch's
+    defaults (epsilon 1e-5, momentum 0.1, i.e. Keras' 0.9); in inference it
+    uses the moving statistics, so every position is computed independently
+    of the others. (Keras updates the moving variance with the biased batch
+    variance, PyTorch with the unbiased one: a factor `n / (n - 1)` over
+    `n = batch * time` values, in training only.)
+
+    Weights (Keras layout; the official names in brackets): `window_kernel`
+    `(Q + 1, features, units)` and `window_bias` `(units,)`
+    [`parser.gate.1`, `[units, features, Q + 1]`], the batch norm
+    [`parser.gate.2`], `output_kernel` `(units / 2, 2)` and `output_bias`
+    `(2,)` [`parser.gate.5`, `[2, units / 2, 1]`]. Default initialisation:
+    PyTorch's `nn.Conv1d` (`FanInUniform`, fan-in `features * (Q + 1)` and
+    `units / 2`).
 
     Args:
-        units: int, channels of the first convolution (the paper's `d`,
-            the LSTM size 1200).
+        units: int, even, channels of the first convolution (the official
+            `nhid`, the LSTM size 1200).
         lookback: int, `Q >= 1`, the number of previous words seen (the
             paper's 5).
-        dropout: float in [0, 1), the rate of both dropouts (the paper's
-            0.5); element-wise.
-        momentum: float, batch-normalisation momentum.
+        dropout: float in [0, 1), the rate of both dropouts (the official
+            `idropout`, 0.5); element-wise.
+        momentum: float, batch-normalisation momentum (Keras convention).
         epsilon: float, batch-normalisation epsilon.
-        kernel_initializer: initializer of the convolution kernels.
-        seed: int, random seed of the dropouts.
+        kernel_initializer: initializer of both convolution kernels; default
+            `FanInUniform()`.
+        seed: int, random seed of the dropouts and initializers.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -74,23 +90,23 @@ class ParsingConv(keras.layers.Layer):
         and Lexicon", ICLR 2018 (the parsing network).
     """
 
-    HEADS = ("distance", "next_distance")
-
     def __init__(
         self,
         units,
         lookback=5,
         dropout=0.5,
         momentum=0.9,
-        epsilon=1e-3,
-        kernel_initializer="glorot_uniform",
+        epsilon=1e-5,
+        kernel_initializer=None,
         seed=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or units <= 0:
+        if not isinstance(units, int) or units <= 0 or units % 2:
             raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
+                "`units` must be a positive even integer (the last "
+                "convolution has 2 groups of units / 2 channels). "
+                f"Received: units={units}"
             )
         if not isinstance(lookback, int) or lookback < 1:
             raise ValueError(
@@ -102,58 +118,28 @@ class ParsingConv(keras.layers.Layer):
         self.dropout = _check_rate("dropout", dropout)
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.kernel_initializer = (
+            FanInUniform(seed=seed) if kernel_initializer is None
+            else keras.initializers.get(kernel_initializer)
+        )
         self.seed = seed
 
         def seed_for(k):
             return None if seed is None else seed + k
 
         policy = self.dtype_policy
-        self.heads = []
-        for index, head in enumerate(self.HEADS):
-            self.heads.append(
-                [
-                    keras.layers.Dropout(
-                        self.dropout,
-                        seed=seed_for(2 * index),
-                        dtype=policy,
-                        name=f"{head}_input_dropout",
-                    ),
-                    keras.layers.Conv1D(
-                        units,
-                        lookback + 1,
-                        padding="valid",
-                        use_bias=False,
-                        kernel_initializer=_clone_initializer(
-                            self.kernel_initializer, 2 * index
-                        ),
-                        dtype=policy,
-                        name=f"{head}_window_conv",
-                    ),
-                    keras.layers.BatchNormalization(
-                        momentum=self.momentum,
-                        epsilon=self.epsilon,
-                        dtype=policy,
-                        name=f"{head}_batch_norm",
-                    ),
-                    keras.layers.ReLU(dtype=policy, name=f"{head}_relu"),
-                    keras.layers.Dropout(
-                        self.dropout,
-                        seed=seed_for(2 * index + 1),
-                        dtype=policy,
-                        name=f"{head}_hidden_dropout",
-                    ),
-                    keras.layers.Conv1D(
-                        1,
-                        1,
-                        kernel_initializer=_clone_initializer(
-                            self.kernel_initializer, 2 * index + 1
-                        ),
-                        dtype=policy,
-                        name=f"{head}_output_conv",
-                    ),
-                ]
-            )
+        self.input_dropout = keras.layers.Dropout(
+            self.dropout, seed=seed_for(0), dtype=policy, name="input_dropout"
+        )
+        self.batch_norm = keras.layers.BatchNormalization(
+            momentum=self.momentum,
+            epsilon=self.epsilon,
+            dtype=policy,
+            name="batch_norm",
+        )
+        self.hidden_dropout = keras.layers.Dropout(
+            self.dropout, seed=seed_for(1), dtype=policy, name="hidden_dropout"
+        )
 
     def _split(self, inputs):
         if isinstance(inputs, (list, tuple)):
@@ -179,31 +165,60 @@ class ParsingConv(keras.layers.Layer):
                 )
         else:
             embedding_shape = input_shape
-        features = embedding_shape[-1]
-        shape = (None, None, features)
-        for head in self.heads:
-            for layer in head:
-                layer.build(shape)
-                shape = layer.compute_output_shape(shape)
-            shape = (None, None, features)
+        features = int(embedding_shape[-1])
+        width = self.lookback + 1
+        half = self.units // 2
+
+        def seed_for(k):
+            return None if self.seed is None else self.seed + 10 + k
+
+        self.window_kernel = self.add_weight(
+            shape=(width, features, self.units),
+            name="window_kernel",
+            initializer=_clone_initializer(self.kernel_initializer, 0),
+        )
+        self.window_bias = self.add_weight(
+            shape=(self.units,),
+            name="window_bias",
+            initializer=FanInUniform(fan_in=width * features, seed=seed_for(1)),
+        )
+        self.output_kernel = self.add_weight(
+            shape=(half, 2),
+            name="output_kernel",
+            initializer=_clone_initializer(self.kernel_initializer, 2),
+        )
+        self.output_bias = self.add_weight(
+            shape=(2,),
+            name="output_bias",
+            initializer=FanInUniform(fan_in=half, seed=seed_for(3)),
+        )
+        self.batch_norm.build((None, None, self.units))
 
     def call(self, inputs, training=False):
         embeddings, previous = self._split(inputs)
-        embeddings = ops.cast(embeddings, self.compute_dtype)
+        dtype = self.compute_dtype
+        embeddings = ops.cast(embeddings, dtype)
         if previous is None:
             batch = ops.shape(embeddings)[0]
             previous = ops.zeros(
-                (batch, self.lookback, embeddings.shape[-1]), self.compute_dtype
+                (batch, self.lookback, embeddings.shape[-1]), dtype
             )
-        window = ops.concatenate(
-            [ops.cast(previous, self.compute_dtype), embeddings], axis=1
-        )
+        window = ops.concatenate([ops.cast(previous, dtype), embeddings], axis=1)
+        x = self.input_dropout(window, training=training)
+        x = ops.conv(x, ops.cast(self.window_kernel, dtype), padding="valid")
+        x = x + ops.cast(self.window_bias, dtype)
+        x = ops.relu(self.batch_norm(x, training=training))
+        x = self.hidden_dropout(x, training=training)
+        # The grouped width-1 convolution: group g reads channels
+        # g * units/2 .. (g + 1) * units/2 - 1 and writes output g.
+        half = self.units // 2
+        kernel = ops.cast(self.output_kernel, dtype)
+        bias = ops.cast(self.output_bias, dtype)
         outputs = []
-        for head in self.heads:
-            x = window
-            for layer in head:
-                x = layer(x, training=training)
-            outputs.append(ops.sigmoid(ops.cast(x[..., 0], "float32")))
+        for group in range(2):
+            z = ops.matmul(x[..., group * half : (group + 1) * half],
+                           kernel[:, group : group + 1])[..., 0]
+            outputs.append(ops.sigmoid(ops.cast(z + bias[group], "float32")))
         return outputs
 
     def compute_output_shape(self, input_shape):
@@ -215,7 +230,7 @@ class ParsingConv(keras.layers.Layer):
     def compute_output_spec(self, inputs, training=False):
         embeddings, _ = self._split(inputs)
         shape = tuple(embeddings.shape[:2])
-        return [keras.KerasTensor(shape, "float32") for _ in self.HEADS]
+        return [keras.KerasTensor(shape, "float32") for _ in range(2)]
 
     def get_config(self):
         return {

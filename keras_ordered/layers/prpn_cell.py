@@ -1,8 +1,8 @@
 """PRPN's reading network: a layer-normalised LSTM reading a gated memory.
 
-`LayerNormLSTMCell` is the LSTM of the reading network; `PRPNReadingCell`
-is one step of the whole (multi-layer) reading network, for
-`keras.layers.RNN`.
+`StdLayerNormalization` is the official PRPN layer normalisation,
+`LayerNormLSTMCell` the LSTM of the reading network, `PRPNReadingCell` one
+step of the whole (multi-layer) reading network, for `keras.layers.RNN`.
 
 Reference:
     Shen, Lin, Huang, Courville. "Neural Language Modeling by Jointly
@@ -18,33 +18,113 @@ from keras import ops
 # not exported by `keras.layers`, hence the private import.
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
+from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class LayerNormLSTMCell(keras.layers.Layer):
-    """Cell class of an LSTM with layer normalisation (Ba et al., 2016).
+class StdLayerNormalization(keras.layers.Layer):
+    """Layer normalisation by the standard deviation plus epsilon.
 
     ```
-    z = LN(x W) + LN(h_prev U) + b          (layer norms over the 4 units)
+    y = gamma * (x - mean(x)) / (std(x) + epsilon) + beta
+    ```
+
+    over the last axis, with the *unbiased* standard deviation (divisor
+    `n - 1`) and `epsilon` added to the standard deviation, not to the
+    variance: the official PRPN `LayerNorm` (Keras' `LayerNormalization`
+    divides by `sqrt(biased variance + epsilon)`). The statistics are
+    computed in float32.
+
+    Args:
+        epsilon: float, added to the standard deviation (official 1e-6).
+        **kwargs: base layer keyword arguments.
+
+    Call arguments:
+        inputs: a tensor `(..., features)`, `features >= 2`.
+
+    Example:
+
+    ```python
+    norm = keras_ordered.layers.StdLayerNormalization()
+    y = norm(keras.random.normal((4, 16)))  # (4, 16)
+    ```
+
+    Reference:
+        Ba, Kiros, Hinton, "Layer Normalization", 2016.
+    """
+
+    def __init__(self, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.epsilon = float(epsilon)
+
+    def build(self, input_shape):
+        features = int(input_shape[-1])
+        if features < 2:
+            raise ValueError(
+                "StdLayerNormalization needs at least 2 features (unbiased "
+                f"standard deviation). Received input shape {input_shape}"
+            )
+        self.gamma = self.add_weight(
+            shape=(features,), name="gamma", initializer="ones"
+        )
+        self.beta = self.add_weight(
+            shape=(features,), name="beta", initializer="zeros"
+        )
+
+    def call(self, inputs):
+        x = ops.cast(inputs, "float32")
+        n = x.shape[-1]
+        mean = ops.mean(x, axis=-1, keepdims=True)
+        centred = x - mean
+        variance = ops.sum(ops.square(centred), axis=-1, keepdims=True) / (n - 1)
+        y = centred / (ops.sqrt(variance) + self.epsilon)
+        y = y * ops.cast(self.gamma, "float32") + ops.cast(self.beta, "float32")
+        return ops.cast(y, self.compute_dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "epsilon": self.epsilon}
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class LayerNormLSTMCell(keras.layers.Layer):
+    """Cell class of the layer-normalised LSTM of PRPN's reading network.
+
+    The official PRPN `LSTMCell`:
+
+    ```
+    z = LN_ih(x W + b_ih) + LN_hh(h_prev U + b_hh)     (each over all 4 units)
     i, f, g, o = split(z)
     c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g)
-    h = sigmoid(o) * tanh(LN(c))
+    h = sigmoid(o) * tanh(LN_c(c))
     ```
 
-    The two pre-activation layer norms have a scale but no offset (the bias
-    `b` plays that role); the cell-state one has both. The normalisation
-    statistics are computed in float32 under mixed precision.
+    Every `LN` is a `StdLayerNormalization` (unbiased standard deviation,
+    `epsilon` added to it) with its own scale and offset; the biases are
+    inside the normalisations, as in the official code.
+
+    Weights (Keras layout; official names in brackets): `kernel`
+    `(input_dim, 4 units)` [`ih.0.weight`, transposed], `input_bias`
+    [`ih.0.bias`], `recurrent_kernel` `(units, 4 units)` [`hh.0.weight`,
+    transposed], `recurrent_bias` [`hh.0.bias`], `input_norm`
+    [`ih.1.{gamma,beta}`], `recurrent_norm` [`hh.1.{gamma,beta}`],
+    `cell_norm` [`c_norm.{gamma,beta}`]; gate order `i, f, g, o`.
+    Default initialisation: PyTorch's `nn.Linear` (`FanInUniform`, fan-in
+    `input_dim` and `units`) for the kernels and the biases.
 
     Args:
         units: int, dimensionality of the output and cell state.
-        unit_forget_bias: bool, initialise the forget-gate bias to 1.
-        epsilon: float, layer-normalisation epsilon.
-        kernel_initializer: initializer of `W`.
-        recurrent_initializer: initializer of `U`.
-        bias_initializer: initializer of `b`.
+        epsilon: float, layer-normalisation epsilon (official 1e-6).
+        kernel_initializer: initializer of `W`; default `FanInUniform()`.
+        recurrent_initializer: initializer of `U`; default `FanInUniform()`.
+        bias_initializer: initializer of both biases; default None,
+            `FanInUniform` with the fan-in of each projection.
+        seed: int, seed of the default initializers.
         **kwargs: base layer keyword arguments, such as `dtype`.
 
     Call arguments:
@@ -69,11 +149,11 @@ class LayerNormLSTMCell(keras.layers.Layer):
     def __init__(
         self,
         units,
-        unit_forget_bias=True,
-        epsilon=1e-5,
-        kernel_initializer="glorot_uniform",
-        recurrent_initializer="orthogonal",
-        bias_initializer="zeros",
+        epsilon=1e-6,
+        kernel_initializer=None,
+        recurrent_initializer=None,
+        bias_initializer=None,
+        seed=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -82,56 +162,61 @@ class LayerNormLSTMCell(keras.layers.Layer):
                 f"`units` must be a positive integer. Received: units={units}"
             )
         self.units = units
-        self.unit_forget_bias = bool(unit_forget_bias)
         self.epsilon = float(epsilon)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(
-            recurrent_initializer
+        self.seed = seed
+        self.kernel_initializer = (
+            FanInUniform(seed=seed) if kernel_initializer is None
+            else keras.initializers.get(kernel_initializer)
         )
-        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.recurrent_initializer = (
+            FanInUniform(seed=None if seed is None else seed + 1)
+            if recurrent_initializer is None
+            else keras.initializers.get(recurrent_initializer)
+        )
+        self.bias_initializer = (
+            None if bias_initializer is None
+            else keras.initializers.get(bias_initializer)
+        )
         self.state_size = [units, units]
         self.output_size = units
         policy = self.dtype_policy
-        self.input_norm = keras.layers.LayerNormalization(
-            epsilon=self.epsilon, center=False, dtype=policy, name="input_norm"
+        self.input_norm = StdLayerNormalization(
+            self.epsilon, dtype=policy, name="input_norm"
         )
-        self.recurrent_norm = keras.layers.LayerNormalization(
-            epsilon=self.epsilon, center=False, dtype=policy,
-            name="recurrent_norm",
+        self.recurrent_norm = StdLayerNormalization(
+            self.epsilon, dtype=policy, name="recurrent_norm"
         )
-        self.cell_norm = keras.layers.LayerNormalization(
-            epsilon=self.epsilon, dtype=policy, name="cell_norm"
+        self.cell_norm = StdLayerNormalization(
+            self.epsilon, dtype=policy, name="cell_norm"
         )
 
+    def _bias_initializer(self, fan_in, offset):
+        if self.bias_initializer is not None:
+            return _clone_initializer(self.bias_initializer, offset)
+        seed = None if self.seed is None else self.seed + offset
+        return FanInUniform(fan_in=fan_in, seed=seed)
+
     def build(self, input_shape):
-        input_dim = input_shape[-1]
+        input_dim = int(input_shape[-1])
         self.kernel = self.add_weight(
             shape=(input_dim, 4 * self.units),
             name="kernel",
             initializer=self.kernel_initializer,
+        )
+        self.input_bias = self.add_weight(
+            shape=(4 * self.units,),
+            name="input_bias",
+            initializer=self._bias_initializer(input_dim, 2),
         )
         self.recurrent_kernel = self.add_weight(
             shape=(self.units, 4 * self.units),
             name="recurrent_kernel",
             initializer=self.recurrent_initializer,
         )
-        if self.unit_forget_bias:
-            base = self.bias_initializer
-            units = self.units
-
-            def bias_initializer(shape, dtype=None):
-                return ops.concatenate(
-                    [
-                        base((units,), dtype=dtype),
-                        ops.ones((units,), dtype=dtype),
-                        base((2 * units,), dtype=dtype),
-                    ]
-                )
-
-        else:
-            bias_initializer = self.bias_initializer
-        self.bias = self.add_weight(
-            shape=(4 * self.units,), name="bias", initializer=bias_initializer
+        self.recurrent_bias = self.add_weight(
+            shape=(4 * self.units,),
+            name="recurrent_bias",
+            initializer=self._bias_initializer(self.units, 3),
         )
         self.input_norm.build((None, 4 * self.units))
         self.recurrent_norm.build((None, 4 * self.units))
@@ -140,12 +225,12 @@ class LayerNormLSTMCell(keras.layers.Layer):
     def call(self, inputs, states, training=False):
         h_prev, c_prev = states[0], states[1]
         dtype = self.compute_dtype
-        z = (
-            self.input_norm(ops.matmul(inputs, ops.cast(self.kernel, dtype)))
-            + self.recurrent_norm(
-                ops.matmul(h_prev, ops.cast(self.recurrent_kernel, dtype))
-            )
-            + ops.cast(self.bias, dtype)
+        z = self.input_norm(
+            ops.matmul(ops.cast(inputs, dtype), ops.cast(self.kernel, dtype))
+            + ops.cast(self.input_bias, dtype)
+        ) + self.recurrent_norm(
+            ops.matmul(ops.cast(h_prev, dtype), ops.cast(self.recurrent_kernel, dtype))
+            + ops.cast(self.recurrent_bias, dtype)
         )
         u = self.units
         input_gate = ops.sigmoid(z[:, :u])
@@ -166,7 +251,6 @@ class LayerNormLSTMCell(keras.layers.Layer):
         return {
             **super().get_config(),
             "units": self.units,
-            "unit_forget_bias": self.unit_forget_bias,
             "epsilon": self.epsilon,
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer
@@ -174,9 +258,11 @@ class LayerNormLSTMCell(keras.layers.Layer):
             "recurrent_initializer": keras.initializers.serialize(
                 self.recurrent_initializer
             ),
-            "bias_initializer": keras.initializers.serialize(
-                self.bias_initializer
+            "bias_initializer": (
+                None if self.bias_initializer is None
+                else keras.initializers.serialize(self.bias_initializer)
             ),
+            "seed": self.seed,
         }
 
 
@@ -188,14 +274,16 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
     `(h_{t-M}, c_{t-M}) .. (h_{t-1}, c_{t-1})` and, at step `t`:
 
     ```
-    (h~, c~) = GatedAttention_l(tape_l, [h_{t-1}^l ; h_t^{l-1}], g^t)
-    (h_t^l, c_t^l) = LayerNormLSTMCell_l(Drop_{r_l}(h_t^{l-1}), (Drop(h~), c~))
+    (h~, c~) = GatedAttention_l(tape_l, [h_t^{l-1} ; h_{t-1}^l], g^t)
+    (h_t^l, c_t^l) = LayerNormLSTMCell_l(Drop_{r_l}(h_t^{l-1}), (h~ * m_l, c~))
     ```
 
     then pushes `(h_t^l, c_t^l)` onto its tape (dropping the oldest slot).
     `h_t^0` is the word embedding; the gates `g^t` (`(batch, M)`, see
     `keras_ordered.layers.memory_gates`: slot `m` holds position `t - M + m`)
-    are shared by all layers and come with the input of each step.
+    are shared by all layers and come with the input of each step. The key
+    is the concatenation `[layer input ; previous hidden state]`, in that
+    order (the official `projector_summ`).
 
     Per-step input: the concatenation `[embedding ; gates]`, of size
     `input_dim + num_slots` (the gates are computed for all steps at once,
@@ -204,34 +292,34 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
     (reshape to `(batch, num_slots, units)`, oldest slot first); the
     previous hidden state `h_{t-1}^l` is the tape's last slot.
 
-    Dropout masks are drawn once per sequence (per call of
-    `keras.layers.RNN`) and shared by all steps (variational dropout):
-    `dropout` on the first layer's input, `layer_dropout` on the other
-    layers' inputs, `recurrent_dropout` on the attended hidden state `h~`
-    and `attention_dropout` on the attention key (both of its dropouts).
+    Dropout, as the official code draws it:
 
-    The attended cell state `c~` is not dropped, although the paper writes
-    `Drop(h~, c~)`: with a mask fixed for the whole sequence the same cell
-    units would be zeroed at every step (they could never hold memory) and
-    the kept ones rescaled by `1 / (1 - rate)` at every step, so the cell
-    state statistics drift between training and inference (measured on PTB:
-    a 0.1 rate on `c~` halves the variance of the predict network's
-    batch-normalised features in training relative to inference, which
-    doubles the validation perplexity early in training). Semeniuta et al.
-    (2016) make the same point for recurrent dropout on LSTM cell states.
+    - the layer input (`dropout` for layer 1, `layer_dropout` for the
+      others) and both attention-key dropouts (`attention_dropout`) are
+      element-wise and drawn afresh at every step;
+    - the attended hidden state `h~` is multiplied by a mask `m_l` of shape
+      `(1, units)` per layer, drawn once per sequence (per call of
+      `keras.layers.RNN`, i.e. per truncated-BPTT window) and shared by the
+      whole batch (`recurrent_dropout`, the official `rdropout`);
+    - the attended cell state `c~` is not dropped.
 
     Args:
         units: int, LSTM size `d` of every layer (the paper's 1200).
         num_layers: int, `L` (the paper's 2).
         num_slots: int, `M`, memory slots per layer (the paper's 15).
-        dropout: float, rate on the first layer's input (the paper's 0.7).
-        layer_dropout: float, rate on the inputs of layers 2.. (0.5).
-        recurrent_dropout: float, rate on the attended hidden state `h~`
-            (the paper's 0.5).
-        attention_dropout: float, rate of the attention-key dropouts (0.5).
-        kernel_initializer: initializer of the LSTM input kernels.
-        recurrent_initializer: initializer of the LSTM recurrent kernels.
-        seed: int, random seed of the dropout masks.
+        dropout: float, rate on the first layer's input (the official
+            `dropout`, 0.7).
+        layer_dropout: float, rate on the inputs of layers 2.. (the official
+            `idropout`, 0.5).
+        recurrent_dropout: float, rate of the per-window mask on `h~` (the
+            official `rdropout`, 0.5).
+        attention_dropout: float, rate of the attention-key dropouts (the
+            official `idropout`, 0.5).
+        kernel_initializer: initializer of the LSTM input kernels; default
+            PyTorch's `nn.Linear` (`FanInUniform`).
+        recurrent_initializer: initializer of the LSTM recurrent kernels;
+            default `FanInUniform`.
+        seed: int, random seed of the dropouts and the default initializers.
         **kwargs: base layer keyword arguments, such as `dtype`.
 
     Call arguments:
@@ -266,8 +354,8 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         layer_dropout=0.5,
         recurrent_dropout=0.5,
         attention_dropout=0.5,
-        kernel_initializer="glorot_uniform",
-        recurrent_initializer="orthogonal",
+        kernel_initializer=None,
+        recurrent_initializer=None,
         seed=None,
         **kwargs,
     ):
@@ -287,26 +375,37 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         self.num_slots = num_slots
         self.dropout = _check_rate("dropout", dropout)
         self.layer_dropout = _check_rate("layer_dropout", layer_dropout)
-        # DropoutRNNCell reads `recurrent_dropout`: here, on h~.
+        # DropoutRNNCell reads `recurrent_dropout`: here, the mask on h~.
         self.recurrent_dropout = _check_rate(
             "recurrent_dropout", recurrent_dropout
         )
         self.attention_dropout = _check_rate(
             "attention_dropout", attention_dropout
         )
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(
-            recurrent_initializer
+        self.kernel_initializer = (
+            None if kernel_initializer is None
+            else keras.initializers.get(kernel_initializer)
+        )
+        self.recurrent_initializer = (
+            None if recurrent_initializer is None
+            else keras.initializers.get(recurrent_initializer)
         )
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
         self.state_size = [num_slots * units] * (2 * num_layers)
         self.output_size = units
         policy = self.dtype_policy
+
+        def seed_for(k):
+            return None if seed is None else seed + k
+
+        def initializer(base, index):
+            return None if base is None else _clone_initializer(base, index)
+
         self.attentions = [
             GatedAttention(
                 dropout=self.attention_dropout,
-                seed=None if seed is None else seed + 1 + index,
+                seed=seed_for(10 * index + 1),
                 dtype=policy,
                 name=f"attention_{index + 1}",
             )
@@ -315,12 +414,11 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         self.lstm_cells = [
             LayerNormLSTMCell(
                 units,
-                kernel_initializer=_clone_initializer(
-                    self.kernel_initializer, index
-                ),
-                recurrent_initializer=_clone_initializer(
+                kernel_initializer=initializer(self.kernel_initializer, index),
+                recurrent_initializer=initializer(
                     self.recurrent_initializer, index
                 ),
+                seed=seed_for(10 * index + 5),
                 dtype=policy,
                 name=f"lstm_{index + 1}",
             )
@@ -339,52 +437,47 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         for index in range(self.num_layers):
             layer_input = self.input_dim if index == 0 else self.units
             self.attentions[index].build(
-                [memory, memory, (None, self.units + layer_input),
+                [memory, memory, (None, layer_input + self.units),
                  (None, self.num_slots)]
             )
             self.lstm_cells[index].build((None, layer_input))
 
-    # -- dropout masks: one set per sequence (see DropoutRNNCell) ----------
-    def _layer_rates(self, index):
+    # -- dropout ------------------------------------------------------------
+    def _layer_rate(self, index):
         return self.dropout if index == 0 else self.layer_dropout
 
     def get_dropout_mask(self, step_input):
-        """All the per-sequence masks, drawn on first use and cached.
+        """The per-sequence masks on `h~`, drawn on first use and cached.
+
+        `keras.layers.RNN` calls this before its loop and clears the cache
+        after it (see `DropoutRNNCell`): one draw per call.
 
         Returns:
-            list, per layer, of dicts with the multiplicative masks
-            `input` `(batch, layer_input)`, `h` `(batch, units)` and
-            `attention` (a pair for `GatedAttention`); a mask is None when
-            its rate is 0.
+            list, per layer, of a multiplicative mask `(1, units)` shared by
+            the batch, or None when `recurrent_dropout` is 0.
         """
         if getattr(self, "_dropout_mask", None) is None:
-            batch = ops.shape(step_input)[0]
-            masks = []
-            for index in range(self.num_layers):
-                layer_input = self.input_dim if index == 0 else self.units
-                masks.append(
-                    {
-                        "input": self._mask(
-                            batch, layer_input, self._layer_rates(index)
-                        ),
-                        "h": self._mask(batch, self.units, self.recurrent_dropout),
-                        "attention": self.attentions[index].make_dropout_masks(
-                            batch
-                        ),
-                    }
-                )
-            self._dropout_mask = masks
+            self._dropout_mask = [
+                self._window_mask(self.recurrent_dropout)
+                for _ in range(self.num_layers)
+            ]
         return self._dropout_mask
 
     def get_recurrent_dropout_mask(self, step_input):
-        # Every mask is drawn by `get_dropout_mask`.
+        # The only per-sequence masks are drawn by `get_dropout_mask`.
         return None
 
-    def _mask(self, batch, size, rate):
+    def _window_mask(self, rate):
         if rate == 0.0:
             return None
-        ones = ops.ones((batch, size), dtype=self.compute_dtype)
+        ones = ops.ones((1, self.units), dtype=self.compute_dtype)
         return keras.random.dropout(ones, rate, seed=self.seed_generator)
+
+    def _step_dropout(self, x, rate):
+        # Fresh element-wise dropout, drawn at every step.
+        if rate == 0.0:
+            return x
+        return keras.random.dropout(x, rate, seed=self.seed_generator)
 
     # -- one step -----------------------------------------------------------
     def call(self, inputs, states, training=False):
@@ -398,17 +491,14 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         for index in range(self.num_layers):
             tape_h = ops.reshape(ops.cast(states[2 * index], dtype), shape)
             tape_c = ops.reshape(ops.cast(states[2 * index + 1], dtype), shape)
-            key = ops.concatenate([tape_h[:, -1], x], axis=-1)
-            layer_masks = masks[index] if masks else {}
+            key = ops.concatenate([x, tape_h[:, -1]], axis=-1)
             attended_h, attended_c = self.attentions[index](
-                [tape_h, tape_c, key, gates],
-                training=training,
-                dropout_masks=layer_masks.get("attention"),
+                [tape_h, tape_c, key, gates], training=training
             )
-            if layer_masks.get("input") is not None:
-                x = x * layer_masks["input"]
-            if layer_masks.get("h") is not None:
-                attended_h = attended_h * layer_masks["h"]
+            if training:
+                x = self._step_dropout(x, self._layer_rate(index))
+                if masks[index] is not None:
+                    attended_h = attended_h * masks[index]
             h, (_, c) = self.lstm_cells[index](
                 x, [attended_h, attended_c], training=training
             )
@@ -426,6 +516,12 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         ]
 
     def get_config(self):
+        def serialize(initializer):
+            return (
+                None if initializer is None
+                else keras.initializers.serialize(initializer)
+            )
+
         return {
             **super().get_config(),
             "units": self.units,
@@ -435,11 +531,7 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
             "layer_dropout": self.layer_dropout,
             "recurrent_dropout": self.recurrent_dropout,
             "attention_dropout": self.attention_dropout,
-            "kernel_initializer": keras.initializers.serialize(
-                self.kernel_initializer
-            ),
-            "recurrent_initializer": keras.initializers.serialize(
-                self.recurrent_initializer
-            ),
+            "kernel_initializer": serialize(self.kernel_initializer),
+            "recurrent_initializer": serialize(self.recurrent_initializer),
             "seed": self.seed,
         }

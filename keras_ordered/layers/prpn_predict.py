@@ -8,6 +8,7 @@ Reference:
 import keras
 from keras import ops
 
+from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
@@ -37,7 +38,7 @@ def memory_windows(memory, sequence, num_slots):
 class PRPNPredictNetwork(keras.layers.Layer):
     """Predict network of PRPN, before the (tied) output embedding.
 
-    For every position `t` of a window:
+    For every position `t` of a window (the official `PredictNetwork`):
 
     ```
     h~_t = GatedAttention(tape_t, h_t, g^{t+1})[0]
@@ -45,28 +46,37 @@ class PRPNPredictNetwork(keras.layers.Layer):
     ```
 
     where `tape_t` holds the top layer's states `h_{t-M} .. h_{t-1}` (the
-    memory before step `t` pushes `h_t`, which enters through the
-    concatenation instead) and the gates `g^{t+1}` are computed from the
-    estimated next distance `d^_{t+1}`: slot `m` (position `t - M + m`) is
-    open iff no distance `d_{t-M+1+m} .. d_t` exceeds `d^_{t+1}`. The logits
-    are then `E u_t + b_2` with the word embedding `E` (weight tying), see
+    official predictor's own memory, which pushes `h_t` after attending;
+    `h_t` enters through the concatenation instead) and the gates `g^{t+1}`
+    are computed from the estimated next distance `d^_{t+1}`: slot `m`
+    (position `t - M + m`) is gated by `prod_{i=t-M+1+m..t}
+    alpha(d^_{t+1}, d_i)`. The attention key is `Drop(A Drop(h_t) + b_A)`
+    (the official `projector_pred`). The logits are then `E u_t + b_2` with
+    the word embedding `E` (weight tying), see
     `keras_ordered.models.PRPNLanguageModel`.
 
     All positions are computed at once, outside the recurrence. The
-    dropouts are element-wise. The bias `b` of the projection is left out:
-    in training the batch normalisation cancels it exactly (its offset
-    plays that role).
+    dropouts are element-wise. Batch normalisation (over batch and time)
+    uses PyTorch's epsilon 1e-5 and momentum 0.1 (Keras' 0.9).
+
+    Weights (Keras layout; official names in brackets): `attention`
+    [`predictor.projector_pred.1`], `projection` kernel `(2 d, output_dim)`
+    and bias [`predictor.ffd.1`], `batch_norm` [`predictor.ffd.2`].
+    Default initialisation: PyTorch's `nn.Linear` (`FanInUniform`).
 
     Args:
         output_dim: int, size of `u_t` (the embedding size `d'`).
         num_slots: int, `M`.
-        dropout: float, rate of the dropout on `u_t` (the paper's 0.7).
-        input_dropout: float, rate of the dropout on `[h_t ; h~_t]` (0.5).
-        attention_dropout: float, rate of the attention-key dropouts (0.5).
-        momentum: float, batch-normalisation momentum.
+        dropout: float, rate of the dropout on `u_t` (the official
+            `dropout`, 0.7).
+        input_dropout: float, rate of the dropout on `[h_t ; h~_t]` (the
+            official `idropout`, 0.5).
+        attention_dropout: float, rate of the attention-key dropouts (the
+            official `idropout`, 0.5).
+        momentum: float, batch-normalisation momentum (Keras convention).
         epsilon: float, batch-normalisation epsilon.
-        kernel_initializer: initializer of `W`.
-        seed: int, random seed of the dropouts.
+        kernel_initializer: initializer of `W`; default `FanInUniform()`.
+        seed: int, random seed of the dropouts and the initializers.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -105,8 +115,8 @@ class PRPNPredictNetwork(keras.layers.Layer):
         input_dropout=0.5,
         attention_dropout=0.5,
         momentum=0.9,
-        epsilon=1e-3,
-        kernel_initializer="glorot_uniform",
+        epsilon=1e-5,
+        kernel_initializer=None,
         seed=None,
         **kwargs,
     ):
@@ -124,7 +134,10 @@ class PRPNPredictNetwork(keras.layers.Layer):
         self.attention_dropout = _check_rate("attention_dropout", attention_dropout)
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.kernel_initializer = (
+            FanInUniform(seed=seed) if kernel_initializer is None
+            else keras.initializers.get(kernel_initializer)
+        )
         self.seed = seed
 
         def seed_for(k):
@@ -141,8 +154,7 @@ class PRPNPredictNetwork(keras.layers.Layer):
         )
         self.projection = keras.layers.Dense(
             output_dim,
-            use_bias=False,  # b_1 is absorbed by the batch norm's offset
-            kernel_initializer=_clone_initializer(self.kernel_initializer),
+            kernel_initializer=_clone_initializer(self.kernel_initializer, 3),
             dtype=policy,
             name="projection",
         )
@@ -160,6 +172,11 @@ class PRPNPredictNetwork(keras.layers.Layer):
         self.attention.build(
             [(None, None, self.num_slots, units), (None, None, units),
              (None, None, self.num_slots)]
+        )
+        # PyTorch's nn.Linear bias: uniform(+-1/sqrt(fan_in)), fan_in = 2 d.
+        self.projection.bias_initializer = FanInUniform(
+            fan_in=2 * int(units),
+            seed=None if self.seed is None else self.seed + 4,
         )
         self.projection.build((None, None, 2 * units))
         self.batch_norm.build((None, None, self.output_dim))

@@ -32,33 +32,47 @@ in the input order. `model.initial_state(batch_size)` gives the zero state
 as numpy arrays; `split_outputs(outputs)` returns `(logits, new_states)`
 (the convention of `keras_ordered.training.CarriedStateMixin`).
 
-Design choices (where the paper leaves room)
-============================================
+The official PRPN, and the options that depart from it
+======================================================
+
+The defaults follow the official code (Shen et al., commit 42212fb);
+`keras_ordered.models.prpn.from_official_state_dict` loads its weights and
+reproduces its inference forward pass.
 
 - Memory slots and gates: at step `t` the tape holds positions
   `t - M .. t - 1`; slot `m` (position `p = t - M + m`) is gated by
   `g_{p+1}^t = prod_{j=p+1..t} alpha_j^t`, so `h_{t-1}` is always visible
-  and `h_p` is visible iff no distance between `p` and `t` exceeds `d_t`:
-  the reading network attends to positions `[kappa, t - 1]`.
-- The predict network attends over the *same* tape (positions
-  `t - M .. t - 1`, not `h_t`, which it receives through the concatenation
-  `[h_t ; h~_t]`) with gates from the estimated next distance:
-  `h_p` is visible iff no distance `d_{p+1} .. d_t` exceeds `d^_{t+1}`.
-  This is the paper's equations with its "previous M top hidden states"
-  reading, and exactly what the reading network at step `t + 1` would see
-  had it known `d_{t+1}` (the tape then also holds `h_t`, always open).
-  (Another reading attends over the tape after pushing `h_t`, pairing
-  slot `h_p` with `d_p .. d_t`, one position to the left; we follow the
-  paper's equations.)
-- The two parsing heads (`d` and `d^`) have separate convolutions (the
-  paper's "different parameters"), each with its own dropouts.
-- Dropout: the reading network's dropouts (`dropout` on the embeddings
-  entering layer 1, `input_dropout` between layers, `recurrent_dropout` on
-  the attended hidden state and the attention key) use one mask per
-  window; the parsing and predict networks' dropouts are element-wise. The
-  attended *cell* state is not dropped (see
-  `keras_ordered.layers.PRPNReadingCell`: a per-window mask on it shifts
-  the statistics the batch norms see between training and inference).
+  (hard gates) and `h_p` is visible iff no distance between `p` and `t`
+  exceeds `d_t`. This is the official `cumprod` over its newest-first
+  slots. Positions before the text start have distance `+inf`.
+- The predict network attends over the same tape (positions
+  `t - M .. t - 1`; `h_t` enters through the concatenation `[h_t ; h~_t]`)
+  with gates from the estimated next distance `d^_{t+1}`: the official
+  predictor keeps its own copy of the top layer's tape and pushes `h_t`
+  after attending.
+- One parsing network: a trunk (dropout, convolution, batch norm, ReLU,
+  dropout) and a grouped width-1 convolution whose first half of the
+  channels gives `d`, the second half `d^` (`ParsingConv`).
+- Attention: `exp(l - max over all slots) * gate / (sum + 1e-8)`, keys
+  `[layer input ; h_{t-1}]` (`GatedAttention`).
+- Dropout (the official regime): element-wise and fresh at every step on
+  the reading network's inputs (`dropout` for layer 1, `input_dropout`
+  after) and on the attention keys (`input_dropout`, the official
+  `idropout`); one mask per window and layer, shared by the batch, on the
+  attended hidden state (`recurrent_dropout`, the official `rdropout`); the
+  attended cell state is not dropped. Parsing and predict networks:
+  element-wise, `input_dropout`; `dropout` on the predict network's output.
+- Initialisation: embedding (tied output) uniform +-0.01, output bias 0,
+  every linear / convolution weight and bias PyTorch's default
+  `uniform(+-1/sqrt(fan_in))` (`keras_ordered.layers.FanInUniform`), layer
+  and batch norms at scale 1, offset 0.
+- Layer norm: `gamma * (x - mean) / (unbiased std + 1e-6) + beta`
+  (`keras_ordered.layers.StdLayerNormalization`); batch norms with epsilon
+  1e-5 and momentum 0.1 (Keras 0.9).
+
+Options (documented departures): `parser_units` (parser channels other
+than `hidden_dim`), `hard_gates=False` (the official soft gates, without
+`--hard`).
 """
 
 import keras
@@ -105,16 +119,17 @@ class PRPNLanguageModel(
         num_layers: int, `L` reading layers (2).
         num_slots: int, `M` memory slots per layer (15).
         lookback: int, `Q` previous words seen by the parser (5).
-        parser_units: int or None, channels of the parser's convolution;
-            None means `hidden_dim` (the paper).
+        parser_units: int (even) or None, channels of the parser's
+            convolution; None means `hidden_dim` (the official code).
         resolution: float, gate temperature `tau = 2 / resolution` (0.1).
         hard_gates: bool, hardtanh gates (the paper) or sigmoid gates.
         dropout: float, on the embeddings entering the reading network and
-            before the output embedding (the paper's 0.7).
-        input_dropout: float, between reading layers, in the parser and on
-            the predict network's input (0.5).
-        recurrent_dropout: float, on the attended hidden states and the
-            attention keys (0.5).
+            before the output embedding (the official `dropout`, 0.7).
+        input_dropout: float, between reading layers, on the attention keys,
+            in the parser and on the predict network's input (the official
+            `idropout`, 0.5).
+        recurrent_dropout: float, the per-window mask on the attended hidden
+            states (the official `rdropout`, 0.5).
         seed: int or None, seed of the dropouts and the embedding initialiser.
         **kwargs: `keras.Model` keyword arguments (`name`, `dtype`).
 
@@ -181,8 +196,9 @@ class PRPNLanguageModel(
             embedding_dim,
             rate=0.0,
             use_output_bias=True,
+            # The official init_weights: uniform(+-0.01); output bias 0.
             embeddings_initializer=keras.initializers.RandomUniform(
-                -0.1, 0.1, seed=seed_for(1)
+                -0.01, 0.01, seed=seed_for(1)
             ),
             name="embedding",
         )
@@ -205,7 +221,7 @@ class PRPNLanguageModel(
                 dropout=dropout,
                 layer_dropout=input_dropout,
                 recurrent_dropout=recurrent_dropout,
-                attention_dropout=recurrent_dropout,
+                attention_dropout=input_dropout,
                 seed=seed_for(3),
                 name="reading_cell",
             ),
@@ -218,7 +234,7 @@ class PRPNLanguageModel(
             num_slots,
             dropout=dropout,
             input_dropout=input_dropout,
-            attention_dropout=recurrent_dropout,
+            attention_dropout=input_dropout,
             seed=seed_for(4),
             name="predict_network",
         )
