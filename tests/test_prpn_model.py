@@ -315,3 +315,31 @@ def test_killed_adam_run_resumes_with_its_optimizer_state(tmp_path, capsys,
     model = keras.saving.load_model(os.path.join(tmp_path, "model.keras"))
     # 2 windows before the crash + 2 after it: Adam counted all 4.
     assert int(model.optimizer.iterations.numpy()) == 4
+
+
+def test_initialisation_is_the_official_one():
+    # The official init_weights: embedding (= tied output) uniform(+-0.01),
+    # output bias 0; the other layers as PyTorch's modules (see
+    # tests/test_prpn_layers.py::test_prpn_layers_initialise_as_pytorch_modules).
+    model = tiny_model()
+    embeddings = np.abs(np.asarray(model.embedding.embeddings))
+    assert 0.009 < embeddings.max() <= 0.01
+    np.testing.assert_array_equal(model.embedding.output_bias, 0.0)
+    cell = model.get_layer("reading_network").cell
+    assert cell.attentions[0].dropout == model.input_dropout  # idropout
+    assert cell.recurrent_dropout == model.recurrent_dropout  # rdropout
+    predict = model.get_layer("predict_network")
+    assert predict.attention.dropout == model.input_dropout
+
+
+@pytest.mark.slow
+def test_training_step_compiles_with_xla():
+    # The per-step dropout draws happen inside the recurrent loop.
+    model = tiny_model()
+    model.compile(optimizer=keras.optimizers.Adam(0.01), jit_compile=True)
+    model.configure_bptt(4, 4, clip_norm=1.0)
+    stream = random_ids(1, 200, seed=7)[0]
+    batches = BPTTBatches(stream, 4, 6, variable_length=False)
+    history = model.fit(batches.dataset(), epochs=1, steps_per_epoch=2,
+                        verbose=0, shuffle=False)
+    assert np.isfinite(history.history["loss"][-1])
