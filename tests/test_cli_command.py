@@ -131,5 +131,5 @@ def test_every_subcommand_module_is_registered():
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args([module.NAME, "--help"])
         assert exit_info.value.code == 0
-    assert names[:3] == ["parse", "evaluate-parsing", "evalb"]
+    assert names[:4] == ["parse", "evaluate-parsing", "evalb", "evaluate"]
     assert len(set(names)) == len(names)  # no two modules add one name

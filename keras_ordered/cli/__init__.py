@@ -6,6 +6,10 @@ Subcommands:
   distances (or a baseline) and prints one bracketed tree per sentence.
 - `keras-ordered evaluate-parsing`: scores a model's induced trees and
   baselines' against gold Penn Treebank trees, in one table.
+- `keras-ordered evalb`: EVALB's report of a file of test trees against a
+  file of gold trees.
+- `keras-ordered evaluate`: EVALB's report of a supervised (GFL) parser's
+  parses of a treebank's trees.
 
 Run `keras-ordered SUBCOMMAND --help` for the options. Exit status: 0 on
 success, 2 on a usage or input error (the message goes to stderr).
@@ -52,7 +56,7 @@ __all__ = [
     "select_distance_names",
 ]
 
-SUBCOMMANDS = ("parse", "evaluate_parsing", "evalb")
+SUBCOMMANDS = ("parse", "evaluate_parsing", "evalb", "evaluate")
 """Modules of `keras_ordered.cli` that each add one subcommand, in `--help`
 order. A new subcommand is a new module, named here."""
 

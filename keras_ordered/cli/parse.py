@@ -14,6 +14,15 @@ keras-ordered parse --model model.keras "The cat sat on the mat."
 parsed with layer2/forget (the model's default; --layer/--distance pick another)
 (((The cat) ((sat (on (the mat))) .))
 ```
+
+A GFL parser (`keras_ordered.models.GFLParser`, e.g. the `model.keras` of
+`recipes/wsj_gfl.py`) prints labelled trees instead, every POS tag `XX`
+(the parser predicts constituents, not tags):
+
+```
+keras-ordered parse --model gfl.keras "The cat sat on the mat."
+(S (NP (XX The) (XX cat)) (VP (XX sat) (PP (XX on) (NP (XX the) (XX mat)))) (XX .))
+```
 """
 
 import sys
@@ -39,7 +48,10 @@ def add_parser(subparsers):
         "N, words outside its vocabulary as <unk>. That text has no "
         "punctuation and the parsing evaluations remove it: leave it out "
         "for trees comparable with theirs. A line on stderr says which "
-        "distance of the model was used.",
+        "distance of the model was used. A GFL parser's model (from "
+        "recipes/wsj_gfl.py) prints labelled trees instead, read from the "
+        "tokens as written, with every POS tag left as XX (the parser "
+        "predicts constituents, not tags).",
     )
     parser.add_argument("sentences", nargs="*", metavar="SENTENCE")
     parser.add_argument(
@@ -64,7 +76,8 @@ def add_parser(subparsers):
         "--model",
         metavar="PATH",
         help="A saved model that yields syntactic distances (.keras). "
-        "Without --layer/--distance, its default distance is used.",
+        "Without --layer/--distance, its default distance is used. A saved "
+        "GFL parser prints labelled trees (POS tags as XX).",
     )
     source.add_argument(
         "--baseline",
@@ -72,6 +85,13 @@ def add_parser(subparsers):
         help="Use trivial trees instead of a model.",
     )
     _common.add_model_arguments(parser)
+    parser.add_argument(
+        "--beam-size",
+        type=int,
+        metavar="K",
+        help="GFL parsers only: beam search keeping K prefixes (the paper "
+        "uses 10; default: greedy decoding).",
+    )
     return parser
 
 
@@ -162,6 +182,8 @@ def run(args):
         raise CommandError("--max-length must be at least 1.")
     if args.baseline and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
+    if args.baseline and args.beam_size is not None:
+        raise CommandError("--beam-size needs --model (a GFL parser).")
     _common.check_seed(args.seed)
     lines, what = read_lines(args)
     sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
@@ -172,6 +194,12 @@ def run(args):
         predict = baseline_predictor(args.baseline, seed=args.seed)
     else:
         model = _common.load_model(args.model, args)
+        from keras_ordered.cli import _gfl
+
+        if _gfl.is_gfl_parser(model):
+            return _gfl.parse(model, sentences, args)
+        if args.beam_size is not None:
+            raise CommandError("--beam-size applies to GFL parsers only.")
         from keras_ordered.parsing.evaluate import distance_predictor
 
         available = _common.model_distances(model)
