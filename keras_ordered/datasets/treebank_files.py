@@ -176,6 +176,7 @@ def load_split(directory, patterns, split="split", max_sentences=None):
     Example:
 
     ```python
+    # needs: the WSJ sample at ../shared/data/wsj_sample/mrg
     from keras_ordered.datasets import treebank_files
     trees, files = treebank_files.load_split(
         "../shared/data/wsj_sample/mrg", treebank_files.SAMPLE_SPLITS["test"],

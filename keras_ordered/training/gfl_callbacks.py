@@ -29,8 +29,21 @@ class EVALBValidation(keras.callbacks.Callback):
     Example:
 
     ```python
-    callback = keras_ordered.training.gfl_callbacks.EVALBValidation(valid_trees)
-    parser.fit(train_data, epochs=3, callbacks=[callback, tensorboard])
+    import nltk
+    from keras_ordered.models.gfl import SourceVocabulary, TargetVocabulary
+    from keras_ordered.parsing import linearize
+    from keras_ordered.training.gfl_callbacks import EVALBValidation
+    trees = [nltk.Tree.fromstring("(S (NP (NNP John)) (VP (VBZ runs)) (. .))")]
+    source = SourceVocabulary.from_sentences(t.leaves() for t in trees)
+    target = TargetVocabulary.from_sequences(linearize.linearize(t) for t in trees)
+    parser = keras_ordered.models.GFLParser.from_preset("tiny", source, target)
+    parser.compile(optimizer="adam")
+    source_ids = source.encode_batch([t.leaves()[::-1] for t in trees])
+    target_in, target_out = target.teacher_forcing_batch(
+        [linearize.linearize(t) for t in trees])
+    callback = EVALBValidation(trees)  # the validation trees
+    parser.fit([source_ids, target_in], target_out, epochs=2, verbose=0,
+               callbacks=[callback, keras.callbacks.TensorBoard("logs")])
     callback.history  # [{"epoch": 1, "val_evalb_f1": ..., ...}, ...]
     ```
     """

@@ -187,6 +187,7 @@ class GFLBatches:
     Example:
 
     ```python
+    from keras_ordered.training.gfl_runner import GFLBatches
     batches = GFLBatches([[4, 5], [6]], [[3, 4, 5], [3, 5]], batch_size=2)
     (source, target_in), target_out = next(batches.epoch(0))
     ```
