@@ -308,3 +308,17 @@ def test_cli_evaluate_prints_the_evalb_report(trained_run, capsys):
     status = cli.main(["evaluate", "--treebank", sample(), "--files",
                        "wsj_0149.mrg", "--model", str(trained_run / "no.keras")])
     assert status == 2 and "No model at" in capsys.readouterr().err
+
+
+def test_parse_speed_benchmark_prints_json():
+    script = os.path.join(REPO, "benchmarks", "gfl_parse_speed.py")
+    result = subprocess.run(
+        [sys.executable, script, "--treebank", sample(), "--preset", "tiny",
+         "--max-sentences", "4", "--beam-size", "2", "--batch-size", "2"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["sentences"] == 4 and figures["model"].startswith("untrained tiny")
+    for name in ("greedy", "beam_2"):
+        assert figures[name]["sentences_per_second"] > 0
