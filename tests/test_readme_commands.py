@@ -34,10 +34,14 @@ def readme_commands():
 
 
 def _recipe_parser(script):
+    from keras_ordered.models import gfl
     from keras_ordered.models import onlstm
     from keras_ordered.models import prpn
+    from keras_ordered.training import gfl_runner
     from keras_ordered.training.runner import build_parser
 
+    if script == "wsj_gfl.py":
+        return gfl_runner.build_parser(), gfl.PRESETS
     presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS}
     assert script in presets, f"README names an unknown recipe {script}"
     return build_parser("t", presets[script], "runs/t"), presets[script]
@@ -72,7 +76,9 @@ def test_readme_command_is_accepted_as_written(words):
             return
         args = parser.parse_args(words[2:])
         assert args.preset in presets
-        for folder in (args.data, args.parse_eval):
+        for folder in (getattr(args, "data", None),
+                       getattr(args, "parse_eval", None),
+                       getattr(args, "treebank", None)):
             if folder is not None:
                 assert _existing(folder), f"{folder} does not exist"
     elif words[0] == "keras-ordered":
