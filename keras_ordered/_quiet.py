@@ -8,8 +8,10 @@ before `TF_CPP_MIN_LOG_LEVEL` is read. The `keras-ordered` command and the
 recipes import TensorFlow through `import_tensorflow()`, which sends file
 descriptor 2 to /dev/null while TensorFlow is imported and looks for GPUs
 (the `failed call to cuInit` of a machine without one), and sets
-`TF_CPP_MIN_LOG_LEVEL=2` (C++ warnings and information messages off,
-errors kept) for what follows, unless the user asks for the logs:
+`TF_CPP_MIN_LOG_LEVEL=3` for what follows (TensorFlow's C++ log off: its
+"errors" on these paths are benign notices such as cuInit's or oneDNN's
+`DT_BOOL` one; a real failure still raises a Python exception), unless the
+user asks for the logs:
 
 - the environment variable `KERAS_ORDERED_TF_LOGS=1`, or
 - `--tf-logs` on a recipe's command line, `--verbose` on `keras-ordered`'s.
@@ -86,7 +88,7 @@ def import_tensorflow(show=None):
         import tensorflow as tf
 
         return tf
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     with _stderr_silenced():
         import keras  # noqa: F401
         import tensorflow as tf
