@@ -51,10 +51,13 @@ class Snapshots(keras.callbacks.Callback):
         self.weights.append([np.array(w) for w in self.model.get_weights()])
 
 
-def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10):
+def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
+        weight_drop_scaling="inverted"):
     (train_ids, valid_ids, _), vocabulary = data
     keras.utils.set_random_seed(seed)
-    model = ONLSTMLanguageModel(vocabulary, seed=seed, **MODEL)
+    model = ONLSTMLanguageModel(vocabulary, seed=seed,
+                                weight_drop_scaling=weight_drop_scaling,
+                                **MODEL)
     model.configure_bptt(batch, eval_batch, clip_norm=0.25)
     model.compile(optimizer=keras.optimizers.SGD(30.0, weight_decay=1.2e-6))
     train = BPTTBatches(train_ids, batch, bptt, variable_length=False,
@@ -80,6 +83,7 @@ def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10):
               flush=True)
     return {
         "seed": seed,
+        "weight_drop_scaling": weight_drop_scaling,
         "steps": steps,
         "train_seconds": round(seconds, 1),
         "tokens_per_second": round(steps * batch * bptt / seconds, 1),
@@ -98,9 +102,14 @@ def main():
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--every", type=int, default=300,
                         help="steps between validation perplexities")
+    parser.add_argument("--weight-drop-scaling", default="inverted",
+                        choices=["inverted", "official"],
+                        help="DropConnect convention (see ONLSTMCell)")
     args = parser.parse_args()
     data = ptb.load_data(args.data, download=False)
-    print(json.dumps(run(data, args.seed, args.steps, args.every)), flush=True)
+    print(json.dumps(run(data, args.seed, args.steps, args.every,
+                         weight_drop_scaling=args.weight_drop_scaling)),
+          flush=True)
 
 
 if __name__ == "__main__":

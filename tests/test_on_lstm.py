@@ -138,6 +138,27 @@ def test_gradients_reach_every_weight():
             assert float(tf.norm(grad)) > 0, weight.path
 
 
+def test_official_dropconnect_scaling():
+    # The official code: an unscaled mask in training, the kernel times
+    # (1 - p) at inference.
+    cell = ONLSTMCell(8, chunk_size=2, weight_drop=0.25, seed=3,
+                      weight_drop_scaling="official")
+    cell.build((None, 4))
+    ratio = (np.asarray(cell.effective_recurrent_kernel(training=True))
+             / np.asarray(cell.recurrent_kernel))
+    assert set(np.round(np.unique(ratio), 4)) == {0.0, 1.0}
+    np.testing.assert_allclose(cell.effective_recurrent_kernel(training=False),
+                               0.75 * np.asarray(cell.recurrent_kernel),
+                               rtol=1e-6)
+    layer = ONLSTM(8, chunk_size=2, weight_drop=0.25,
+                   weight_drop_scaling="official")
+    assert layer.get_config()["weight_drop_scaling"] == "official"
+    assert ONLSTM.from_config(layer.get_config()).cell.weight_drop_scaling == (
+        "official")
+    with pytest.raises(ValueError, match="weight_drop_scaling"):
+        ONLSTMCell(8, chunk_size=2, weight_drop_scaling="half")
+
+
 def test_dropconnect_mask_constant_over_time_and_absent_at_inference():
     cell = ONLSTMCell(8, chunk_size=2, weight_drop=0.5, seed=3)
     cell.build((None, 4))

@@ -76,9 +76,11 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
     is drawn over the entries of `recurrent_kernel` per call of the RNN (per
     batch), shared by all time steps and all examples; kept entries are
     scaled by `1 / (1 - weight_drop)` (inverted dropout), so that at
-    inference the kernel is used as it is. (The official PyTorch code does
+    inference the kernel is used as it is. The official PyTorch code does
     not rescale in training and multiplies by `1 - weight_drop` at
-    inference instead: the two conventions give the same expected kernel.)
+    inference instead (`weight_drop_scaling="official"`): the two give the
+    same expected kernel, but from the same initialisation and learning
+    rate not the same training (see `benchmarks/learning_parity.py`).
 
     Args:
         units: int, dimensionality of the output and cell state. Must be a
@@ -93,6 +95,9 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
             top chunk can be written and forgotten too.
         weight_drop: float in [0, 1), DropConnect rate on the hidden-to-hidden
             kernel (the paper uses 0.45).
+        weight_drop_scaling: str, `"inverted"` (kept entries scaled by
+            `1 / (1 - weight_drop)` in training) or `"official"` (unscaled
+            mask in training, kernel times `1 - weight_drop` at inference).
         kernel_initializer: initializer of the input kernel.
         recurrent_initializer: initializer of the recurrent kernel.
         bias_initializer: initializer of the bias.
@@ -127,6 +132,7 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
         chunk_size=10,
         extra_master_level=False,
         weight_drop=0.0,
+        weight_drop_scaling="inverted",
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -158,7 +164,13 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
         self.units = units
         self.chunk_size = chunk_size
         self.extra_master_level = bool(extra_master_level)
+        if weight_drop_scaling not in ("inverted", "official"):
+            raise ValueError(
+                "`weight_drop_scaling` must be 'inverted' or 'official'. "
+                f"Received: weight_drop_scaling={weight_drop_scaling!r}"
+            )
         self.weight_drop = float(weight_drop)
+        self.weight_drop_scaling = weight_drop_scaling
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(
             recurrent_initializer
@@ -204,16 +216,22 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
             draw = keras.random.uniform(
                 (self.units, self.gate_size), seed=self.seed_generator
             )
-            self._recurrent_dropout_mask = ops.cast(
-                draw < keep, self.compute_dtype
-            ) / ops.cast(keep, self.compute_dtype)
+            mask = ops.cast(draw < keep, self.compute_dtype)
+            if self.weight_drop_scaling == "inverted":
+                mask = mask / ops.cast(keep, self.compute_dtype)
+            self._recurrent_dropout_mask = mask
         return self._recurrent_dropout_mask
 
     def effective_recurrent_kernel(self, training=False):
-        """The recurrent kernel with this batch's DropConnect mask applied."""
+        """The recurrent kernel with this batch's DropConnect mask applied
+        (in training), or scaled by `1 - weight_drop` (at inference, with
+        `weight_drop_scaling="official"`)."""
         kernel = ops.cast(self.recurrent_kernel, self.compute_dtype)
         if training and self.weight_drop > 0:
             kernel = kernel * self.get_recurrent_dropout_mask()
+        elif self.weight_drop > 0 and self.weight_drop_scaling == "official":
+            kernel = kernel * ops.cast(1.0 - self.weight_drop,
+                                       self.compute_dtype)
         return kernel
 
     # -- the equations ------------------------------------------------------
@@ -310,6 +328,7 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
             "chunk_size": self.chunk_size,
             "extra_master_level": self.extra_master_level,
             "weight_drop": self.weight_drop,
+            "weight_drop_scaling": self.weight_drop_scaling,
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer
             ),
@@ -349,6 +368,8 @@ class ONLSTM(keras.layers.RNN):
         chunk_size: int, neurons per master-gate level.
         extra_master_level: bool, see `ONLSTMCell`.
         weight_drop: float, DropConnect rate on the recurrent kernel.
+        weight_drop_scaling: str, `"inverted"` or `"official"` (see
+            `ONLSTMCell`).
         return_distances: bool, also return `(distance_forget,
             distance_input)` after the outputs and states. Requires
             `return_sequences=True`. Can also be given per call.
@@ -388,6 +409,7 @@ class ONLSTM(keras.layers.RNN):
         chunk_size=10,
         extra_master_level=False,
         weight_drop=0.0,
+        weight_drop_scaling="inverted",
         return_distances=False,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
@@ -406,6 +428,7 @@ class ONLSTM(keras.layers.RNN):
             chunk_size=chunk_size,
             extra_master_level=extra_master_level,
             weight_drop=weight_drop,
+            weight_drop_scaling=weight_drop_scaling,
             kernel_initializer=kernel_initializer,
             recurrent_initializer=recurrent_initializer,
             bias_initializer=bias_initializer,
@@ -606,6 +629,7 @@ class ONLSTM(keras.layers.RNN):
             "chunk_size",
             "extra_master_level",
             "weight_drop",
+            "weight_drop_scaling",
             "kernel_initializer",
             "recurrent_initializer",
             "bias_initializer",

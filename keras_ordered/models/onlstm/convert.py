@@ -76,7 +76,7 @@ def official_architecture(state_dict):
     }
 
 
-def convert_weights(state_dict, weight_drop=0.45):
+def convert_weights(state_dict, weight_drop=0.45, fold_weight_drop=True):
     """Official state dict -> per-layer Keras weights.
 
     Args:
@@ -85,6 +85,9 @@ def convert_weights(state_dict, weight_drop=0.45):
         weight_drop: float, the DropConnect rate the checkpoint was trained
             with (the paper: 0.45); folds the official inference-time
             scaling `1 - weight_drop` into the recurrent kernels.
+        fold_weight_drop: bool, fold that scaling in (a model with
+            `weight_drop_scaling="inverted"`), or keep the kernels as they
+            are (`"official"`: the model scales them at inference).
 
     Returns:
         dict with `embedding` `[V, emb]`, `output_bias` `[V]` and `cells`, a
@@ -107,7 +110,8 @@ def convert_weights(state_dict, weight_drop=0.45):
         hh_b = _get(state_dict, f"rnn.cells.{l}.hh.bias")
         cells.append([
             ih_w.T.copy(),
-            (hh_w.T * (1.0 - weight_drop)).astype("float32"),
+            (hh_w.T * ((1.0 - weight_drop) if fold_weight_drop else 1.0))
+            .astype("float32"),
             ih_b + hh_b,
         ])
     return {
@@ -152,7 +156,12 @@ def from_official_state_dict(state_dict, vocabulary=None, weight_drop=0.45,
     )
 
     architecture = official_architecture(state_dict)
-    weights = convert_weights(state_dict, weight_drop=weight_drop)
+    if model is not None:
+        scaling = model.weight_drop_scaling
+    else:
+        scaling = model_kwargs.get("weight_drop_scaling", "inverted")
+    weights = convert_weights(state_dict, weight_drop=weight_drop,
+                              fold_weight_drop=scaling == "inverted")
     if vocabulary is not None and len(vocabulary) != architecture["vocabulary_size"]:
         raise ValueError(
             f"The vocabulary has {len(vocabulary)} words, the checkpoint "

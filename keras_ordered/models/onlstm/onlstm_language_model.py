@@ -49,6 +49,10 @@ class ONLSTMLanguageModel(
         dropout_input: float, locked dropout on the embeddings.
         dropout_embedding: float, embedding (word-type) dropout.
         weight_drop: float, DropConnect on the recurrent kernels.
+        weight_drop_scaling: str, `"inverted"` (default: kept entries scaled
+            by `1 / (1 - weight_drop)` in training) or `"official"` (the
+            official code's unscaled mask, kernels times `1 - weight_drop`
+            at inference); see `benchmarks/learning_parity.py`.
         ar_alpha: float, activation regularisation weight.
         tar_beta: float, temporal activation regularisation weight.
         ar_input: str, the last layer's output AR penalises: `"raw"` (the
@@ -88,6 +92,7 @@ class ONLSTMLanguageModel(
         dropout_input=0.5,
         dropout_embedding=0.1,
         weight_drop=0.45,
+        weight_drop_scaling="inverted",
         ar_alpha=2.0,
         tar_beta=1.0,
         ar_input="raw",
@@ -131,6 +136,7 @@ class ONLSTMLanguageModel(
                     chunk_size=chunk_size,
                     extra_master_level=extra_master_level,
                     weight_drop=weight_drop,
+                    weight_drop_scaling=weight_drop_scaling,
                     return_sequences=True,
                     return_state=True,
                     seed=layer_seed(10 + index),
@@ -195,6 +201,7 @@ class ONLSTMLanguageModel(
         self.dropout_input = dropout_input
         self.dropout_embedding = dropout_embedding
         self.weight_drop = weight_drop
+        self.weight_drop_scaling = weight_drop_scaling
         self.ar_alpha = ar_alpha
         self.tar_beta = tar_beta
         self.ar_input = ar_input
@@ -261,6 +268,7 @@ class ONLSTMLanguageModel(
             "dropout_input": self.dropout_input,
             "dropout_embedding": self.dropout_embedding,
             "weight_drop": self.weight_drop,
+            "weight_drop_scaling": self.weight_drop_scaling,
             "ar_alpha": self.ar_alpha,
             "tar_beta": self.tar_beta,
             "ar_input": self.ar_input,
