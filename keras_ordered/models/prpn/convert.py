@@ -55,16 +55,13 @@ import re
 
 import numpy as np
 
+from keras_ordered.models.official_weights import get_array
+
 _READER = re.compile(r"^reader\.(\d+)\.memory_rnn\.ih\.0\.weight$")
 
 
 def _get(state_dict, name):
-    if name not in state_dict:
-        raise ValueError(
-            f"The state dict has no {name!r}: is it an official PRPN "
-            f"language-model checkpoint? Keys found: {sorted(state_dict)[:8]}..."
-        )
-    return np.asarray(state_dict[name], dtype="float32")
+    return get_array(state_dict, name, "PRPN")
 
 
 def official_architecture(state_dict):

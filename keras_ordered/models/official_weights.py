@@ -1,0 +1,19 @@
+"""What the official-weights converters share (NumPy only)."""
+
+import numpy as np
+
+
+def get_array(state_dict, name, family):
+    """`state_dict[name]` as a float32 array; a clear error when missing.
+
+    Args:
+        state_dict: mapping of official parameter names to arrays.
+        name: str, the parameter wanted.
+        family: str, the model family named in the error ("ON-LSTM").
+    """
+    if name not in state_dict:
+        raise ValueError(
+            f"The state dict has no {name!r}: is it an official {family} "
+            f"language-model checkpoint? Keys found: {sorted(state_dict)[:8]}..."
+        )
+    return np.asarray(state_dict[name], dtype="float32")
