@@ -15,6 +15,8 @@ streams, from the weights after every `--every` steps.
 
     python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 1
     python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 2
+    python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 1 \
+        --weight-drop-scaling inverted
 """
 
 import argparse
@@ -52,7 +54,7 @@ class Snapshots(keras.callbacks.Callback):
 
 
 def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
-        weight_drop_scaling="inverted"):
+        weight_drop_scaling="official"):
     (train_ids, valid_ids, _), vocabulary = data
     keras.utils.set_random_seed(seed)
     model = ONLSTMLanguageModel(vocabulary, seed=seed,
@@ -102,7 +104,7 @@ def main():
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--every", type=int, default=300,
                         help="steps between validation perplexities")
-    parser.add_argument("--weight-drop-scaling", default="inverted",
+    parser.add_argument("--weight-drop-scaling", default="official",
                         choices=["inverted", "official"],
                         help="DropConnect convention (see ONLSTMCell)")
     args = parser.parse_args()

@@ -139,8 +139,9 @@ def test_gradients_reach_every_weight():
 
 
 def test_official_dropconnect_scaling():
-    # The official code: an unscaled mask in training, the kernel times
-    # (1 - p) at inference.
+    # The official code (the default): an unscaled mask in training, the
+    # kernel times (1 - p) at inference.
+    assert ONLSTMCell(8, chunk_size=2).weight_drop_scaling == "official"
     cell = ONLSTMCell(8, chunk_size=2, weight_drop=0.25, seed=3,
                       weight_drop_scaling="official")
     cell.build((None, 4))
@@ -160,7 +161,8 @@ def test_official_dropconnect_scaling():
 
 
 def test_dropconnect_mask_constant_over_time_and_absent_at_inference():
-    cell = ONLSTMCell(8, chunk_size=2, weight_drop=0.5, seed=3)
+    cell = ONLSTMCell(8, chunk_size=2, weight_drop=0.5, seed=3,
+                      weight_drop_scaling="inverted")
     cell.build((None, 4))
     kernel = cell.effective_recurrent_kernel(training=True)
     again = cell.effective_recurrent_kernel(training=True)
@@ -180,7 +182,8 @@ def test_dropconnect_mask_constant_over_time_and_absent_at_inference():
     # run with the masked kernel at *every* step.
     rng = np.random.default_rng(5)
     x = rng.normal(size=(2, 6, 4)).astype("float32")
-    layer = ONLSTM(8, chunk_size=2, weight_drop=0.5, return_sequences=True)
+    layer = ONLSTM(8, chunk_size=2, weight_drop=0.5, return_sequences=True,
+                   weight_drop_scaling="inverted")
     layer.build(x.shape)
     W, U, b = random_cell_weights(layer.cell, rng)
     layer.cell.set_weights([W, U, b])

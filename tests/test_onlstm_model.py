@@ -252,17 +252,20 @@ def test_official_state_dict_converter_matches_official_forward():
     for l, (ref_df, ref_di) in enumerate(ref_distances):
         np.testing.assert_allclose(distances[f"layer{l + 1}/forget"], ref_df, atol=1e-5)
         np.testing.assert_allclose(distances[f"layer{l + 1}/input"], ref_di, atol=1e-5)
-    # Trained the official way (unscaled DropConnect masks), the kernels
-    # load as they are and the model scales them at inference: same outputs.
-    official = from_official_state_dict(state, vocabulary=VOCAB,
+    # By default (official DropConnect scaling) the kernels load as they
+    # are and the model scales them at inference; a model with inverted
+    # scaling gets them folded: the same outputs either way.
+    np.testing.assert_allclose(model.rnn_layers[0].cell.recurrent_kernel,
+                               state["rnn.cells.0.hh.weight"].T, rtol=1e-6)
+    inverted = from_official_state_dict(state, vocabulary=VOCAB,
                                         weight_drop=0.45,
-                                        weight_drop_scaling="official")
+                                        weight_drop_scaling="inverted")
     np.testing.assert_allclose(
-        official.rnn_layers[0].cell.recurrent_kernel,
-        state["rnn.cells.0.hh.weight"].T, rtol=1e-6)
-    logits_official, *_ = official([ids, *official.initial_state(3)],
+        inverted.rnn_layers[0].cell.recurrent_kernel,
+        0.55 * state["rnn.cells.0.hh.weight"].T, rtol=1e-6)
+    logits_inverted, *_ = inverted([ids, *inverted.initial_state(3)],
                                    training=False)
-    np.testing.assert_allclose(logits_official, ref_logits, atol=1e-5)
+    np.testing.assert_allclose(logits_inverted, ref_logits, atol=1e-5)
     bad = dict(state)
     bad["decoder.weight"] = state["decoder.weight"] + 1
     with pytest.raises(ValueError, match="tied"):

@@ -16,10 +16,11 @@ needed here. The official names and layout:
   of `ONLSTMCell`, so the kernels are the transposed matrices;
 - gates = ih(x) + hh(h): the two biases add up to `ONLSTMCell.bias`;
 - at inference the official code multiplies the recurrent weights by
-  `1 - weight_drop` (its DropConnect does not rescale in training), while
-  `ONLSTMCell` rescales in training (inverted dropout) and uses its kernel as
-  is at inference: the converted recurrent kernel is `hh.weight.T * (1 -
-  weight_drop)`, which gives the official inference forward pass exactly.
+  `1 - weight_drop` (its DropConnect does not rescale in training). So does
+  an `ONLSTMCell` with `weight_drop_scaling="official"` (the default): the
+  kernels load as they are. A model with `weight_drop_scaling="inverted"`
+  uses its kernel as is at inference: it gets `hh.weight.T * (1 -
+  weight_drop)`. Either way the inference forward pass is the official one.
 """
 
 import re
@@ -156,7 +157,7 @@ def from_official_state_dict(state_dict, vocabulary=None, weight_drop=0.45,
     if model is not None:
         scaling = model.weight_drop_scaling
     else:
-        scaling = model_kwargs.get("weight_drop_scaling", "inverted")
+        scaling = model_kwargs.get("weight_drop_scaling", "official")
     weights = convert_weights(state_dict, weight_drop=weight_drop,
                               fold_weight_drop=scaling == "inverted")
     if vocabulary is not None and len(vocabulary) != architecture["vocabulary_size"]:

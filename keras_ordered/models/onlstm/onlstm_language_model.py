@@ -49,10 +49,11 @@ class ONLSTMLanguageModel(
         dropout_input: float, locked dropout on the embeddings.
         dropout_embedding: float, embedding (word-type) dropout.
         weight_drop: float, DropConnect on the recurrent kernels.
-        weight_drop_scaling: str, `"inverted"` (default: kept entries scaled
-            by `1 / (1 - weight_drop)` in training) or `"official"` (the
-            official code's unscaled mask, kernels times `1 - weight_drop`
-            at inference); see `benchmarks/learning_parity.py`.
+        weight_drop_scaling: str, `"official"` (default: the official
+            code's unscaled mask, kernels times `1 - weight_drop` at
+            inference) or `"inverted"` (kept entries scaled by
+            `1 / (1 - weight_drop)` in training); see
+            `benchmarks/learning_parity.py`.
         ar_alpha: float, activation regularisation weight.
         tar_beta: float, temporal activation regularisation weight.
         ar_input: str, the last layer's output AR penalises: `"raw"` (the
@@ -92,7 +93,7 @@ class ONLSTMLanguageModel(
         dropout_input=0.5,
         dropout_embedding=0.1,
         weight_drop=0.45,
-        weight_drop_scaling="inverted",
+        weight_drop_scaling="official",
         ar_alpha=2.0,
         tar_beta=1.0,
         ar_input="raw",
