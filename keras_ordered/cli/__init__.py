@@ -80,8 +80,9 @@ def build_parser():
     """
     parser = argparse.ArgumentParser(
         prog="keras-ordered",
-        description="Syntax-aware language models: parse with syntactic "
-        "distances and evaluate the induced trees.",
+        description="Syntax-aware language models and parsers: parse "
+        "sentences (syntactic distances or a GFL parser), evaluate the "
+        "trees, score bracketings with EVALB.",
     )
     parser.add_argument(
         "--version",
