@@ -6,8 +6,10 @@ callbacks, crash-safe resumption, final evaluation.
 """
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import textwrap
 import time
@@ -215,6 +217,53 @@ def make_optimizer(settings):
             weight_decay=settings.get("weight_decay") or None,
         )
     raise ValueError(f"Unknown optimizer {name!r}: use 'sgd' or 'adam'.")
+
+
+class InterruptBetweenSteps(keras.callbacks.Callback):
+    """Ctrl-C stops training between two steps, never inside a backup.
+
+    Python raises `KeyboardInterrupt` wherever the main thread is when the
+    signal arrives; inside the C code of a weight save (h5py) it can be
+    swallowed ("Exception ignored"), and a run then trains on. Within
+    `handling_ctrl_c()`, the first Ctrl-C only sets a flag and the next
+    step boundary raises `KeyboardInterrupt`; a second Ctrl-C raises at
+    once. A process that ignores SIGINT (started in the background) keeps
+    ignoring it.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.requested = False
+
+    def _raise_if_requested(self, *args, **kwargs):
+        if self.requested:
+            raise KeyboardInterrupt
+
+    on_train_batch_end = _raise_if_requested
+    on_test_batch_end = _raise_if_requested
+    on_epoch_end = _raise_if_requested
+
+    @contextlib.contextmanager
+    def handling_ctrl_c(self):
+        def handler(signum, frame):
+            if self.requested:
+                raise KeyboardInterrupt
+            self.requested = True
+
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is not signal.default_int_handler:
+                previous = None  # ignored or someone else's: leave it
+            else:
+                signal.signal(signal.SIGINT, handler)
+        except ValueError:  # not the main thread: signals are not ours
+            previous = None
+        try:
+            yield self
+            self._raise_if_requested()
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
 
 
 def make_plateau(settings, verbose=0):
@@ -515,18 +564,23 @@ def train(args, *, model_class, get_preset, presets=None):
         verbose=args.verbose, shuffle=False,
     )
     started = time.time()
-    if action == "train" and start_batch:
-        # Finish the interrupted epoch from the window it stopped at.
-        model.fit(
-            train_batches.dataset(start_epoch, start_batch, steps),
-            epochs=start_epoch + 1, initial_epoch=start_epoch, **fit_options,
-        )
-        start_epoch += 1
-    if action == "train" and start_epoch < epochs:
-        model.fit(
-            train_batches.stream(start_epoch, steps), steps_per_epoch=steps,
-            epochs=epochs, initial_epoch=start_epoch, **fit_options,
-        )
+    interrupt = InterruptBetweenSteps()
+    fit_options["callbacks"] = [interrupt, *callbacks]
+    with interrupt.handling_ctrl_c():
+        if action == "train" and start_batch:
+            # Finish the interrupted epoch from the window it stopped at.
+            model.fit(
+                train_batches.dataset(start_epoch, start_batch, steps),
+                epochs=start_epoch + 1, initial_epoch=start_epoch,
+                **fit_options,
+            )
+            start_epoch += 1
+        if action == "train" and start_epoch < epochs:
+            model.fit(
+                train_batches.stream(start_epoch, steps),
+                steps_per_epoch=steps, epochs=epochs,
+                initial_epoch=start_epoch, **fit_options,
+            )
     elapsed = time.time() - started
     results = {"preset": args.preset, "epochs": epochs,
                "train_seconds": round(elapsed, 1),
