@@ -28,6 +28,7 @@ import re
 import numpy as np
 
 from keras_ordered.models.official_weights import get_array
+from keras_ordered.models.official_weights import model_vocabulary
 
 _LAYER = re.compile(r"^rnn\.cells\.(\d+)\.ih\.0\.weight$")
 
@@ -160,17 +161,10 @@ def from_official_state_dict(state_dict, vocabulary=None, weight_drop=0.45,
         scaling = model_kwargs.get("weight_drop_scaling", "official")
     weights = convert_weights(state_dict, weight_drop=weight_drop,
                               fold_weight_drop=scaling == "inverted")
-    if vocabulary is not None and len(vocabulary) != architecture["vocabulary_size"]:
-        raise ValueError(
-            f"The vocabulary has {len(vocabulary)} words, the checkpoint "
-            f"{architecture['vocabulary_size']}."
-        )
+    words = model_vocabulary(vocabulary, architecture["vocabulary_size"])
     if model is None:
         model = ONLSTMLanguageModel(
-            vocabulary=(
-                list(vocabulary) if vocabulary is not None
-                else architecture["vocabulary_size"]
-            ),
+            vocabulary=words,
             embedding_dim=architecture["embedding_dim"],
             hidden_dims=architecture["hidden_dims"],
             chunk_size=architecture["chunk_size"],

@@ -56,6 +56,7 @@ import re
 import numpy as np
 
 from keras_ordered.models.official_weights import get_array
+from keras_ordered.models.official_weights import model_vocabulary
 
 _READER = re.compile(r"^reader\.(\d+)\.memory_rnn\.ih\.0\.weight$")
 
@@ -250,17 +251,10 @@ def from_official_state_dict(state_dict, vocabulary=None, num_slots=15,
 
     architecture = official_architecture(state_dict)
     weights = convert_weights(state_dict)
-    if vocabulary is not None and len(vocabulary) != architecture["vocabulary_size"]:
-        raise ValueError(
-            f"The vocabulary has {len(vocabulary)} words, the checkpoint "
-            f"{architecture['vocabulary_size']}."
-        )
+    words = model_vocabulary(vocabulary, architecture["vocabulary_size"])
     if model is None:
         model = PRPNLanguageModel(
-            vocabulary=(
-                list(vocabulary) if vocabulary is not None
-                else architecture["vocabulary_size"]
-            ),
+            vocabulary=words,
             embedding_dim=architecture["embedding_dim"],
             hidden_dim=architecture["hidden_dim"],
             num_layers=architecture["num_layers"],
