@@ -56,7 +56,7 @@ __all__ = [
     "select_distance_names",
 ]
 
-SUBCOMMANDS = ("parse", "evaluate_parsing", "evalb", "evaluate")
+SUBCOMMANDS = ("parse", "evaluate_parsing", "evalb", "evaluate", "score")
 """Modules of `keras_ordered.cli` that each add one subcommand, in `--help`
 order. A new subcommand is a new module, named here."""
 
