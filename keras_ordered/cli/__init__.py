@@ -10,6 +10,10 @@ Subcommands:
   file of gold trees.
 - `keras-ordered evaluate`: EVALB's report of a supervised (GFL) parser's
   parses of a treebank's trees.
+- `keras-ordered export`: writes a SavedModel for TF Serving whose
+  signatures take raw sentences.
+- `keras-ordered list-models`: the trained models shipped with the
+  package.
 
 Run `keras-ordered SUBCOMMAND --help` for the options. Exit status: 0 on
 success, 2 on a usage or input error (the message goes to stderr).
@@ -56,7 +60,15 @@ __all__ = [
     "select_distance_names",
 ]
 
-SUBCOMMANDS = ("parse", "evaluate_parsing", "evalb", "evaluate", "score")
+SUBCOMMANDS = (
+    "parse",
+    "evaluate_parsing",
+    "evalb",
+    "evaluate",
+    "score",
+    "export",
+    "list_models",
+)
 """Modules of `keras_ordered.cli` that each add one subcommand, in `--help`
 order. A new subcommand is a new module, named here."""
 

@@ -42,7 +42,8 @@ def load_model(path, args=None):
     """Loads a saved model for a subcommand (imports TensorFlow quietly).
 
     Args:
-        path: the `.keras` file given with `--model`.
+        path: the `.keras` file given with `--model`, or the name of a
+            shipped model (`keras-ordered list-models`).
         args: the parsed arguments (for `--verbose`), or None.
 
     Returns:
@@ -52,6 +53,10 @@ def load_model(path, args=None):
         CommandError: with a one-line message naming the file when it is
             missing or not a readable Keras model file.
     """
+    from keras_ordered import shipped
+
+    if shipped.is_shipped(path):
+        path = shipped.shipped_model_path(path)
     import_tensorflow(args)
     from keras_ordered.saving import load_model as load_saved_model
 

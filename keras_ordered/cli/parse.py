@@ -7,6 +7,10 @@ the tree that a saved model's syntactic distances (or a baseline) give
 each sentence, with the tokens as written. A line on stderr says which
 distance of the model was used.
 
+Without `--model` (or `--baseline`), the shipped `prpn_ptb_quick` model
+parses (`keras-ordered list-models`); `--model` takes a file or the name
+of a shipped model.
+
 Example:
 
 ```
@@ -71,13 +75,15 @@ def add_parser(subparsers):
         help=f"Longest sentence accepted, in tokens (default "
         f"{DEFAULT_MAX_LENGTH}).",
     )
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--model",
         metavar="PATH",
-        help="A saved model that yields syntactic distances (.keras). "
-        "Without --layer/--distance, its default distance is used. A saved "
-        "GFL parser prints labelled trees (POS tags as XX).",
+        help="A saved model that yields syntactic distances (.keras), or "
+        "the name of a shipped model (keras-ordered list-models). Without "
+        "--layer/--distance, its default distance is used. A saved GFL "
+        "parser prints labelled trees (POS tags as XX). Default: the "
+        "shipped prpn_ptb_quick.",
     )
     source.add_argument(
         "--baseline",
@@ -193,6 +199,20 @@ def run(args):
 
         predict = baseline_predictor(args.baseline, seed=args.seed)
     else:
+        if args.model is None:
+            from keras_ordered import shipped
+
+            args.model = shipped.DEFAULT_PARSER
+            if not shipped.is_shipped(args.model):
+                raise CommandError(
+                    f"No --model given, and the default shipped model "
+                    f"{args.model!r} is not at {shipped.saved_models_dir()} "
+                    f"(set ${shipped.SAVED_MODELS_ENV}, or pass --model "
+                    "FILE or --baseline NAME)."
+                )
+            _common.note(
+                f"model: the shipped {args.model} (--model picks another)"
+            )
         model = _common.load_model(args.model, args)
         from keras_ordered.cli import _gfl
 

@@ -125,9 +125,14 @@ def check_vocabulary(vocabulary):
 def lookup_preset(presets, name, family):
     """A deep copy of `presets[name]`; a ValueError lists the valid names."""
     if name not in presets:
+        from keras_ordered import shipped
+
+        trained = shipped.shipped_names()
         raise ValueError(
             f"Unknown {family} preset {name!r}. Valid presets: "
-            f"{', '.join(sorted(presets))}."
+            f"{', '.join(sorted(presets))}"
+            + (f"; shipped trained models: {', '.join(trained)}."
+               if trained else ".")
         )
     return copy.deepcopy(presets[name])
 
@@ -274,14 +279,54 @@ class PresetMixin:
     get_preset = None
 
     @classmethod
-    def from_preset(cls, preset, vocabulary, **overrides):
-        """Builds the model of a named preset.
+    def from_preset(cls, preset, vocabulary=None, **overrides):
+        """Builds the model of a named preset, or loads a shipped model.
+
+        Two kinds of names, as in keras-hub:
+
+        - an architecture preset (`"ptb"`, `"small"`, `"tiny"`, ... see the
+          model's `PRESETS`): a new, untrained model; `vocabulary` is
+          required;
+        - a shipped trained model (`"prpn_ptb_small"`, ... see
+          `keras-ordered list-models`): loaded from `saved_models/`, local
+          files only; it brings its own vocabulary, so `vocabulary` and
+          `overrides` must not be given.
 
         Args:
-            preset: str, a preset name (see the model's `PRESETS`).
-            vocabulary: list of str, or the vocabulary size.
-            **overrides: model arguments replacing the preset's.
+            preset: str, a preset or shipped-model name.
+            vocabulary: list of str, or the vocabulary size (architecture
+                presets only).
+            **overrides: model arguments replacing the preset's
+                (architecture presets only).
+
+        Example:
+
+        ```python
+        model = keras_ordered.models.PRPNLanguageModel.from_preset(
+            "prpn_ptb_small"
+        )
+        ```
         """
+        from keras_ordered import shipped
+
+        if shipped.is_shipped(preset):
+            if vocabulary is not None or overrides:
+                raise ValueError(
+                    f"{preset!r} is a trained model shipped with its own "
+                    "vocabulary and configuration: call "
+                    f"from_preset({preset!r}) with no other argument (or "
+                    "use an architecture preset to build a new model)."
+                )
+            return shipped.load_shipped(preset, expected_class=cls)
+        if vocabulary is None:
+            names = shipped.shipped_names()
+            cls.get_preset(preset)  # an unknown name: the list of presets
+            raise ValueError(
+                f"The architecture preset {preset!r} builds a new model and "
+                "needs its vocabulary: from_preset(preset, vocabulary=[...])."
+                + (f" Trained models that need none: {', '.join(names)}."
+                   if names else "")
+            )
         config = dict(cls.get_preset(preset)["model"])
         config.update(overrides)
         return cls(vocabulary=vocabulary, **config)

@@ -210,6 +210,7 @@ class ONLSTMLanguageModel(
         self.seed = seed
         self.embedding = embedding
         self.rnn_layers = rnn_layers
+        self.output_layer = output_layer
         self.distance_names = [
             f"layer{i + 1}/{kind}"
             for i in range(len(hidden_dims))
@@ -241,19 +242,47 @@ class ONLSTMLanguageModel(
         token_ids = ops.convert_to_tensor(np.asarray(token_ids, "int32"))
         if states is None:
             states = self.initial_state(int(token_ids.shape[0]))
+        _, distances = self._inference_pass(token_ids, states, logits=False)
+        return {name: np.asarray(d) for name, d in distances.items()}
+
+    def serving_outputs(self, token_ids):
+        """Logits and distances of one inference pass from a zero state.
+
+        The tensor-level path of an exported model (`keras_ordered.export`):
+        it runs inside a `tf.function`, with a batch size known only at run
+        time.
+
+        Args:
+            token_ids: int tensor `(batch, time)`.
+
+        Returns:
+            `(logits, distances)`: float32 logits `(batch, time, vocabulary)`
+            equal to the model's own inference-mode logits, and the dict of
+            `syntactic_distances` as float32 tensors.
+        """
+        batch = ops.shape(token_ids)[0]
+        states = [ops.zeros((batch, *shape)) for shape in self.state_shapes()]
+        return self._inference_pass(token_ids, states, logits=True)
+
+    def _inference_pass(self, token_ids, states, logits):
         x = self.embedding(token_ids, training=False)
-        result = {}
+        distances = {}
         for index, layer in enumerate(self.rnn_layers):
-            out, _, _, d_forget, d_input = layer(
+            x, _, _, d_forget, d_input = layer(
                 x,
                 initial_state=list(states[2 * index : 2 * index + 2]),
                 training=False,
                 return_distances=True,
             )
-            result[f"layer{index + 1}/forget"] = np.asarray(d_forget)
-            result[f"layer{index + 1}/input"] = np.asarray(d_input)
-            x = out
-        return result
+            distances[f"layer{index + 1}/forget"] = ops.cast(d_forget, "float32")
+            distances[f"layer{index + 1}/input"] = ops.cast(d_input, "float32")
+        if not logits:
+            return None, distances
+        if self.tie_weights:
+            scores = self.embedding(x, reverse=True)
+        else:
+            scores = self.output_layer(x)
+        return ops.cast(scores, "float32"), distances
 
     # --- config ---------------------------------------------------------
     def get_config(self):

@@ -363,6 +363,28 @@ class PRPNLanguageModel(
             distances, _ = self.parser([embedded, states[0]], training=False)
         return {"parser/distance": np.asarray(distances, "float32")}
 
+    def serving_outputs(self, token_ids):
+        """Logits and distances of one inference pass from a zero state.
+
+        The tensor-level path of an exported model (`keras_ordered.export`):
+        it runs inside a `tf.function`, with a batch size known only at run
+        time.
+
+        Args:
+            token_ids: int tensor `(batch, time)`.
+
+        Returns:
+            `(logits, distances)`: float32 logits `(batch, time, vocabulary)`
+            and `{"parser/distance": float32 (batch, time)}`.
+        """
+        batch = ops.shape(token_ids)[0]
+        states = [ops.zeros((batch, *shape)) for shape in self.state_shapes()]
+        outputs = self([token_ids, *states], training=False)
+        return (
+            ops.cast(outputs[0], "float32"),
+            {"parser/distance": ops.cast(outputs[1], "float32")},
+        )
+
     # --- config ---------------------------------------------------------
     def get_config(self):
         return {

@@ -1,0 +1,150 @@
+"""`keras-ordered export`: a SavedModel for TF Serving that reads raw text.
+
+Writes `OUTPUT/VERSION/`, the layout TF Serving watches, from a saved
+model (a `.keras` file or the name of a shipped model). The signatures
+take a batch of UTF-8 sentences and run tokenization, vocabulary lookup,
+the model and the tree building in the graph (see
+`keras_ordered.export`): `parse` (also `serving_default`) returns the
+tokens, the syntactic distances and a bracketed tree per sentence, `score`
+the per-token and sentence log-probabilities and the perplexity.
+
+Example:
+
+```
+keras-ordered export --model prpn_ptb_quick --output exported/prpn
+saved_model_cli show --dir exported/prpn/1 --all
+```
+"""
+
+from keras_ordered.cli import _common
+from keras_ordered.cli._common import CommandError
+
+NAME = "export"
+
+
+def add_parser(subparsers):
+    """Adds the `export` subcommand; returns its parser."""
+    parser = subparsers.add_parser(
+        NAME,
+        help="Write a SavedModel for TF Serving that takes raw sentences.",
+        description="Export a model as a versioned SavedModel (OUTPUT/N/) "
+        "whose signatures take raw UTF-8 sentences: `parse` (also "
+        "serving_default: tokens, syntactic distances, one bracketed tree "
+        "per sentence) and `score` (per-token and sentence "
+        "log-probabilities, perplexity). The text is read as the model's "
+        "training text was written (PTB: lower case, digit runs as N, "
+        "punctuation split off as the Penn Treebank does).",
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        metavar="PATH",
+        help="The .keras file of a model, or the name of a shipped model "
+        "(keras-ordered list-models).",
+    )
+    parser.add_argument(
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="The model folder TF Serving watches; the SavedModel goes to "
+        "DIR/VERSION/.",
+    )
+    parser.add_argument(
+        "--version",
+        type=int,
+        metavar="N",
+        help="Version folder (default: one more than the largest in DIR, "
+        "1 in a new folder).",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="Replace DIR/VERSION if it exists.",
+    )
+    parser.add_argument(
+        "--layer",
+        type=int,
+        metavar="L",
+        help="Layer whose distances make the `tree` output (ON-LSTM).",
+    )
+    parser.add_argument(
+        "--distance",
+        choices=_common.DISTANCE_KINDS,
+        help="Forget or input master-gate distances for `tree` (ON-LSTM).",
+    )
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=200,
+        metavar="N",
+        help="Longest sentence the served model reads, in tokens (longer "
+        "ones get an error for that sentence; default 200).",
+    )
+    parser.add_argument(
+        "--numbers",
+        choices=("digit-runs", "ptb", "keep"),
+        default="digit-runs",
+        help="How the training text wrote numbers: every digit run as N "
+        "(default), a number token as N (ptb), or unchanged (keep).",
+    )
+    parser.add_argument(
+        "--no-lowercase",
+        dest="lowercase",
+        action="store_false",
+        help="Keep the case (for a model trained on cased text).",
+    )
+    parser.add_argument(
+        "--no-tokenize",
+        dest="tokenize",
+        action="store_false",
+        help="Split sentences at whitespace only (clients send tokenized "
+        "text).",
+    )
+    return parser
+
+
+def run(args):
+    """Runs `keras-ordered export`; returns the exit status."""
+    if args.max_length < 1:
+        raise CommandError("--max-length must be at least 1.")
+    if args.version is not None and args.version < 1:
+        raise CommandError("--version must be 1 or more.")
+    model = _common.load_model(args.model, args)
+    from keras_ordered.export.saved_model import export_model
+
+    options = {}
+    names = list(getattr(model, "distance_names", []) or [])
+    if names:
+        (options["distance"],) = _common.select_distance_names(
+            names,
+            getattr(model, "default_distance", None),
+            layer=args.layer,
+            kind=args.distance,
+            single=True,
+        )
+    elif args.layer is not None or args.distance is not None:
+        raise CommandError(
+            "--layer and --distance apply to models that induce trees "
+            "from syntactic distances (ON-LSTM, PRPN)."
+        )
+    try:
+        path = export_model(
+            model,
+            args.output,
+            version=args.version,
+            overwrite=args.overwrite,
+            max_length=args.max_length,
+            numbers=None if args.numbers == "keep" else args.numbers,
+            lowercase=args.lowercase,
+            treebank=args.tokenize,
+            **options,
+        )
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    print(path)
+    _common.note(
+        f"exported {type(model).__name__} to {path}: signatures parse "
+        "(serving_default) and score; inspect with "
+        f"`saved_model_cli show --dir {path} --all`"
+    )
+    return 0

@@ -1,0 +1,85 @@
+"""`keras-ordered list-models`: the trained models shipped with the package.
+
+Prints one row per model of `saved_models/` (see
+`keras_ordered.shipped`) with what it is and what it is worth, read
+from its card: family, preset, PTB perplexity, parsing F1 on the WSJ sample
+against right-branching. `--json` prints the cards.
+
+Example:
+
+```
+keras-ordered list-models
+```
+"""
+
+import json
+
+from keras_ordered.cli._common import CommandError
+
+NAME = "list-models"
+
+
+def add_parser(subparsers):
+    """Adds the `list-models` subcommand; returns its parser."""
+    parser = subparsers.add_parser(
+        NAME,
+        help="List the trained models shipped with the package.",
+        description="The trained models of saved_models/ (usable by name: "
+        "`keras-ordered parse --model NAME`, "
+        "`PRPNLanguageModel.from_preset(NAME)`), with their PTB "
+        "perplexity and parsing F1 on the WSJ sample against the "
+        "right-branching baseline (details in each model's README.md).",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="Print the cards as JSON."
+    )
+    return parser
+
+
+def _figure(value, digits=1):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def format_table(cards, default):
+    """The table `list-models` prints (a list of lines)."""
+    header = (
+        f"{'name':<18} {'class':<20} {'preset':<7} {'MB':>5} "
+        f"{'test ppl':>8} {'F1':>5} {'right-br.':>9}  distance"
+    )
+    lines = [header, "-" * len(header)]
+    for card in cards:
+        parsing = card.get("parsing", {})
+        mark = " (default parser)" if card["name"] == default else ""
+        lines.append(
+            f"{card['name']:<18} {card['class']:<20} {card['preset']:<7} "
+            f"{_figure(card.get('megabytes')):>5} "
+            f"{_figure(card.get('test_perplexity')):>8} "
+            f"{_figure(parsing.get('sentence_f1')):>5} "
+            f"{_figure(parsing.get('right_branching_sentence_f1')):>9}  "
+            f"{parsing.get('distance', '-')}{mark}"
+        )
+    lines.append(
+        "F1: unlabeled sentence-level F1 on the WSJ sample "
+        "(wsj_0001-0149 .mrg, all 3,253 sentences); ppl: PTB test perplexity."
+    )
+    return lines
+
+
+def run(args):
+    """Runs `keras-ordered list-models`; returns the exit status."""
+    from keras_ordered import shipped
+
+    names = shipped.shipped_names()
+    if not names:
+        raise CommandError(
+            f"No shipped models at {shipped.saved_models_dir()} (set "
+            f"${shipped.SAVED_MODELS_ENV} to the saved_models folder of a "
+            "keras-ordered clone)."
+        )
+    cards = [shipped.shipped_card(name) for name in names]
+    if args.json:
+        print(json.dumps(cards, indent=1))
+        return 0
+    for line in format_table(cards, shipped.DEFAULT_PARSER):
+        print(line)
+    return 0

@@ -1,0 +1,41 @@
+"""`export_model`: the SavedModel of any model family of keras_ordered."""
+
+from keras_ordered.export.language_model import export_language_model
+
+
+def export_model(model, output, version=None, overwrite=False, **options):
+    """Writes a SavedModel for TF Serving whose signatures take raw text.
+
+    Dispatches on the model's family: the tree-inducing language models
+    (ON-LSTM, PRPN) go to `export_language_model` (signatures `parse` and
+    `score`).
+
+    Args:
+        model: a model of keras_ordered.
+        output: the folder TF Serving watches (`output/<version>/`).
+        version: int or None (next free version).
+        overwrite: replace an existing version folder.
+        **options: the family's export options (see
+            `export_language_model`).
+
+    Returns:
+        The path of the SavedModel.
+
+    Example:
+
+    ```python
+    model = keras_ordered.load_model("runs/prpn_quick/model.keras")
+    keras_ordered.export.export_model(model, "exported/prpn")
+    ```
+    """
+    if callable(getattr(model, "serving_outputs", None)) and getattr(
+        model, "distance_names", None
+    ):
+        return export_language_model(
+            model, output, version=version, overwrite=overwrite, **options
+        )
+    raise ValueError(
+        f"No SavedModel export for {type(model).__name__} yet: export "
+        "supports the tree-inducing language models (ONLSTMLanguageModel, "
+        "PRPNLanguageModel)."
+    )

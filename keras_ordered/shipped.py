@@ -1,0 +1,138 @@
+"""Trained models shipped with the package, in `saved_models/`.
+
+Each shipped model is a folder `saved_models/<name>/` holding
+
+- `model.keras`: the model (weights and config; its vocabulary is an asset
+  inside the file), saved without an optimizer;
+- `card.json`: how it was made and what it is worth (the figures that
+  `keras-ordered list-models` prints and that a test recomputes);
+- `README.md`: the model card for people (data, preset, command, training
+  time, perplexity, parsing F1 against right-branching).
+
+They load like keras-hub presets, from local files (no download):
+
+```python
+model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_small")
+model = keras_ordered.shipped.load_shipped("onlstm_ptb_small")
+```
+
+The folder is found at `$KERAS_ORDERED_SAVED_MODELS` when that is set, else
+beside the package (`<repository>/saved_models`, what an editable install
+from a clone has).
+
+Standard library only at import time: `keras-ordered list-models` reads the
+cards without importing TensorFlow.
+"""
+
+import json
+import os
+
+SAVED_MODELS_ENV = "KERAS_ORDERED_SAVED_MODELS"
+"""Environment variable naming another `saved_models` folder."""
+
+DEFAULT_PARSER = "prpn_ptb_quick"
+"""The shipped model `keras-ordered parse` uses without `--model`: the
+shipped model with the best parsing F1 on the WSJ sample (see its card)."""
+
+MODEL_FILE = "model.keras"
+CARD_FILE = "card.json"
+
+
+def saved_models_dir():
+    """The folder of the shipped models (it may not exist)."""
+    folder = os.environ.get(SAVED_MODELS_ENV)
+    if folder:
+        return os.path.abspath(os.path.expanduser(folder))
+    package = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(os.path.dirname(package), "saved_models")
+
+
+def shipped_names():
+    """Names of the shipped models (folders with a card), sorted."""
+    folder = saved_models_dir()
+    if not os.path.isdir(folder):
+        return []
+    return sorted(
+        name
+        for name in os.listdir(folder)
+        if os.path.isfile(os.path.join(folder, name, CARD_FILE))
+    )
+
+
+def _missing(name):
+    names = shipped_names()
+    where = saved_models_dir()
+    if not names:
+        return ValueError(
+            f"No shipped model {name!r}: there are no shipped models at "
+            f"{where} (set ${SAVED_MODELS_ENV} to the saved_models folder of "
+            "a keras-ordered clone, or pass a model file)."
+        )
+    return ValueError(
+        f"No shipped model {name!r} in {where}. Shipped models: "
+        f"{', '.join(names)}."
+    )
+
+
+def is_shipped(name):
+    """Whether `name` names a shipped model (not a file path)."""
+    return (
+        isinstance(name, str)
+        and os.sep not in name
+        and not name.endswith(".keras")
+        and name in shipped_names()
+    )
+
+
+def shipped_card(name):
+    """The card (a dict) of a shipped model; a ValueError lists the names."""
+    path = os.path.join(saved_models_dir(), name, CARD_FILE)
+    if not os.path.isfile(path):
+        raise _missing(name)
+    with open(path, encoding="utf-8") as f:
+        card = json.load(f)
+    card["path"] = os.path.join(saved_models_dir(), name, MODEL_FILE)
+    return card
+
+
+def shipped_model_path(name):
+    """The `.keras` file of a shipped model."""
+    path = shipped_card(name)["path"]
+    if not os.path.isfile(path):
+        raise ValueError(
+            f"The shipped model {name!r} has a card but no {MODEL_FILE} "
+            f"({path}): the clone is incomplete (git lfs or a partial copy?)."
+        )
+    return path
+
+
+def load_shipped(name, expected_class=None, compile=False):
+    """Loads a shipped model.
+
+    Args:
+        name: str, a shipped model's name (see `shipped_names()`).
+        expected_class: optional model class; a ValueError is raised when
+            the shipped model is of another family.
+        compile: whether to restore the training configuration (the shipped
+            files hold none, so the default is False).
+
+    Returns:
+        The Keras model, in float32.
+
+    Example:
+
+    ```python
+    model = keras_ordered.shipped.load_shipped("prpn_ptb_quick")
+    distances = model.sentence_distances([["the", "cat", "sat"]])
+    ```
+    """
+    card = shipped_card(name)
+    if expected_class is not None and card["class"] != expected_class.__name__:
+        raise ValueError(
+            f"The shipped model {name!r} is a {card['class']}, not a "
+            f"{expected_class.__name__}: load it with "
+            f"keras_ordered.models.{card['class']}.from_preset({name!r})."
+        )
+    from keras_ordered.saving import load_model
+
+    return load_model(shipped_model_path(name), compile=compile)
