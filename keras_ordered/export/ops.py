@@ -10,6 +10,7 @@ in the function library), or of a whole SavedModel; `check_serving_ops`
 checks them against `serving_op_allowlist()`.
 """
 
+import inspect
 import os
 
 import tensorflow as tf
@@ -67,13 +68,16 @@ def tf_text_op_types():
     for filename in sorted(os.listdir(folder)):
         if filename.endswith(".so"):
             # Already loaded by `import tensorflow_text`: this returns the
-            # library's generated module, one attribute per op type.
+            # library's generated module, one attribute per op type, named
+            # as the op (a namespaced op `TFText>Name` as `TFText_Name`).
             library = tf.load_op_library(os.path.join(folder, filename))
-            names.update(
-                name for name in dir(library)
-                if name[:1].isupper() and callable(getattr(library, name))
-                and op_def_registry.get(name)
-            )
+            for name in dir(library):
+                if not (name[:1].isupper()
+                        and inspect.isfunction(getattr(library, name))):
+                    continue
+                for op_type in (name, name.replace("_", ">", 1)):
+                    if op_def_registry.get(op_type) is not None:
+                        names.add(op_type)
     return frozenset(names)
 
 
