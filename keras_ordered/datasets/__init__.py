@@ -2,3 +2,4 @@
 
 from keras_ordered.datasets import ptb  # noqa: F401
 from keras_ordered.datasets import treebank  # noqa: F401
+from keras_ordered.datasets import dependency  # noqa: F401
