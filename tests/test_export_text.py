@@ -90,6 +90,23 @@ def test_tokenize_examples():
     ]
 
 
+def test_tokenize_matches_nltk_on_random_strings(treebank):
+    import random
+
+    pieces = list("_xé²٣abcdnNtTsS'\"`.,:;?!-$%&()[]{}<>@#0129 ") + [
+        " ", "  ", "\t", "\n", "\x0b", "\x1c", "\xa0", "can", "not",
+        "wanna", "'t", "is", "was", "gim", "me", "d'ye", "more'n", "n't",
+        "'ll", "'re", "...", "--", "''", "``", "'s", "3.5", "1,000",
+    ]
+    rng = random.Random(20261123)
+    lines = [
+        "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
+        for _ in range(2000)
+    ]
+    for line, tokens in zip(lines, text.tokenize_python(lines)):
+        assert tokens == treebank.tokenize(line), repr(line)
+
+
 def _wsj_sentences():
     from keras_ordered.datasets.treebank_files import read_mrg_trees
 
@@ -208,6 +225,18 @@ def test_character_classes_match_python():
         # rare characters; none below U+0800 (Latin, Greek, Cyrillic, ...).
         assert len(differ) < 40, (cls, differ[:40])
         assert all(int(d, 16) >= 0x800 for d in differ), (cls, differ)
+
+
+def test_lowercasing_matches_python():
+    chars = [chr(c) for c in _codepoints()]
+    got = tf.strings.lower(
+        tf.constant([c.encode("utf-8") for c in chars]), encoding="utf-8")
+    differ = [hex(ord(c)) for c, g in zip(chars, got.numpy())
+              if c.lower() != g.decode("utf-8")]
+    # TensorFlow's ICU predates a few case pairs of Unicode 14 (Glagolitic,
+    # Latin Extended-D, Vithkuqi): nothing a treebank holds.
+    assert len(differ) < 50 and all(int(d, 16) >= 0x2C00 for d in differ), (
+        differ)
 
 
 def test_repair_utf8_and_check_sentences():
@@ -342,6 +371,9 @@ def test_tokenize_python_and_validation():
     assert text.tokenize_python(["", "a  b"]) == [[], ["a", "b"]]
     assert text.tokenize_python([b"caf\xc3\xa9 \xff."]) == [
         ["café", "\ufffd", "."]]
+    escaped, lone = text.tokenize_python(["a \udcff b", "c \ud800"])
+    assert escaped == ["a", "\ufffd", "b"]  # one undecodable byte
+    assert lone[0] == "c" and set(lone[1]) == {"\ufffd"}
     assert text.tokenize_python(["don't (x)"], treebank=False) == [
         ["don't", "(x)"]]
     with pytest.raises(ValueError, match="string"):

@@ -555,6 +555,15 @@ class TextPreprocessor(tf.Module):
         }
 
 
+def _encode(line):
+    # Undecodable bytes read with "surrogateescape" (sys.stdin) go back to
+    # the bytes they were, and then to U+FFFD; other lone surrogates too.
+    try:
+        return line.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return line.encode("utf-8", "surrogatepass")
+
+
 def tokenize_python(lines, treebank=True):
     """Tokenizes Python strings with the in-graph ops, run eagerly.
 
@@ -580,9 +589,7 @@ def tokenize_python(lines, treebank=True):
     ```
     """
     encoded = [
-        line if isinstance(line, bytes)
-        else line.encode("utf-8", "surrogateescape")
-        for line in lines
+        line if isinstance(line, bytes) else _encode(line) for line in lines
     ]
     if not encoded:
         return []
