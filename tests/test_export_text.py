@@ -294,8 +294,8 @@ def test_vocabulary_table(tmp_path):
     ids = table(tf.ragged.constant([["the", "dog", "N"], ["cat"]]))
     assert ids.to_list() == [[1, 0, 3], [2]]
     assert table(tf.constant([["cat", "<unk>"]])).numpy().tolist() == [[2, 0]]
-    other = text.VocabularyTable.from_words(
-        ["a", "[UNK]"], str(tmp_path), "v2.txt", unk_token="[UNK]")
+    other = text.VocabularyTable.from_words(["a", "[UNK]"], unk_token="[UNK]")
+    assert os.path.basename(other.vocabulary_file) == "vocabulary.txt"
     assert other(tf.constant(["b", "a"])).numpy().tolist() == [1, 0]
 
 

@@ -139,6 +139,7 @@ def test_saved_model_round_trip_and_serving_ops(tmp_path):
     before = module.parse(tokens, distances, lengths)
     np.testing.assert_array_equal(
         before["trees"].numpy(), out["trees"].numpy())
+    assert graph_op_types(loaded) == graph_op_types(signature)
     for op_types in (graph_op_types(signature),
                      saved_model_op_types(export_dir),
                      graph_op_types(module.parse.get_concrete_function())):

@@ -119,9 +119,11 @@ def graph_op_types(graph):
     Args:
         graph: a `tf.types.experimental.ConcreteFunction` (e.g.
             `fn.get_concrete_function(spec)` or a signature of a loaded
-            SavedModel, `loaded.signatures["serving_default"]`), a
-            `tf.Graph`, a `GraphDef`, or the path of a SavedModel folder
-            (then every MetaGraph and every function of the SavedModel).
+            SavedModel, `loaded.signatures["serving_default"]`), a loaded
+            SavedModel (`tf.saved_model.load(path)`: all its signatures),
+            a `tf.Graph`, a `GraphDef`, or the path of a SavedModel folder
+            (then every MetaGraph and every function of the SavedModel,
+            restore functions included).
 
     Returns:
         A sorted list of op type names.
@@ -139,6 +141,16 @@ def graph_op_types(graph):
     """
     if isinstance(graph, (str, os.PathLike)):
         return saved_model_op_types(graph)
+    signatures = getattr(graph, "signatures", None)
+    if signatures is not None and not hasattr(graph, "graph"):
+        if not signatures:
+            raise ValueError(
+                "The loaded SavedModel has no signatures: pass its path "
+                "instead, to list the ops of all its functions."
+            )
+        return sorted(set().union(
+            *(graph_op_types(fn) for fn in signatures.values())
+        ))
     if hasattr(graph, "graph") and hasattr(graph.graph, "as_graph_def"):
         graph = graph.graph
     if hasattr(graph, "as_graph_def"):

@@ -26,6 +26,7 @@ The pieces:
 """
 
 import os
+import tempfile
 
 import tensorflow as tf
 
@@ -408,10 +409,8 @@ class VocabularyTable(tf.Module):
     ```python
 
     import tensorflow as tf
-    import tempfile
     from keras_ordered.export import text
-    table = text.VocabularyTable.from_words(
-        ["<unk>", "the", "cat"], tempfile.mkdtemp())
+    table = text.VocabularyTable.from_words(["<unk>", "the", "cat"])
     assert table(tf.constant(["the", "dog"])).numpy().tolist() == [1, 0]
     ```
     """
@@ -452,19 +451,23 @@ class VocabularyTable(tf.Module):
         )
 
     @classmethod
-    def from_words(cls, words, directory, filename="vocabulary.txt",
+    def from_words(cls, words, directory=None, filename="vocabulary.txt",
                    unk_token=UNK):
         """Writes `words` to `directory/filename` and builds the table on it.
 
         Args:
             words: list of distinct word strings, `unk_token` among them.
-            directory: an existing folder for the vocabulary file.
+            directory: an existing folder for the vocabulary file; a new
+                temporary folder when `None` (the file must stay there
+                until the SavedModel is written, which copies it).
             filename: the file's name (also its name under `assets/`).
             unk_token: the unknown-word token.
 
         Returns:
             A `VocabularyTable`.
         """
+        if directory is None:
+            directory = tempfile.mkdtemp(prefix="keras_ordered_vocabulary_")
         path = write_vocabulary(words, os.path.join(directory, filename))
         return cls(path, unk_token=unk_token)
 
