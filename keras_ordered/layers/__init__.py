@@ -18,3 +18,5 @@ from keras_ordered.layers.prpn_cell import LayerNormLSTMCell
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
 from keras_ordered.layers.prpn_cell import StdLayerNormalization
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
+from keras_ordered.layers.tree_lstm import LeftDependentLSTM
+from keras_ordered.layers.tree_lstm import TopDownTreeLSTM

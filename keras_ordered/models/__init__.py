@@ -3,3 +3,4 @@
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.onlstm import ONLSTMLanguageModel
 from keras_ordered.models.prpn import PRPNLanguageModel
+from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel

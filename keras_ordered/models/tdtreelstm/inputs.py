@@ -1,0 +1,192 @@
+"""Dependency trees as the TD-TreeLSTM's input arrays, and batches of them.
+
+A tree of n words is n generation steps
+(`keras_ordered.datasets.dependency.generation_steps`). Per step `t`:
+
+- `words[t]`: the conditioning word's id (`<root>` for the root),
+- `actions[t]`: 0 GEN-L, 1 GEN-R, 2 GEN-NX-L, 3 GEN-NX-R,
+- `sources[t]`: the state memory row of the conditioning node (0 = the
+  root, `k + 1` = the node generated at step `k`),
+- `targets[t]`: the generated word's id (0 = `<pad>` marks padding),
+- `positions[t]`: the generated word's number in the sentence (1-based),
+- `left_context[t, :]`: LdTreeLSTM's input, the head's left dependents'
+  ids farthest-to-nearest for a GEN-R step, right-aligned (padding 0
+  first), empty for the others.
+"""
+
+import math
+
+import numpy as np
+
+from keras_ordered.datasets.dependency import ACTIONS
+from keras_ordered.datasets.dependency import check_heads
+from keras_ordered.datasets.dependency import generation_steps
+
+INPUT_NAMES = ("words", "actions", "sources", "targets", "left_context")
+ROOT_ID = 2
+
+_ACTION_IDS = {name: i for i, name in enumerate(ACTIONS)}
+
+
+def encode_tree(word_ids, heads):
+    """The step arrays of one tree (see the module docstring).
+
+    Args:
+        word_ids: list of int, the sentence's word ids.
+        heads: list of int, `heads[i]` the head of word `i + 1`.
+
+    Returns:
+        dict of lists `words`, `actions`, `sources`, `targets`,
+        `positions`, `left_context` (a list of id tuples).
+    """
+    heads = check_heads(heads)
+    if len(word_ids) != len(heads):
+        raise ValueError(
+            f"{len(word_ids)} words but {len(heads)} heads: one head per word."
+        )
+    steps = generation_steps(heads)
+    row = {0: 0}
+    for t, (word, _, _, _) in enumerate(steps):
+        row[word] = t + 1
+    ids = [ROOT_ID] + list(word_ids)
+    return {
+        "words": [ids[source] for _, _, source, _ in steps],
+        "actions": [_ACTION_IDS[action] for _, action, _, _ in steps],
+        "sources": [row[source] for _, _, source, _ in steps],
+        "targets": [ids[word] for word, _, _, _ in steps],
+        "positions": [word for word, _, _, _ in steps],
+        "left_context": [tuple(ids[w] for w in context)
+                         for _, _, _, context in steps],
+    }
+
+
+def pad_length(n, multiple):
+    return max(multiple, int(math.ceil(n / multiple)) * multiple)
+
+
+def batch_arrays(encoded, pad_to=8, left_context=True):
+    """Stacks encoded trees into padded arrays.
+
+    Args:
+        encoded: list of `encode_tree` dicts.
+        pad_to: int, the step and context lengths are rounded up to a
+            multiple of it (fewer distinct shapes: fewer XLA compilations).
+        left_context: bool, include `left_context` (LdTreeLSTM).
+
+    Returns:
+        `(inputs, positions)`: a dict of int32 arrays `words`, `actions`,
+        `sources`, `targets` `(batch, T)` (and `left_context` `(batch, T,
+        K)`), and the int32 `positions` `(batch, T)` (0 at padding).
+    """
+    rows = len(encoded)
+    steps = pad_length(max(len(e["targets"]) for e in encoded), pad_to)
+    arrays = {name: np.zeros((rows, steps), "int32")
+              for name in ("words", "actions", "sources", "targets")}
+    positions = np.zeros((rows, steps), "int32")
+    for r, e in enumerate(encoded):
+        n = len(e["targets"])
+        for name in arrays:
+            arrays[name][r, :n] = e[name]
+        positions[r, :n] = e["positions"]
+    if left_context:
+        longest = max((len(c) for e in encoded for c in e["left_context"]),
+                      default=0)
+        width = pad_length(max(longest, 1), 4)
+        context = np.zeros((rows, steps, width), "int32")
+        for r, e in enumerate(encoded):
+            for t, ids in enumerate(e["left_context"]):
+                if ids:
+                    context[r, t, width - len(ids):] = ids
+        arrays["left_context"] = context
+    return arrays, positions
+
+
+class TreeBatches:
+    """Batches of encoded trees, in a fixed order per epoch.
+
+    Each epoch shuffles the trees with `seed + epoch`, sorts chunks of
+    `50 * batch_size` trees by length (batches of similar lengths, little
+    padding), cuts them into batches and shuffles the batches; epoch `e`'s
+    order depends only on `seed` and `e` (a resumed run sees what an
+    uninterrupted one would).
+
+    Args:
+        encoded: list of `encode_tree` dicts.
+        batch_size: int.
+        shuffle: bool (False: the input order sorted by length, for
+            evaluation).
+        seed: int.
+        left_context: bool, include LdTreeLSTM's input.
+        pad_to: int, see `batch_arrays`.
+
+    Example:
+
+    ```python
+    from keras_ordered.models.tdtreelstm.inputs import TreeBatches, encode_tree
+    trees = [encode_tree([5, 6, 7], [2, 3, 0]), encode_tree([8], [0])]
+    inputs = next(TreeBatches(trees, batch_size=2).epoch(0))
+    ```
+    """
+
+    def __init__(self, encoded, batch_size, shuffle=True, seed=0,
+                 left_context=True, pad_to=8):
+        if not encoded:
+            raise ValueError("No tree: the split is empty.")
+        if batch_size < 1:
+            raise ValueError(f"The batch size must be >= 1. Received: {batch_size}")
+        self.encoded = list(encoded)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.seed = int(seed)
+        self.left_context = left_context
+        self.pad_to = pad_to
+
+    def __len__(self):
+        return math.ceil(len(self.encoded) / self.batch_size)
+
+    @property
+    def words(self):
+        return sum(len(e["targets"]) for e in self.encoded)
+
+    def batch_indices(self, epoch):
+        n, size = len(self.encoded), self.batch_size
+        if not self.shuffle:
+            order = sorted(range(n), key=lambda i: len(self.encoded[i]["targets"]))
+            return [order[i:i + size] for i in range(0, n, size)]
+        rng = np.random.default_rng([self.seed, epoch])
+        order = rng.permutation(n)
+        chunk = 50 * size
+        batches = []
+        for first in range(0, n, chunk):
+            part = sorted(order[first:first + chunk],
+                          key=lambda i: len(self.encoded[i]["targets"]))
+            batches += [part[i:i + size] for i in range(0, len(part), size)]
+        return [batches[i] for i in rng.permutation(len(batches))]
+
+    def arrays(self, indices):
+        inputs, _ = batch_arrays([self.encoded[i] for i in indices],
+                                 self.pad_to, self.left_context)
+        return inputs
+
+    def epoch(self, epoch, steps=None):
+        for indices in self.batch_indices(epoch)[:steps]:
+            yield self.arrays(indices)
+
+    def stream(self, start_epoch, steps):
+        epoch = start_epoch
+        while True:
+            yield from self.epoch(epoch, steps)
+            epoch += 1
+
+    def dataset(self, generator, batches=None):
+        """A `tf.data.Dataset` of a generator function of input dicts."""
+        import tensorflow as tf
+
+        spec = {name: tf.TensorSpec((None, None), tf.int32)
+                for name in ("words", "actions", "sources", "targets")}
+        if self.left_context:
+            spec["left_context"] = tf.TensorSpec((None, None, None), tf.int32)
+        dataset = tf.data.Dataset.from_generator(generator, output_signature=spec)
+        if batches is not None:
+            dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
+        return dataset.prefetch(2)

@@ -1,0 +1,276 @@
+"""The TD-TreeLSTM layers and model against a per-tree NumPy loop over the
+seed's equations; gradients, NCE, round trips, overfitting."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_ordered.datasets.dependency import DependencyVocabulary
+from keras_ordered.datasets.dependency import generation_steps
+from keras_ordered.models import TDTreeLSTMLanguageModel
+from keras_ordered.models.tdtreelstm import TreeBatches
+from keras_ordered.models.tdtreelstm import nce
+
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "home", "."]
+TREES = [
+    (["the", "cat", "sat", "on", "the", "mat"], [2, 3, 0, 3, 6, 4]),
+    (["dog"], [0]),
+    (["a", "dog", "ran", "home", "."], [2, 3, 0, 3, 3]),
+    (["the", "the", "cat", "sat", "on", "a", "mat", "home", "."],
+     [3, 3, 4, 0, 4, 7, 5, 4, 4]),  # two left dependents, NX actions both ways
+    (["ran", "ran", "ran"], [0, 1, 2]),  # a right chain
+]
+ACTION_IDS = {"GEN-L": 0, "GEN-R": 1, "GEN-NX-L": 2, "GEN-NX-R": 3}
+
+
+def vocabulary():
+    return DependencyVocabulary(WORDS)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def lstm_step(x, h, c, W, U, b, extra=0.0):
+    z = x @ W + h @ U + b + extra
+    u = len(h)
+    i, f, o, g = (sigmoid(z[:u]), sigmoid(z[u:2 * u]), sigmoid(z[2 * u:3 * u]),
+                  np.tanh(z[3 * u:]))
+    c = f * c + i * g
+    return o * np.tanh(c), c
+
+
+def numpy_scores(model, words, heads):
+    """log P(w | D(w)) per word (sentence order), one tree at a time, from the
+    seed's equations: x_t = E e(w_t'), h_t = LSTM^{z_t}(x_t, H[t']),
+    P(w_t | D(w_t)) = softmax(W_ho h_t)."""
+    f64 = lambda v: np.asarray(v, "float64")  # noqa: E731
+    E = f64(model.embedding.embeddings)
+    Wo = f64(model.output_embedding)
+    bo = f64(model.output_bias) if model.output_bias is not None else 0.0
+    layer = model.tree_lstm
+    L, u = model.num_layers, model.units
+    ids = [2] + model.vocabulary.encode(words)
+    H = {0: [(np.full(u, 0.01), np.full(u, 0.01)) for _ in range(L)]}
+    scores = np.zeros(len(words))
+    for word, action, source, context in generation_steps(heads):
+        a = ACTION_IDS[action]
+        below = E[ids[source]]
+        extra = 0.0
+        if model.ld and action == "GEN-R":
+            ld = model.left_dependent_lstm
+            q = [(np.full(ld.units, 0.01), np.full(ld.units, 0.01))
+                 for _ in range(ld.num_layers)]
+            for w in context:  # farthest-to-nearest
+                inp = E[ids[w]]
+                for l in range(ld.num_layers):
+                    q[l] = lstm_step(inp, *q[l], f64(ld.kernels[l]),
+                                     f64(ld.recurrent_kernels[l]), f64(ld.biases[l]))
+                    inp = q[l][0]
+            extra = q[-1][0] @ f64(layer.context_kernel)
+        new = []
+        for l in range(L):
+            W, U, b = (f64(w) for w in layer.action_weights(a, l))
+            h, c = lstm_step(below, *H[source][l], W, U, b,
+                             extra if l == 0 else 0.0)
+            new.append((h, c))
+            below = h
+        H[word] = new
+        logits = Wo @ below + bo
+        log_probs = logits - logits.max() - math.log(np.exp(logits - logits.max()).sum())
+        scores[word - 1] = log_probs[ids[word]]
+    return scores
+
+
+@pytest.mark.parametrize("ld", [False, True])
+def test_batched_model_equals_a_numpy_loop_per_tree(ld):
+    model = TDTreeLSTMLanguageModel(
+        vocabulary(), embedding_dim=6, units=5, num_layers=2, dropout=0.3,
+        ld=ld, ld_units=4, seed=3, init_range=0.5)
+    batched = model.score(TREES, batch_size=3)  # mixed sizes in one batch
+    for (words, heads), result in zip(TREES, batched):
+        expected = numpy_scores(model, words, heads)
+        np.testing.assert_allclose(result["word_log_probs"], expected,
+                                   rtol=1e-4, atol=1e-5)
+        assert result["log_prob"] == pytest.approx(expected.sum(), rel=1e-4)
+        assert result["perplexity"] == pytest.approx(
+            math.exp(-expected.sum() / len(words)), rel=1e-3)
+    alone = model.score(TREES[3:4])[0]["word_log_probs"]
+    np.testing.assert_allclose(alone, batched[3]["word_log_probs"], rtol=1e-5)
+
+
+def _batch(model, trees=TREES):
+    batches = TreeBatches(model.encode(trees), len(trees), shuffle=False,
+                          left_context=model.ld)
+    return {k: tf.constant(v) for k, v in next(batches.epoch(0)).items()}
+
+
+@pytest.mark.parametrize("ld, loss", [(False, "softmax"), (True, "nce")])
+def test_gradients_reach_every_weight_of_every_lstm(ld, loss):
+    model = TDTreeLSTMLanguageModel(
+        vocabulary(), embedding_dim=6, units=5, num_layers=2, ld=ld, loss=loss,
+        unigram_counts=np.arange(len(WORDS) + 3) % 4, seed=1)
+    inputs = _batch(model)
+    with tf.GradientTape() as tape:
+        total, _ = model.objective(inputs, training=True)
+    grads = tape.gradient(total, model.trainable_weights)
+    names = []
+    for weight, grad in zip(model.trainable_weights, grads):
+        assert grad is not None, weight.path
+        grad = tf.convert_to_tensor(grad).numpy()
+        names.append(weight.path)
+        if "generation_lstms" in weight.path and "context" not in weight.path:
+            # Each of the four LSTMs' block of the kernel gets a gradient.
+            blocks = grad.reshape(grad.shape[:-1] + (4, -1))
+            for action in range(4):
+                assert np.abs(blocks[..., action, :]).sum() > 0, (weight.path, action)
+        else:
+            assert np.abs(grad).sum() > 0, weight.path
+    expected = 1 + 6 + 1 + (1 if loss == "softmax" else 1)
+    if ld:
+        expected += 3 + 1  # the fifth LSTM, GEN-R's context kernel
+    assert len(names) == expected, names
+
+
+def test_only_gen_r_reads_the_left_context():
+    model = TDTreeLSTMLanguageModel(vocabulary(), embedding_dim=4, units=3,
+                                    num_layers=1, ld=True, seed=0, init_range=1.0)
+    inputs = _batch(model)
+    base = model(inputs).numpy()
+    noisy = dict(inputs)
+    # Changing a GEN-R step's left context changes that step only...
+    actions = inputs["actions"].numpy()
+    context = inputs["left_context"].numpy().copy()
+    rows, cols = np.nonzero((actions == 1) & (context.max(-1) > 0))
+    context[rows[0], cols[0], -1] = 5
+    noisy["left_context"] = tf.constant(context)
+    changed = np.abs(model(noisy).numpy() - base) > 1e-5
+    assert changed[rows[0], cols[0]]
+    # ... and its descendants; a non-GEN-R step's context is never read.
+    context = inputs["left_context"].numpy().copy()
+    rows, cols = np.nonzero(actions != 1)
+    context[rows, cols, -1] = 7
+    noisy["left_context"] = tf.constant(context)
+    np.testing.assert_array_equal(model(noisy).numpy(), base)
+
+
+def test_nce_loss_against_numpy():
+    rng = np.random.default_rng(0)
+    V, H, N, k = 12, 5, 7, 20
+    hidden = rng.normal(size=(N, H))
+    weights = rng.normal(size=(V, H)) * 0.5
+    counts = rng.integers(0, 50, V)
+    counts[:3] = 0
+    probs = nce.noise_distribution(counts)
+    targets = rng.integers(3, V, N)
+    noise = rng.choice(V, size=(N, k), p=probs)
+    got = nce.nce_loss(tf.constant(hidden, tf.float32), tf.constant(targets),
+                       tf.constant(noise), tf.constant(weights, tf.float32),
+                       tf.constant(1.5), tf.constant(np.log(np.maximum(probs, 1e-30)),
+                                                     tf.float32))
+    expected = nce.nce_loss_numpy(hidden, targets, noise, weights, 1.5, probs)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-4)
+    # unigram^0.75, renormalised
+    np.testing.assert_allclose(probs, counts ** 0.75 / (counts ** 0.75).sum())
+
+
+def test_noise_samples_follow_unigram_to_the_075():
+    counts = np.array([0, 10, 0, 100, 1000, 5])
+    probs = nce.noise_distribution(counts, 0.75)
+    cdf = tf.constant(np.cumsum(probs), tf.float32)
+    ids = nce.sample_noise(cdf, (4000, 20), seed=1).numpy()
+    frequencies = np.bincount(ids.ravel(), minlength=6) / ids.size
+    np.testing.assert_allclose(frequencies, probs, atol=0.005)
+    assert frequencies[0] == frequencies[2] == 0
+
+
+def test_nce_model_starts_at_ln_z_9_without_output_bias_and_scores_exactly():
+    model = TDTreeLSTMLanguageModel.from_preset(
+        "tiny", vocabulary(), loss="nce", unigram_counts=np.ones(13), seed=0)
+    assert model.output_bias is None
+    assert float(model.log_z.numpy()) == 9.0
+    assert model.log_z.trainable and not model.noise_cdf.trainable
+    # Scores are normalised over the vocabulary whatever Z is.
+    inputs = _batch(model)
+    hidden = model.hidden_states(inputs)
+    probs = tf.nn.softmax(model.logits(hidden)).numpy()
+    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-5)
+    model.log_z.assign(0.0)
+    np.testing.assert_allclose(model(inputs).numpy(),
+                               model(inputs).numpy())
+    assert model.score(TREES[:1])[0]["log_prob"] < 0
+
+
+def test_keras_round_trip_keeps_scores_vocabulary_and_config(tmp_path):
+    model = TDTreeLSTMLanguageModel.from_preset(
+        "tiny", vocabulary(), ld=True, loss="nce",
+        unigram_counts=np.arange(13), lowercase=True, seed=4)
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded, TDTreeLSTMLanguageModel)
+    assert list(loaded.vocabulary) == list(model.vocabulary)
+    assert loaded.ld and loaded.loss_name == "nce" and loaded.lowercase
+    a = model.score(TREES)
+    b = loaded.score(TREES)
+    for x, y in zip(a, b):
+        assert x["word_log_probs"] == pytest.approx(y["word_log_probs"], abs=1e-6)
+    np.testing.assert_array_equal(loaded.noise_cdf.numpy(), model.noise_cdf.numpy())
+    config = model.get_config()
+    rebuilt = TDTreeLSTMLanguageModel.from_config(config)
+    assert rebuilt.count_params() == model.count_params()
+    assert len(str(keras.saving.serialize_keras_object(model))) < 3000
+
+
+def test_overfits_a_handful_of_trees():
+    keras.utils.set_random_seed(0)
+    model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
+                                                units=32, seed=0)
+    batches = TreeBatches(model.encode(TREES), 5, left_context=True)
+    model.compile(keras.optimizers.Adam(0.05), clip_norm=5.0, jit_compile=True)
+    before = model.evaluate(batches.dataset(lambda: batches.epoch(0), 1),
+                            verbose=0, return_dict=True)
+    model.fit(batches.dataset(lambda: batches.stream(0, 1)), steps_per_epoch=1,
+              epochs=150, verbose=0)
+    after = model.evaluate(batches.dataset(lambda: batches.epoch(0), 1),
+                           verbose=0, return_dict=True)
+    assert before["perplexity"] > 8
+    # The first word of every tree is generated from the root alone: sat,
+    # dog, ran, sat, ran. That step cannot do better than the counts; all
+    # other words are determined by their dependency paths.
+    floor = -(4 * math.log(2 / 5) + math.log(1 / 5)) / 24
+    assert after["loss"] < floor + 0.1, after
+
+
+def test_mixed_precision_scores_stay_finite_and_close():
+    model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True, seed=2)
+    reference = model.score(TREES)
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        mixed = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
+                                                    seed=2)
+        mixed.set_weights(model.get_weights())
+        assert mixed.tree_lstm.compute_dtype == "bfloat16"
+        scores = mixed.score(TREES)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    for x, y in zip(reference, scores):
+        assert np.isfinite(y["log_prob"])
+        assert y["log_prob"] == pytest.approx(x["log_prob"], rel=0.05)
+
+
+def test_clear_errors():
+    model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary())
+    with pytest.raises(ValueError, match="sentence 2: .*2 roots"):
+        model.score([(["a"], [0]), (["a", "dog"], [0, 0])])
+    with pytest.raises(ValueError, match="2 words but 1 heads"):
+        model.score([(["a", "dog"], [0])])
+    with pytest.raises(ValueError, match="`loss` must be 'softmax'"):
+        TDTreeLSTMLanguageModel(vocabulary(), loss="hinge")
+    with pytest.raises(ValueError, match="Unknown TD-TreeLSTM preset 'huge'"):
+        TDTreeLSTMLanguageModel.from_preset("huge", vocabulary())
+    with pytest.raises(ValueError, match="unigram_counts"):
+        TDTreeLSTMLanguageModel(vocabulary(), loss="nce", unigram_counts=[1, 2])
