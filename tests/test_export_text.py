@@ -360,10 +360,35 @@ def test_tf_function_and_saved_model_round_trip(tmp_path):
     assert before["valid"].numpy().tolist() == [
         True, False, False, False, True]
     assert before["ids"].numpy()[4].tolist()[:4] == [1, 2, 3, 8]
+    assert module.preprocessor.vocabulary[7] == "n't"
     op_types = graph_op_types(loaded.signatures["preprocess"])
     assert "LookupTableFindV2" in op_types
     assert set(op_types) <= serving_op_allowlist()
     assert set(graph_op_types(export_dir)) <= serving_op_allowlist()
+
+
+def test_text_preprocessor_is_a_serializable_keras_layer(tmp_path):
+    import keras
+
+    pre = text.TextPreprocessor(
+        ["<unk>", "the", "cat", "N"], numbers="ptb", max_length=3,
+        name="pre")
+    config = pre.get_config()
+    assert config["vocabulary"] == ["<unk>", "the", "cat", "N"]
+    assert config["numbers"] == "ptb" and config["max_length"] == 3
+    again = keras.saving.deserialize_keras_object(
+        keras.saving.serialize_keras_object(pre))
+    assert isinstance(again, text.TextPreprocessor)
+    batch = tf.constant(["The cat 3.5", "the 10 cats sat"])
+    first, second = pre(batch), again(batch)
+    for key in ("ids", "words", "tokens"):
+        assert first[key].to_list() == second[key].to_list()
+    assert first["ids"].to_list() == [[1, 2, 3], [1, 3, 0, 0]]
+    assert first["valid"].numpy().tolist() == [True, False]
+    with pytest.raises(ValueError, match="max_length"):
+        text.TextPreprocessor(["<unk>"], max_length=0)
+    with pytest.raises(ValueError, match="<unk>"):
+        text.TextPreprocessor(["a", "b"])
 
 
 def test_tokenize_python_and_validation():

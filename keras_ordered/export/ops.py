@@ -131,7 +131,6 @@ def graph_op_types(graph):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export import graph_op_types
     fn = tf.function(lambda x: tf.strings.lower(x)).get_concrete_function(

@@ -30,6 +30,7 @@ The pieces:
 import os
 import tempfile
 
+import keras
 import tensorflow as tf
 
 UNK = "<unk>"
@@ -144,7 +145,6 @@ def repair_utf8(sentences):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export import text
     repaired, valid = text.repair_utf8(tf.constant([b"ok", b"bad \\xff"]))
@@ -203,7 +203,6 @@ def tokenize(sentences, treebank=True):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export import text
     tokens = text.tokenize(tf.constant(["Don't sit on the cat's mat."]))
@@ -247,7 +246,6 @@ def normalize(tokens, numbers="digit-runs", lowercase=True):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export import text
     words = text.normalize(tf.constant(["Pierre", "61", "15,000", "1980s"]))
@@ -305,7 +303,6 @@ def check_sentences(sentences, tokens=None, max_length=None, valid_utf8=None):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export import text
     valid, message = text.check_sentences(
@@ -422,7 +419,6 @@ class VocabularyTable(tf.Module):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export import text
     table = text.VocabularyTable.from_words(["<unk>", "the", "cat"])
@@ -492,23 +488,27 @@ class VocabularyTable(tf.Module):
         return self.table.lookup(tf.convert_to_tensor(words, tf.string))
 
 
-class TextPreprocessor(tf.Module):
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class TextPreprocessor(keras.layers.Layer):
     """The whole text path: raw sentences -> tokens, words, ids, flags.
 
     Repairs invalid UTF-8 (and flags it), tokenizes with `tokenize`,
     normalises with `normalize`, looks the words up in a `VocabularyTable`
-    and checks every sentence with `check_sentences`. Track it in the
-    `tf.Module` that holds a serving signature and the vocabulary file
+    and checks every sentence with `check_sentences`. A Keras layer whose
+    config holds the vocabulary (it saves in a `.keras` file); track it in
+    the `tf.Module` that holds a serving signature and its vocabulary file
     becomes an asset of the SavedModel.
 
     Args:
-        vocabulary_file: path of the vocabulary file (one word per line).
+        vocabulary: list of distinct words (`unk_token` among them), or
+            the path of a vocabulary file (one word per line). A list is
+            written to a file in a new temporary folder.
         unk_token: the unknown-word token.
         numbers: `"digit-runs"`, `"ptb"` or `None` (see `normalize`).
         lowercase: whether to lower-case the words.
         treebank: whether to split punctuation off (see `tokenize`).
         max_length: the most tokens a sentence may have, or `None`.
-        name: module name.
+        **kwargs: base layer arguments (`name`, ...).
 
     Call arguments:
         sentences: string tensor `[batch]` of raw UTF-8 sentences.
@@ -524,22 +524,20 @@ class TextPreprocessor(tf.Module):
     Example:
 
     ```python
-
     import tensorflow as tf
-    import tempfile
     from keras_ordered.export import text
-    path = text.write_vocabulary(
-        ["<unk>", "the", "cat", "."], tempfile.mkdtemp() + "/vocab.txt")
-    pre = text.TextPreprocessor(path, max_length=5)
+    pre = text.TextPreprocessor(["<unk>", "the", "cat", "."], max_length=5)
     out = pre(tf.constant(["The cat.", ""]))
     assert out["ids"].to_list() == [[1, 2, 3], []]
     assert out["valid"].numpy().tolist() == [True, False]
+    same = text.TextPreprocessor.from_config(pre.get_config())
     ```
     """
 
-    def __init__(self, vocabulary_file, unk_token=UNK, numbers="digit-runs",
-                 lowercase=True, treebank=True, max_length=None, name=None):
-        super().__init__(name=name)
+    def __init__(self, vocabulary, unk_token=UNK, numbers="digit-runs",
+                 lowercase=True, treebank=True, max_length=None, **kwargs):
+        kwargs.setdefault("trainable", False)
+        super().__init__(**kwargs)
         _check_numbers(numbers)
         if max_length is not None and (
             isinstance(max_length, bool) or not isinstance(max_length, int)
@@ -549,13 +547,24 @@ class TextPreprocessor(tf.Module):
                 f"`max_length` must be a positive int or None, got "
                 f"{max_length!r}."
             )
-        self.vocabulary = VocabularyTable(vocabulary_file, unk_token)
+        if isinstance(vocabulary, (str, os.PathLike)):
+            self.vocabulary_table = VocabularyTable(vocabulary, unk_token)
+            vocabulary = _read_vocabulary(vocabulary)
+        else:
+            self.vocabulary_table = VocabularyTable.from_words(
+                list(vocabulary), unk_token=unk_token
+            )
+        self.vocabulary = [
+            w.decode("utf-8") if isinstance(w, bytes) else w
+            for w in vocabulary
+        ]
+        self.unk_token = unk_token
         self.numbers = numbers
         self.lowercase = bool(lowercase)
         self.treebank = bool(treebank)
         self.max_length = max_length
 
-    def __call__(self, sentences):
+    def call(self, sentences):
         sentences = _as_string_tensor(sentences)
         repaired, valid_utf8 = repair_utf8(sentences)
         tokens = tokenize(repaired, treebank=self.treebank)
@@ -566,11 +575,23 @@ class TextPreprocessor(tf.Module):
         return {
             "tokens": tokens,
             "words": words,
-            "ids": self.vocabulary(words),
+            "ids": self.vocabulary_table(words),
             "lengths": tokens.row_lengths(),
             "valid": valid,
             "message": message,
         }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "vocabulary": list(self.vocabulary),
+            "unk_token": self.unk_token,
+            "numbers": self.numbers,
+            "lowercase": self.lowercase,
+            "treebank": self.treebank,
+            "max_length": self.max_length,
+        })
+        return config
 
 
 def _encode(line):
@@ -599,7 +620,6 @@ def tokenize_python(lines, treebank=True):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export.text import tokenize_python
     assert tokenize_python(['He said "hi" (twice).']) == [

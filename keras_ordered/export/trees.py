@@ -80,7 +80,6 @@ def distances_to_brackets(tokens, distances, lengths=None, escape=True):
     Example:
 
     ```python
-
     import tensorflow as tf
     from keras_ordered.export.trees import distances_to_brackets
     out = distances_to_brackets(
