@@ -96,6 +96,23 @@ class _LanguageModelSignatures:
             "error": text["message"],
         }
 
+    def _forward(self, inputs):
+        """`serving_outputs`; an empty batch runs one dummy row instead.
+
+        (The recurrent layers cannot run a batch of 0; the dummy row's
+        outputs are sliced away.)
+        """
+        batch = tf.shape(inputs)[0]
+        padded = tf.cond(
+            batch > 0,
+            lambda: inputs,
+            lambda: tf.fill([1, tf.shape(inputs)[1]], self.eos_id),
+        )
+        logits, distances = self.model.serving_outputs(padded)
+        return logits[:batch], {
+            name: values[:batch] for name, values in distances.items()
+        }
+
     def _common(self, read):
         return {
             "tokens": read["tokens"].to_tensor(default_value=""),
@@ -106,7 +123,7 @@ class _LanguageModelSignatures:
 
     def parse(self, sentences):
         read = self._read(sentences)
-        _, distances = self.model.serving_outputs(read["inputs"])
+        _, distances = self._forward(read["inputs"])
         width = read["width"]
         mask = tf.sequence_mask(read["lengths"], width)
         outputs = self._common(read)
@@ -124,7 +141,7 @@ class _LanguageModelSignatures:
 
     def score(self, sentences):
         read = self._read(sentences)
-        logits, _ = self.model.serving_outputs(read["inputs"])
+        logits, _ = self._forward(read["inputs"])
         log_probs = tf.nn.log_softmax(logits, axis=-1)
         targets = read["inputs"][:, 1:]
         target_log_probs = tf.gather(

@@ -1,0 +1,115 @@
+"""The trained models shipped in saved_models/: load, match the code, and
+are worth what their cards say."""
+
+import json
+import os
+
+import pytest
+
+from conftest import REPO
+from conftest import require_data
+from keras_ordered import shipped
+from keras_ordered.cli import main
+from keras_ordered.models import ONLSTMLanguageModel
+from keras_ordered.models import PRPNLanguageModel
+
+CLASSES = {
+    "ONLSTMLanguageModel": ONLSTMLanguageModel,
+    "PRPNLanguageModel": PRPNLanguageModel,
+}
+NAMES = shipped.shipped_names()
+
+
+def test_the_shipped_models_are_there():
+    assert shipped.saved_models_dir() == os.path.join(REPO, "saved_models")
+    assert {"prpn_ptb_small", "prpn_ptb_quick", "onlstm_ptb_small"} <= set(NAMES)
+    assert shipped.DEFAULT_PARSER in NAMES
+    for name in NAMES:
+        path = shipped.shipped_model_path(name)
+        assert os.path.getsize(path) < 25e6, f"{name} is over 25 MB"
+        card = shipped.shipped_card(name)
+        assert card["name"] == name
+        assert os.path.isfile(os.path.join(os.path.dirname(path), "README.md"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_model_matches_the_current_code_and_its_preset(name):
+    card = shipped.shipped_card(name)
+    cls = CLASSES[card["class"]]
+    model = cls.from_preset(name)
+    assert type(model) is cls
+    assert model.count_params() == card["parameters"]
+    assert len(model.vocabulary) == card["vocabulary_size"] == 10000
+    config = model.get_config()
+    preset = cls.get_preset(card["preset"])["model"]
+    for key, value in preset.items():
+        if key == "seed":
+            continue
+        got = config[key]
+        if isinstance(value, (list, tuple)):
+            got, value = list(got), list(value)
+        assert got == value, f"{name}: {key} is {got!r}, the preset says {value!r}"
+    # A fresh model of the preset has the same weights' shapes: the file
+    # is not from an older architecture.
+    fresh = cls.from_preset(card["preset"], vocabulary=list(model.vocabulary))
+    assert [tuple(w.shape) for w in fresh.weights] == [
+        tuple(w.shape) for w in model.weights
+    ]
+
+
+def test_from_preset_errors_name_the_problem():
+    with pytest.raises(ValueError, match="is a PRPNLanguageModel, not a ONLSTMLanguageModel"):
+        ONLSTMLanguageModel.from_preset("prpn_ptb_small")
+    with pytest.raises(ValueError, match="shipped with its own vocabulary"):
+        PRPNLanguageModel.from_preset("prpn_ptb_small", vocabulary=["<eos>", "<unk>"])
+    with pytest.raises(ValueError, match="needs its vocabulary.*prpn_ptb_quick"):
+        PRPNLanguageModel.from_preset("small")
+    with pytest.raises(ValueError, match="shipped trained models: .*prpn_ptb_small"):
+        PRPNLanguageModel.from_preset("prpn_wsj_huge", vocabulary=10)
+
+
+def test_saved_models_folder_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(shipped.SAVED_MODELS_ENV, str(tmp_path))
+    assert shipped.shipped_names() == []
+    with pytest.raises(ValueError, match="no shipped models at"):
+        shipped.shipped_card("prpn_ptb_small")
+
+
+def test_list_models_and_parse_without_a_model(capsys):
+    assert main(["list-models"]) == 0
+    out = capsys.readouterr().out
+    for name in NAMES:
+        assert name in out
+    assert "prpn_ptb_quick" in out and "(default parser)" in out
+    assert main(["list-models", "--json"]) == 0
+    cards = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in cards] == NAMES
+
+    assert main(["parse", "The cat sat on the mat."]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "(((The cat) sat) (on ((the mat) .)))"
+    assert "the shipped prpn_ptb_quick" in captured.err
+    assert main(["parse", "--model", "onlstm_ptb_small", "the cat sat"]) == 0
+    assert capsys.readouterr().out.strip().startswith("(")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_parsing_f1_is_the_cards(name):
+    from keras_ordered.datasets.treebank import load_treebank
+    from keras_ordered.parsing.baselines import baseline_predictor
+    from keras_ordered.parsing.evaluate import evaluate_model
+    from keras_ordered.parsing.evaluate import evaluate_parsing
+
+    records = load_treebank(require_data("wsj_sample", "mrg"))
+    card = shipped.shipped_card(name)
+    parsing = card["parsing"]
+    assert len(records) == parsing["sentences"] == 3253
+    model = shipped.load_shipped(name)
+    scores = evaluate_model(records, model, names=[parsing["distance"]])
+    got = scores[parsing["distance"]]
+    assert round(got["sentence_f1"], 2) == parsing["sentence_f1"]
+    assert round(got["corpus_f1"], 2) == parsing["corpus_f1"]
+    assert round(got["wsj10_sentence_f1"], 2) == parsing["wsj10_sentence_f1"]
+    right = evaluate_parsing(records, baseline_predictor("right-branching"))
+    assert round(right["sentence_f1"], 2) == parsing["right_branching_sentence_f1"]
