@@ -16,7 +16,8 @@ constituent `(s_k, e_k)` (when it holds two words or more) and, when `k`
 has words on both sides, the constituent `(k, e_k)` of `k` and the right
 part. A binary tree's bracketed string is then every word preceded by one
 `(` per constituent it starts and followed by one `)` per constituent it
-ends. Cost: `O(batch * time^2)` comparisons, nothing sequential.
+ends. Cost: `O(batch * time^2)` comparisons and memory (a few MB for 64
+sentences of 100 words), nothing sequential.
 """
 
 import tensorflow as tf
@@ -164,14 +165,21 @@ def distances_to_brackets(tokens, distances, lengths=None, escape=True):
     all_starts = tf.concat([start, word + tf.zeros_like(start)], axis=1)
     all_ends = tf.concat([end, end], axis=1)
     all_kept = tf.concat([bracketed, head], axis=1)
-    kept = tf.cast(all_kept, tf.int32)
-    opens = tf.reduce_sum(
-        tf.one_hot(all_starts, time, dtype=tf.int32) * kept[:, :, None], axis=1
-    )
-    closes = tf.reduce_sum(
-        tf.one_hot(all_ends - 1, time, dtype=tf.int32) * kept[:, :, None],
-        axis=1,
-    )
+    kept = tf.reshape(tf.cast(all_kept, tf.int32), [-1])
+    row_offsets = tf.range(batch)[:, None] * time
+
+    def count_per_word(positions_of_brackets):
+        # Entries not kept count 0; clipping keeps their index in range.
+        index = row_offsets + tf.clip_by_value(
+            positions_of_brackets, 0, tf.maximum(time - 1, 0)
+        )
+        counts = tf.math.unsorted_segment_sum(
+            kept, tf.reshape(index, [-1]), batch * time
+        )
+        return tf.reshape(counts, [batch, time])
+
+    opens = count_per_word(all_starts)
+    closes = count_per_word(all_ends - 1)
 
     words = tokens.to_tensor(default_value="", shape=tf.stack([batch, time]))
     if escape:
