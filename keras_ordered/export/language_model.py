@@ -251,6 +251,8 @@ def export_language_model(model, output, version=None, distance=None,
             max_length=max_length,
             name="text",
         )
+        if isinstance(preprocessor, keras.layers.Layer) and not preprocessor.built:
+            preprocessor(tf.constant(["a"]))  # builds it (ExportArchive needs that)
         functions = _LanguageModelSignatures(model, preprocessor, distance)
         archive = keras.export.ExportArchive()
         archive.track(model)
