@@ -361,6 +361,27 @@ def test_tf_function_and_saved_model_round_trip(tmp_path):
         True, False, False, False, True]
     assert before["ids"].numpy()[4].tolist()[:4] == [1, 2, 3, 8]
     assert module.preprocessor.vocabulary[7] == "n't"
+    # A fresh process with TensorFlow only. (`import tensorflow` 2.21
+    # itself imports parts of keras: check that loading adds none.)
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, tensorflow as tf\n"
+        "modules = set(sys.modules)\n"
+        f"loaded = tf.saved_model.load({export_dir!r})\n"
+        "out = loaded.signatures['preprocess'](sentences=tf.constant("
+        "[b'The cat didn\\'t sit on the mat.']))\n"
+        "new = [m for m in set(sys.modules) - modules if 'keras' in m]\n"
+        "assert not new, new\n"
+        "print(out['ids'].numpy()[0].tolist())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == str(
+        [i for i in before["ids"].numpy()[0].tolist() if i >= 0])
     op_types = graph_op_types(loaded.signatures["preprocess"])
     assert "LookupTableFindV2" in op_types
     assert set(op_types) <= serving_op_allowlist()
