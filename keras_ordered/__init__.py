@@ -18,7 +18,9 @@ from keras_ordered import _quiet
 
 __version__ = "0.1.0"
 
-_SUBPACKAGES = ("datasets", "layers", "models", "parsing", "training")
+_SUBPACKAGES = (
+    "datasets", "export", "layers", "models", "parsing", "shipped", "training"
+)
 
 
 def __getattr__(name):

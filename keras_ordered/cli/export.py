@@ -110,7 +110,7 @@ def run(args):
     if args.version is not None and args.version < 1:
         raise CommandError("--version must be 1 or more.")
     model = _common.load_model(args.model, args)
-    from keras_ordered.export.saved_model import export_model
+    from keras_ordered.export import export_model
 
     options = {}
     names = list(getattr(model, "distance_names", []) or [])

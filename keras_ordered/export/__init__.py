@@ -21,3 +21,5 @@ from keras_ordered.export.text import tokenize
 from keras_ordered.export.text import tokenize_python
 from keras_ordered.export.text import write_vocabulary
 from keras_ordered.export.trees import distances_to_brackets
+from keras_ordered.export.language_model import export_language_model
+from keras_ordered.export.saved_model import export_model

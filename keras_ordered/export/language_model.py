@@ -200,6 +200,8 @@ def export_language_model(model, output, version=None, distance=None,
     Example:
 
     ```python
+    import tensorflow as tf
+
     model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_quick")
     path = keras_ordered.export.export_language_model(model, "exported/prpn")
     served = tf.saved_model.load(path)

@@ -24,8 +24,8 @@ def export_model(model, output, version=None, overwrite=False, **options):
     Example:
 
     ```python
-    model = keras_ordered.load_model("runs/prpn_quick/model.keras")
-    keras_ordered.export.export_model(model, "exported/prpn")
+    model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_quick")
+    keras_ordered.export.export_model(model, "exported/prpn")  # exported/prpn/1
     ```
     """
     if callable(getattr(model, "serving_outputs", None)) and getattr(
