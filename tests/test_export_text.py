@@ -394,6 +394,7 @@ def test_text_preprocessor_is_a_serializable_keras_layer(tmp_path):
     pre = text.TextPreprocessor(
         ["<unk>", "the", "cat", "N"], numbers="ptb", max_length=3,
         name="pre")
+    assert pre.built
     config = pre.get_config()
     assert config["vocabulary"] == ["<unk>", "the", "cat", "N"]
     assert config["numbers"] == "ptb" and config["max_length"] == 3

@@ -563,6 +563,9 @@ class TextPreprocessor(keras.layers.Layer):
         self.lowercase = bool(lowercase)
         self.treebank = bool(treebank)
         self.max_length = max_length
+        # No weights: built from the start (keras.export.ExportArchive
+        # tracks built layers only).
+        self.built = True
 
     def call(self, sentences):
         sentences = _as_string_tensor(sentences)
