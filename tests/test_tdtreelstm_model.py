@@ -274,3 +274,26 @@ def test_clear_errors():
         TDTreeLSTMLanguageModel.from_preset("huge", vocabulary())
     with pytest.raises(ValueError, match="unigram_counts"):
         TDTreeLSTMLanguageModel(vocabulary(), loss="nce", unigram_counts=[1, 2])
+
+
+@pytest.mark.parametrize("context", [False, True])
+def test_naive_four_lstm_selection_gives_the_same_states(context):
+    from keras_ordered.layers import TopDownTreeLSTM
+
+    rng = np.random.default_rng(0)
+    fused = TopDownTreeLSTM(4, num_layers=2, context_dim=3 if context else None)
+    naive = TopDownTreeLSTM(4, num_layers=2, context_dim=3 if context else None,
+                            selection="states")
+    inputs = [rng.normal(size=(3, 5, 6)).astype("float32"),
+              rng.integers(0, 4, (3, 5)),
+              np.array([[0, 1, 1, 2, 0], [0, 0, 2, 3, 1], [0, 1, 2, 3, 4]])]
+    if context:
+        inputs.append(rng.normal(size=(3, 5, 3)).astype("float32"))
+    fused(inputs)
+    naive(inputs)
+    naive.set_weights(fused.get_weights())
+    np.testing.assert_allclose(np.asarray(naive(inputs)), np.asarray(fused(inputs)),
+                               rtol=1e-5, atol=1e-6)
+    assert naive.get_config()["selection"] == "states"
+    with pytest.raises(ValueError, match="`selection` must be"):
+        TopDownTreeLSTM(4, selection="both")

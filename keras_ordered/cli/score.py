@@ -16,6 +16,7 @@ keras-ordered score --model runs/tdtreelstm_small/model.keras \\
 ```
 """
 
+from keras_ordered.cli import _common
 from keras_ordered.cli._common import CommandError
 
 NAME = "score"
@@ -36,7 +37,7 @@ def add_parser(subparsers):
                         help="Dependency trees (Malt-TAB, CoNLL-X or CoNLL-U).")
     parser.add_argument("--model", required=True, metavar="PATH",
                         help="A saved TDTreeLSTMLanguageModel (.keras).")
-    parser.add_argument("--format", choices=("auto", "malt", "conll"),
+    parser.add_argument("--format", choices=("auto", "malt", "conll", "stanford"),
                         default="auto",
                         help="Input format (default: guessed from the columns).")
     parser.add_argument("--batch-size", type=int, default=64,
@@ -47,5 +48,53 @@ def add_parser(subparsers):
 
 
 def run(args):
-    """Runs `keras-ordered score`; returns the exit status."""
-    raise CommandError("keras-ordered score is not built yet.")
+    """Runs `keras-ordered score`; returns the exit status.
+
+    Prints one tab-separated line per sentence: its number, log P(S|T)
+    (natural log), its word count, its perplexity and its words (with
+    `--per-word`, each word's log-probability after it), then a `total`
+    line; a summary goes to stderr.
+    """
+    if args.batch_size < 1:
+        raise CommandError("--batch-size must be at least 1.")
+    from keras_ordered.datasets import dependency
+
+    try:
+        trees = dependency.read_trees(args.file, args.format)
+    except (OSError, ValueError) as error:
+        raise CommandError(str(error)) from None
+    if not trees:
+        raise CommandError(f"{args.file} holds no sentence.")
+    model = _common.load_model(args.model, args)
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+
+    if not isinstance(model, TDTreeLSTMLanguageModel):
+        raise CommandError(
+            f"{args.model} is a {type(model).__name__}, not a "
+            "TDTreeLSTMLanguageModel (train one with recipes/wsj_tdtreelstm.py)."
+        )
+    import math
+    import time
+
+    started = time.time()
+    try:
+        scores = model.score(trees, batch_size=args.batch_size)
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    seconds = time.time() - started
+    total, words = 0.0, 0
+    for k, (tree, score) in enumerate(zip(trees, scores), 1):
+        if args.per_word:
+            text = " ".join(f"{w}/{p:.3f}" for w, p in
+                            zip(tree.words, score["word_log_probs"]))
+        else:
+            text = " ".join(tree.words)
+        print(f"{k}\t{score['log_prob']:.4f}\t{score['words']}\t"
+              f"{score['perplexity']:.3f}\t{text}")
+        total += score["log_prob"]
+        words += score["words"]
+    print(f"total\t{total:.4f}\t{words}\t{math.exp(min(-total / words, 50)):.3f}")
+    _common.note(
+        f"{len(trees)} sentences, {words} words scored in {seconds:.2f} s "
+        f"({len(trees) / max(seconds, 1e-9):.1f} sentences/s)")
+    return 0

@@ -115,6 +115,11 @@ class TopDownTreeLSTM(keras.layers.Layer):
             `H[0]` (hidden and cell; the official `initHidVal`, 0.01).
         kernel_initializer, recurrent_initializer, bias_initializer:
             initializers (official: uniform in +-0.1 for every weight).
+        selection: `"gates"` (default: one matmul gives the four actions'
+            gate pre-activations, each row keeps its own, one LSTM's
+            element-wise work) or `"states"` (the naive way, for
+            benchmarks: four whole LSTM steps, then each row keeps its
+            action's new state). Same results.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -156,11 +161,18 @@ class TopDownTreeLSTM(keras.layers.Layer):
         kernel_initializer=None,
         recurrent_initializer=None,
         bias_initializer=None,
+        selection="gates",
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.units = _positive_int("units", units)
         self.num_layers = _positive_int("num_layers", num_layers)
+        if selection not in ("gates", "states"):
+            raise ValueError(
+                "`selection` must be 'gates' (each row keeps its action's gate "
+                "pre-activations) or 'states' (four whole LSTM steps, then "
+                f"each row keeps its action's state). Received: {selection!r}")
+        self.selection = selection
         if context_dim is not None:
             _positive_int("context_dim", context_dim)
         self.context_dim = context_dim
@@ -233,6 +245,25 @@ class TopDownTreeLSTM(keras.layers.Layer):
         c = f * c_source + i * g
         return o * tf.tanh(c), c
 
+    def _four_cells(self, layer, t, below, h_source, c_source, masks,
+                    first_all, kernels, recurrent, biases):
+        """`selection="states"`: the four LSTMs each take a whole step."""
+        gates = 4 * self.units
+        h_new = tf.zeros_like(h_source)
+        c_new = tf.zeros_like(c_source)
+        for a in range(NUM_ACTIONS):
+            block = slice(a * gates, (a + 1) * gates)
+            if layer == 0:
+                z = first_all[t][:, a] + tf.matmul(h_source, recurrent[0][:, block])
+            else:
+                z = (tf.matmul(below, kernels[layer][:, block])
+                     + tf.matmul(h_source, recurrent[layer][:, block])
+                     + biases[layer][block])
+            h, c = self._cell(z, c_source)
+            h_new = tf.where(masks[a], h, h_new)
+            c_new = tf.where(masks[a], c, c_new)
+        return h_new, c_new
+
     def call(self, inputs, return_states=False):
         if len(inputs) not in (3, 4):
             raise ValueError(
@@ -279,6 +310,15 @@ class TopDownTreeLSTM(keras.layers.Layer):
                                      tf.zeros_like(extra))
         # Time-major for the loop.
         first = tf.transpose(first, (1, 0, 2))
+        first_all = None
+        if self.selection == "states":
+            first_all = tf.transpose(projected, (1, 0, 2, 3))
+            if context is not None:
+                first_all = tf.concat([
+                    first_all[:, :, :GEN_R],
+                    first_all[:, :, GEN_R:GEN_R + 1] + tf.transpose(
+                        extra, (1, 0, 2))[:, :, None],
+                    first_all[:, :, GEN_R + 1:]], axis=2)
         actions_tm = tf.transpose(actions)
         sources_tm = tf.transpose(sources)
 
@@ -299,6 +339,13 @@ class TopDownTreeLSTM(keras.layers.Layer):
             for layer in range(layers):
                 h_source = previous[:, 2 * layer * units:(2 * layer + 1) * units]
                 c_source = previous[:, (2 * layer + 1) * units:(2 * layer + 2) * units]
+                if self.selection == "states":
+                    h, c = self._four_cells(layer, t, below, h_source, c_source,
+                                            masks, first_all, kernels,
+                                            recurrent, biases)
+                    new += [h, c]
+                    below = h
+                    continue
                 if layer == 0:
                     z = first[t] + _select(
                         tf.matmul(h_source, recurrent[0]), masks, gates)
@@ -342,6 +389,7 @@ class TopDownTreeLSTM(keras.layers.Layer):
             "recurrent_initializer": keras.initializers.serialize(
                 self.recurrent_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "selection": self.selection,
         })
         return config
 

@@ -323,6 +323,20 @@ class TDTreeLSTMLanguageModel(keras.Model):
         self.clip_norm = clip_norm
         super().compile(optimizer=optimizer, **kwargs)
 
+    def get_compile_config(self):
+        """The optimizer and `clip_norm`, saved with the model."""
+        if getattr(self, "optimizer", None) is None:
+            return None
+        return {"optimizer": keras.saving.serialize_keras_object(self.optimizer),
+                "clip_norm": self.clip_norm}
+
+    def compile_from_config(self, config):
+        """Compiles a loaded model as it was saved (Keras calls this on load)."""
+        optimizer = keras.saving.deserialize_keras_object(config["optimizer"])
+        self.compile(optimizer=optimizer, clip_norm=config.get("clip_norm"))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
     def objective(self, inputs, training=True):
         """`(summed loss, words)` of a batch: NLL or NCE summed over words."""
         targets = tf.cast(inputs["targets"], tf.int32)
