@@ -198,3 +198,18 @@ def test_cli_score_prints_log_probabilities_and_perplexity(trained_run, capsys,
     assert "sentence 1 (line 1)" in err and "out of range" in err
     status = cli.main(["score", "--model", str(tmp_path / "none.keras"), str(path)])
     assert status == 2
+
+
+def test_throughput_benchmark_prints_json():
+    script = os.path.join(REPO, "benchmarks", "tdtreelstm_throughput.py")
+    result = subprocess.run(
+        [sys.executable, script, "--preset", "tiny", "--batches", "1",
+         "--repeats", "1", "--batch-size", "4", "--no-jit"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["data"] == "random trees" and not figures["jit_compile"]
+    for name in ("tree_gates", "tree_states", "sequential_lstm"):
+        assert figures[name]["train_words_per_second"] > 0
+        assert figures[name]["score_sentences_per_second"] > 0
+    assert figures["tree_gates"]["train_cost_per_word_vs_sequential"] > 0

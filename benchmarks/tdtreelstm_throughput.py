@@ -1,0 +1,208 @@
+"""Training words/s and scoring sentences/s of the TD-TreeLSTM against a
+`keras.layers.LSTM` language model of the same size, on the same words.
+
+Both models read the same batches of WSJ sentences (the WSJ sample's
+dependency trees, or random trees of WSJ-like lengths without the data):
+the TD-TreeLSTM (preset `wsj`: embeddings 100, 2 layers of 200, dropout
+0.2, full softmax) along their trees, the sequential model (Embedding 100,
+two `keras.layers.LSTM(200)`, dropout 0.2, Dense softmax) left to right
+from a `<root>` symbol; each predicts every word once. Both train steps are
+XLA-compiled (`jit_compile=True`) unless `--no-jit`; batches are padded to
+lengths of a multiple of 8 and warmed up on every shape first, so that
+compilation is not timed. The tree model runs twice: with the action
+choice on the gate pre-activations (the default, `selection="gates"`) and
+the naive way (`selection="states"`, four whole LSTM steps per step).
+
+Prints one JSON object. Target of issue 8: the tree model costs at most
+1.5x the sequential one per word.
+
+    python benchmarks/tdtreelstm_throughput.py --data ../shared/data/wsj_sample/dep
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from keras_ordered.datasets import dependency  # noqa: E402
+from keras_ordered.models import TDTreeLSTMLanguageModel  # noqa: E402
+from keras_ordered.models.tdtreelstm import TreeBatches  # noqa: E402
+from keras_ordered.models.tdtreelstm import get_preset  # noqa: E402
+from keras_ordered.models.tdtreelstm.inputs import encode_tree  # noqa: E402
+
+
+def sequential_model(vocabulary_size, config):
+    """Embedding -> L x LSTM -> dropout -> Dense softmax, same sizes."""
+    inputs = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(vocabulary_size, config["embedding_dim"])(inputs)
+    for _ in range(config["num_layers"]):
+        x = keras.layers.LSTM(config["units"], return_sequences=True)(x)
+    x = keras.layers.Dropout(config["dropout"])(x)
+    logits = keras.layers.Dense(vocabulary_size)(x)
+    return keras.Model(inputs, logits)
+
+
+def sequential_batches(encoded, batches):
+    """`(inputs, targets)` of the same sentences, left to right: the input is
+    `<root> w_1 .. w_{n-1}`, the targets `w_1 .. w_n` (0 = padding)."""
+    out = []
+    for indices in batches:
+        steps = max(len(encoded[i]["targets"]) for i in indices)
+        steps = int(np.ceil(steps / 8) * 8)
+        x = np.zeros((len(indices), steps), "int32")
+        y = np.zeros((len(indices), steps), "int32")
+        for row, i in enumerate(indices):
+            order = np.argsort(encoded[i]["positions"])
+            words = np.asarray(encoded[i]["targets"])[order]
+            x[row, 0] = 2
+            x[row, 1:len(words)] = words[:-1]
+            y[row, :len(words)] = words
+        out.append((x, y))
+    return out
+
+
+def load_trees(args):
+    if args.data:
+        trees, _ = dependency.load_split(args.data, dependency.SAMPLE_SPLITS["train"])
+        return [(t.words, t.heads) for t in trees]
+    rng = np.random.default_rng(0)
+    trees = []
+    for _ in range(2000):
+        n = int(np.clip(rng.gamma(4.0, 6.0), 2, 100))
+        root = int(rng.integers(1, n + 1))
+        heads = [0] * n
+        order = [root] + [w for w in rng.permutation(n) + 1 if w != root]
+        for k, w in enumerate(order[1:], 1):
+            heads[w - 1] = int(order[rng.integers(0, k)])
+        trees.append(([f"w{rng.integers(0, 5000)}" for _ in range(n)], heads))
+    return trees
+
+
+def time_steps(step, batches, repeats):
+    for batch in batches:  # warm up: one compilation per shape
+        step(batch)
+    started = time.perf_counter()
+    for _ in range(repeats):
+        for batch in batches:
+            step(batch)
+    return time.perf_counter() - started
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=None,
+                        help="folder of the WSJ sample's dependency trees "
+                        "(default: random trees of WSJ-like lengths)")
+    parser.add_argument("--preset", default="wsj")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batches", type=int, default=8,
+                        help="distinct batches timed (default 8)")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--no-jit", action="store_true")
+    args = parser.parse_args(argv)
+    keras.utils.set_random_seed(0)
+    trees = load_trees(args)
+    vocabulary = dependency.DependencyVocabulary.from_sentences(
+        (w for w, _ in trees), min_count=2)
+    encoded = [encode_tree(vocabulary.encode(w), h) for w, h in trees]
+    config = get_preset(args.preset)["model"]
+    batcher = TreeBatches(encoded, args.batch_size, seed=0, left_context=False)
+    chosen = batcher.batch_indices(0)[:args.batches]
+    words = sum(len(encoded[i]["targets"]) for b in chosen for i in b)
+    sentences = sum(len(b) for b in chosen)
+    jit = not args.no_jit
+    result = {
+        "preset": args.preset, "vocabulary": len(vocabulary),
+        "batch_size": args.batch_size, "batches": len(chosen),
+        "words_per_pass": words, "mean_length": round(words / sentences, 1),
+        "jit_compile": jit, "device": "GPU" if tf.config.list_physical_devices(
+            "GPU") else "CPU", "threads": os.cpu_count(),
+        "data": "WSJ sample dependency trees" if args.data else "random trees",
+    }
+
+    tree_inputs = [{k: tf.constant(v) for k, v in batcher.arrays(b).items()}
+                   for b in chosen]
+    for selection in ("gates", "states"):
+        model = TDTreeLSTMLanguageModel(vocabulary, **config, seed=0)
+        model.tree_lstm.selection = selection
+        optimizer = keras.optimizers.SGD(1.0)
+        optimizer.build(model.trainable_variables)
+
+        @tf.function(jit_compile=jit, reduce_retracing=True)
+        def train_step(inputs, model=model, optimizer=optimizer):
+            with tf.GradientTape() as tape:
+                total, _ = model.objective(inputs, training=True)
+                loss = total / tf.cast(tf.shape(inputs["targets"])[0], tf.float32)
+            grads = tape.gradient(loss, model.trainable_variables)
+            grads, _ = tf.clip_by_global_norm(grads, 5.0)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        @tf.function(jit_compile=jit, reduce_retracing=True)
+        def score_step(inputs, model=model):
+            return model(inputs, training=False)
+
+        seconds = time_steps(train_step, tree_inputs, args.repeats)
+        score_seconds = time_steps(score_step, tree_inputs, args.repeats)
+        result[f"tree_{selection}"] = {
+            "train_words_per_second": round(args.repeats * words / seconds, 1),
+            "score_sentences_per_second": round(
+                args.repeats * sentences / score_seconds, 1),
+            "parameters": int(model.count_params()),
+        }
+
+    sequential = sequential_model(len(vocabulary), config)
+    seq_optimizer = keras.optimizers.SGD(1.0, clipnorm=5.0)
+    seq_optimizer.build(sequential.trainable_variables)
+    seq_batches = [tuple(tf.constant(a) for a in batch)
+                   for batch in sequential_batches(encoded, chosen)]
+
+    @tf.function(jit_compile=jit, reduce_retracing=True)
+    def seq_train(batch):
+        x, y = batch
+        with tf.GradientTape() as tape:
+            logits = sequential(x, training=True)
+            mask = tf.cast(y > 0, tf.float32)
+            nll = tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
+            loss = tf.reduce_sum(nll * mask) / tf.cast(tf.shape(y)[0], tf.float32)
+        grads = tape.gradient(loss, sequential.trainable_variables)
+        seq_optimizer.apply_gradients(zip(grads, sequential.trainable_variables))
+        return loss
+
+    @tf.function(jit_compile=jit, reduce_retracing=True)
+    def seq_score(batch):
+        x, y = batch
+        return -tf.nn.sparse_softmax_cross_entropy_with_logits(
+            y, sequential(x, training=False))
+
+    seconds = time_steps(seq_train, seq_batches, args.repeats)
+    score_seconds = time_steps(seq_score, seq_batches, args.repeats)
+    result["sequential_lstm"] = {
+        "train_words_per_second": round(args.repeats * words / seconds, 1),
+        "score_sentences_per_second": round(
+            args.repeats * sentences / score_seconds, 1),
+        "parameters": int(sequential.count_params()),
+    }
+    base = result["sequential_lstm"]["train_words_per_second"]
+    for selection in ("gates", "states"):
+        tree = result[f"tree_{selection}"]
+        tree["train_cost_per_word_vs_sequential"] = round(
+            base / tree["train_words_per_second"], 2)
+        tree["score_cost_per_sentence_vs_sequential"] = round(
+            result["sequential_lstm"]["score_sentences_per_second"]
+            / tree["score_sentences_per_second"], 2)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
