@@ -2,7 +2,8 @@
 
 Reads sentences (arguments, `--file`, or stdin, one per line), splits
 punctuation off the words as the Penn Treebank does (nltk's
-`TreebankWordTokenizer`: `mat.` -> `mat .`, `don't` -> `do n't`), and prints
+`TreebankWordTokenizer`, as the TensorFlow string ops of the exported
+SavedModels: `mat.` -> `mat .`, `don't` -> `do n't`), and prints
 the tree that a saved model's syntactic distances (or a baseline) give
 each sentence, with the tokens as written. A line on stderr says which
 distance of the model was used.
@@ -134,21 +135,23 @@ def tokenize(lines, what, max_length, treebank=True):
         lines: list of str, one sentence each.
         what: `"argument"` or `"line"`, for the messages.
         max_length: the most tokens a sentence may have.
-        treebank: split punctuation off the words with nltk's
-            `TreebankWordTokenizer` (else split at whitespace only).
+        treebank: split punctuation off the words as the Penn Treebank
+            does (else split at whitespace only).
+
+    The tokenizer is the one of the exported SavedModels
+    (`keras_ordered.export.text.tokenize`, nltk's `TreebankWordTokenizer`
+    written as TensorFlow string ops): a sentence gets the same tokens
+    here and served.
 
     Returns:
         A list of token lists.
     """
-    if treebank:
-        from nltk.tokenize.treebank import TreebankWordTokenizer
+    from keras_ordered.export.text import tokenize_python
 
-        split = TreebankWordTokenizer().tokenize
-    else:
-        split = str.split
     sentences = []
-    for number, line in enumerate(lines, start=1):
-        tokens = split(line)
+    for number, tokens in enumerate(
+        tokenize_python(lines, treebank=treebank), start=1
+    ):
         if not tokens:
             raise CommandError(
                 f"{what.capitalize()} {number} is empty: give one non-empty "
@@ -192,6 +195,7 @@ def run(args):
         raise CommandError("--beam-size needs --model (a GFL parser).")
     _common.check_seed(args.seed)
     lines, what = read_lines(args)
+    _common.import_tensorflow(args)  # the tokenizer's ops, quietly
     sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
 
     if args.baseline:
