@@ -6,13 +6,16 @@ take a batch of UTF-8 sentences and run tokenization, vocabulary lookup,
 the model and the tree building in the graph (see
 `keras_ordered.export`): `parse` (also `serving_default`) returns the
 tokens, the syntactic distances and a bracketed tree per sentence, `score`
-the per-token and sentence log-probabilities and the perplexity.
+the per-token and sentence log-probabilities and the perplexity. A GFL
+parser's `parse` returns the labelled tree `keras-ordered parse` prints,
+decoded in the graph (greedy, or beam search with `--beam-size`).
 
 Example:
 
 ```
 keras-ordered export --model prpn_ptb_quick --output exported/prpn
 saved_model_cli show --dir exported/prpn/1 --all
+keras-ordered export --model runs/gfl_wsj/model.keras --output exported/gfl --beam-size 10
 ```
 """
 
@@ -73,6 +76,13 @@ def add_parser(subparsers):
         help="Forget or input master-gate distances for `tree` (ON-LSTM).",
     )
     parser.add_argument(
+        "--beam-size",
+        type=int,
+        metavar="K",
+        help="GFL parsers: decode with a beam of K in the served graph "
+        "(default: greedy decoding).",
+    )
+    parser.add_argument(
         "--max-length",
         type=int,
         default=200,
@@ -83,15 +93,17 @@ def add_parser(subparsers):
     parser.add_argument(
         "--numbers",
         choices=("digit-runs", "ptb", "keep"),
-        default="digit-runs",
         help="How the training text wrote numbers: every digit run as N "
-        "(default), a number token as N (ptb), or unchanged (keep).",
+        "(default), a number token as N (ptb), or unchanged (keep). "
+        "Language models only (a GFL parser reads words as its "
+        "vocabulary writes them).",
     )
     parser.add_argument(
         "--no-lowercase",
         dest="lowercase",
         action="store_false",
-        help="Keep the case (for a model trained on cased text).",
+        help="Keep the case (for a model trained on cased text; a GFL "
+        "parser follows its vocabulary's case unless this is given).",
     )
     parser.add_argument(
         "--no-tokenize",
@@ -110,6 +122,7 @@ def run(args):
     if args.version is not None and args.version < 1:
         raise CommandError("--version must be 1 or more.")
     model = _common.load_model(args.model, args)
+    from keras_ordered.cli import _gfl
     from keras_ordered.export import export_model
 
     options = {}
@@ -127,6 +140,21 @@ def run(args):
             "--layer and --distance apply to models that induce trees "
             "from syntactic distances (ON-LSTM, PRPN)."
         )
+    if _gfl.is_gfl_parser(model):
+        _gfl.check_beam_size(args.beam_size)
+        if args.numbers is not None:
+            raise CommandError(
+                "--numbers applies to language models: a GFL parser reads "
+                "words as its source vocabulary writes them."
+            )
+        options["beam_size"] = args.beam_size
+        options["lowercase"] = None if args.lowercase else False
+    else:
+        if args.beam_size is not None:
+            raise CommandError("--beam-size applies to GFL parsers only.")
+        numbers = args.numbers or "digit-runs"
+        options["numbers"] = None if numbers == "keep" else numbers
+        options["lowercase"] = args.lowercase
     try:
         path = export_model(
             model,
@@ -134,17 +162,20 @@ def run(args):
             version=args.version,
             overwrite=args.overwrite,
             max_length=args.max_length,
-            numbers=None if args.numbers == "keep" else args.numbers,
-            lowercase=args.lowercase,
             treebank=args.tokenize,
             **options,
         )
     except ValueError as error:
         raise CommandError(str(error)) from None
     print(path)
+    signatures = (
+        f"signature parse (serving_default), "
+        f"{_gfl.decoding_name(options.get('beam_size'))}"
+        if _gfl.is_gfl_parser(model)
+        else "signatures parse (serving_default) and score"
+    )
     _common.note(
-        f"exported {type(model).__name__} to {path}: signatures parse "
-        "(serving_default) and score; inspect with "
-        f"`saved_model_cli show --dir {path} --all`"
+        f"exported {type(model).__name__} to {path}: {signatures}; inspect "
+        f"with `saved_model_cli show --dir {path} --all`"
     )
     return 0

@@ -2,7 +2,9 @@
 
 `keras_ordered.export.text` holds the text path (Treebank tokenization,
 normalisation, vocabulary lookup with a file asset, per-sentence checks),
-`keras_ordered.export.trees` the in-graph top-down parser, and
+`keras_ordered.export.trees` the in-graph top-down parser,
+`keras_ordered.export.linearized` the in-graph repair of linearized trees
+(the GFL parser's outputs, exported by `keras_ordered.export.gfl`), and
 `keras_ordered.export.ops` the op-type listing and allowlist that check an
 exported graph runs in TF Serving's standard model server.
 """
@@ -22,4 +24,6 @@ from keras_ordered.export.text import tokenize_python
 from keras_ordered.export.text import write_vocabulary
 from keras_ordered.export.trees import distances_to_brackets
 from keras_ordered.export.language_model import export_language_model
+from keras_ordered.export.linearized import delinearize
+from keras_ordered.export.gfl import export_gfl_parser
 from keras_ordered.export.saved_model import export_model

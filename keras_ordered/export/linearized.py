@@ -31,8 +31,7 @@ well-nested sequence of events (`open LABEL`, `word k`, `close`):
 4. The top-level items that remain are one constituent (the tree), or
    they are wrapped in a `root_label` constituent (`added_root`).
 
-Cost: `O(batch * symbols^2)` element operations in the loop (a few
-milliseconds for 64 sentences of 300 symbols), then sorts.
+Cost: `O(batch)` work per symbol in the loop, then sorts of the events.
 """
 
 import tensorflow as tf
@@ -173,39 +172,50 @@ def delinearize(symbols, words, root_label="S"):
     extra_word = is_word & ~used_word
 
     # --- 2. the stack of open constituents -----------------------------------
-    columns = tf.range(steps + 1)
-    positions = tf.range(steps)
+    # Time-major copies: step t reads row t.
+    opens_by_step = tf.transpose(is_open)
+    closes_by_step = tf.transpose(is_close)
+    labels_by_step = tf.transpose(label)
+    rows_index = tf.range(batch)
 
-    def body(t, depth, stack, missing_open, mismatched):
-        opens = tf.gather(is_open, t, axis=1)
-        closes = tf.gather(is_close, t, axis=1)
-        closed_label = tf.gather(label, t, axis=1)
+    def body(t, depth, stack, missing_ta, mismatched):
+        opens = opens_by_step[t]
+        closes = closes_by_step[t]
         top = tf.gather(stack, tf.maximum(depth - 1, 0), batch_dims=1)
-        top_label = tf.gather(open_label, tf.minimum(top, steps - 1), batch_dims=1)
+        top_label = tf.gather(open_label, top, batch_dims=1)
         empty = tf.equal(depth, 0)
         missing = closes & empty
         wrong = (
-            closes & ~empty & tf.not_equal(closed_label, "")
-            & tf.not_equal(closed_label, top_label)
+            closes & ~empty & tf.not_equal(labels_by_step[t], "")
+            & tf.not_equal(labels_by_step[t], top_label)
         )
-        push = opens[:, None] & tf.equal(columns[None, :], depth[:, None])
-        stack = tf.where(push, t, stack)
+        # Push t where an opening bracket comes (elsewhere rewrite the cell
+        # above the top with what it holds).
+        cells = tf.stack([rows_index, depth], axis=1)
+        stack = tf.tensor_scatter_nd_update(
+            stack, cells, tf.where(opens, t, tf.gather_nd(stack, cells))
+        )
         depth = depth + tf.cast(opens, tf.int32) - tf.cast(closes & ~empty, tf.int32)
-        here = tf.equal(positions, t)[None, :]
-        missing_open = missing_open | (here & missing[:, None])
-        return t + 1, depth, stack, missing_open, mismatched + tf.cast(wrong, tf.int32)
+        return (t + 1, depth, stack, missing_ta.write(t, missing),
+                mismatched + tf.cast(wrong, tf.int32))
 
-    _, open_left, _, missing_open, mismatched = tf.while_loop(
+    _, open_left, _, missing_ta, mismatched = tf.while_loop(
         lambda t, *_: t < steps,
         body,
         (
             tf.constant(0),
             tf.zeros([batch], tf.int32),
             tf.zeros([batch, steps + 1], tf.int32),
-            tf.zeros([batch, steps], tf.bool),
+            tf.TensorArray(tf.bool, size=steps, element_shape=[None]),
             tf.zeros([batch], tf.int32),
         ),
     )
+    missing_open = tf.cond(
+        steps > 0,
+        lambda: tf.transpose(missing_ta.stack()),
+        lambda: tf.zeros([batch, 0], tf.bool),
+    )
+    positions = tf.range(steps)
 
     # --- 3. the events, in order ---------------------------------------------
     words_padded = words.to_tensor(default_value="")

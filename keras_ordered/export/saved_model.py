@@ -1,5 +1,8 @@
 """`export_model`: the SavedModel of any model family of keras_ordered."""
 
+import sys
+
+from keras_ordered.export.gfl import export_gfl_parser
 from keras_ordered.export.language_model import export_language_model
 
 
@@ -8,7 +11,8 @@ def export_model(model, output, version=None, overwrite=False, **options):
 
     Dispatches on the model's family: the tree-inducing language models
     (ON-LSTM, PRPN) go to `export_language_model` (signatures `parse` and
-    `score`).
+    `score`), the GFL parser to `export_gfl_parser` (signature `parse`:
+    labelled trees, greedy or beam decoding in the graph).
 
     Args:
         model: a model of keras_ordered.
@@ -16,7 +20,7 @@ def export_model(model, output, version=None, overwrite=False, **options):
         version: int or None (next free version).
         overwrite: replace an existing version folder.
         **options: the family's export options (see
-            `export_language_model`).
+            `export_language_model`, `export_gfl_parser`).
 
     Returns:
         The path of the SavedModel.
@@ -34,8 +38,13 @@ def export_model(model, output, version=None, overwrite=False, **options):
         return export_language_model(
             model, output, version=version, overwrite=overwrite, **options
         )
+    gfl = sys.modules.get("keras_ordered.models.gfl.gfl_parser")
+    if gfl is not None and isinstance(model, gfl.GFLParser):
+        return export_gfl_parser(
+            model, output, version=version, overwrite=overwrite, **options
+        )
     raise ValueError(
         f"No SavedModel export for {type(model).__name__} yet: export "
         "supports the tree-inducing language models (ONLSTMLanguageModel, "
-        "PRPNLanguageModel)."
+        "PRPNLanguageModel) and the GFLParser."
     )
