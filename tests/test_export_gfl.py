@@ -239,9 +239,13 @@ def parser():
 def exported(parser, tmp_path_factory):
     """Beam search exported by `export_gfl_parser`, greedy by the command line."""
     folder = tmp_path_factory.mktemp("gfl")
-    beam = export_gfl_parser(
-        parser, str(folder / "beam"), beam_size=BEAM, max_length=MAX_LENGTH
-    )
+    cudnn_calls = []
+    with pytest.MonkeyPatch.context() as patch:
+        # Where keras.layers.LSTM asks the backend for its cuDNN kernel.
+        patch.setattr(keras.src.backend, "lstm", _no_cudnn(cudnn_calls))
+        beam = export_gfl_parser(
+            parser, str(folder / "beam"), beam_size=BEAM, max_length=MAX_LENGTH
+        )
     model_file = str(folder / "gfl.keras")
     parser.save(model_file)
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -254,8 +258,16 @@ def exported(parser, tmp_path_factory):
     greedy = stdout.getvalue().strip()
     return {
         None: greedy, BEAM: beam, "model_file": model_file,
-        "stderr": stderr.getvalue(),
+        "stderr": stderr.getvalue(), "cudnn_calls": cudnn_calls,
     }
+
+
+def _no_cudnn(calls):
+    def lstm(*args, **kwargs):
+        calls.append(kwargs.get("kernel"))
+        raise NotImplementedError  # as on a machine without cuDNN
+
+    return lstm
 
 
 @pytest.fixture(scope="module")
@@ -384,13 +396,22 @@ def test_wrong_dtype_rank_and_empty_batch(served_beam):
     assert again["tree"].numpy()[0].decode().startswith("(S ")
 
 
-def test_graph_ops_are_those_of_the_standard_model_server(exported):
+def test_graph_ops_are_those_of_the_standard_model_server(parser, exported):
     for path in (exported[None], exported[BEAM]):
         types = ops.saved_model_op_types(path)
         assert "While" in types or "StatelessWhile" in types  # a real walk
         assert "TopKV2" in types or "StringSplitV2" in types
         ops.check_serving_ops(types)
         assert not [t for t in types if "Cudnn" in t]
+    # The export never asked for the cuDNN kernel (what a GPU would give),
+    # and the encoder asks for it again afterwards (use_cudnn restored).
+    assert exported["cudnn_calls"] == []
+    assert all(layer.use_cudnn == "auto" for layer in parser.encoder_layers)
+    calls = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(keras.src.backend, "lstm", _no_cudnn(calls))
+        parser.encode(np.array([[3, 4]], "int32"))
+    assert len(calls) == len(parser.encoder_layers)
 
 
 def test_export_model_and_the_command_line(parser, exported, tmp_path, capsys):
