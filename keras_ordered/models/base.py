@@ -331,6 +331,20 @@ class PresetMixin:
         config.update(overrides)
         return cls(vocabulary=vocabulary, **config)
 
+    def build_from_config(self, config):
+        """Builds from a `get_build_config()`; nothing to do once built.
+
+        These functional models create every weight in `__init__`, and
+        their build config records no input shape (`{"input_shape":
+        None}`), which `keras.Model.build_from_config` cannot rebuild from
+        ("Undefined shapes are not supported"). keras-tuner's Hyperband
+        calls it unconditionally on the model it continues training, so a
+        built model ignores the call.
+        """
+        if self.built:
+            return
+        super().build_from_config(config)
+
     @classmethod
     def from_config(cls, config):
         config = dict(config)

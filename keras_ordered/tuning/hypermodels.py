@@ -1,0 +1,473 @@
+"""keras-tuner `HyperModel`s of the ON-LSTM and PRPN language models.
+
+A search space per model family, centred on one of its presets (the
+preset's values are the defaults; `keras_ordered.tuning.search.make_tuner`
+makes them the first trial of every search), and a `fit` that trains a trial as the recipes train:
+truncated BPTT over contiguous streams with the recurrent state carried
+from window to window (`keras_ordered.training.BPTTBatches`), the preset's
+optimizer, gradient clipping and learning-rate schedule, and validation
+perplexity from a zero state at the start of the validation text.
+
+The objective is `val_perplexity` (minimised) by default, or `parse_f1`
+(maximised): the sentence-level unlabeled F1 of the model's default
+syntactic distance on the first sentences of a treebank folder, parsed at
+the end of every epoch. With a treebank, both are recorded for every
+trial, whichever one is the objective.
+
+What keras-tuner requires of a `fit`, and how it is met here:
+
+- keras-tuner deep-copies the callbacks given to `search` for every trial:
+  the callbacks that hold a model's state (the plateau schedule, the
+  parsing evaluation) are built inside `fit`, fresh for each trial, and run
+  before the tuner's own (which read the objective from the epoch's logs).
+- keras-tuner keeps only weights: a trial's model is rebuilt from its
+  hyperparameters (`build`) and its best weights loaded into it. `build`
+  compiles the model and creates its carried-state variables, so the
+  rebuilt model trains, evaluates and parses like the trained one, and
+  `model.save("best.keras")` writes a normal model file whose vocabulary
+  travels with it.
+- NT-ASGD is left out of trials: it validates averaged weights that
+  keras-tuner's checkpoint (the raw weights) would not hold, and a search's
+  few epochs rarely reach its trigger. Train the best configuration with
+  the recipe (`recipes/ptb_onlstm.py`) for NT-ASGD.
+"""
+
+import math
+import time
+
+import keras
+import keras_tuner as kt
+
+from keras_ordered.models.base import check_vocabulary
+from keras_ordered.models.onlstm import ONLSTMLanguageModel
+from keras_ordered.models.onlstm import get_preset as get_onlstm_preset
+from keras_ordered.models.prpn import PRPNLanguageModel
+from keras_ordered.models.prpn import get_preset as get_prpn_preset
+from keras_ordered.training.bptt import BPTTBatches
+from keras_ordered.training.parsing_callback import ParsingEvaluation
+from keras_ordered.training.runner import make_optimizer
+from keras_ordered.training.runner import make_plateau
+
+OBJECTIVES = {
+    "perplexity": kt.Objective("val_perplexity", direction="min"),
+    "parse_f1": kt.Objective("parse_f1", direction="max"),
+}
+"""The objectives a search can optimise, by the name `--objective` takes."""
+
+_RATE_STEP = 0.05
+
+
+class _ParseF1(ParsingEvaluation):
+    """`ParsingEvaluation` that also logs `parse_f1`: the sentence-level F1
+    of the model's default distance, the metric a search can optimise."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(epoch, logs)
+        if logs is not None and self.results:
+            name = self.model.default_distance
+            logs["parse_f1"] = float(self.results[name]["sentence_f1"])
+
+
+class _ElapsedSeconds(keras.callbacks.Callback):
+    """Logs `elapsed_seconds` at every epoch end: the trial's training and
+    validation wall time so far (keras-tuner records the metrics of a
+    trial's best epoch, so this is the time it took to reach it)."""
+
+    def on_train_begin(self, logs=None):
+        self._started = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["elapsed_seconds"] = time.time() - self._started
+
+
+class LanguageModelHyperModel(kt.HyperModel):
+    """What the ON-LSTM and PRPN hypermodels share (see their docstrings).
+
+    A subclass sets `model_class`, `get_preset` and `knobs` (the names of
+    its hyperparameters, in order) and defines `_declare(hp, name, base)`
+    for each knob and `_model_config(values, config)`.
+    """
+
+    model_class = None
+    get_preset = None
+    knobs = ()
+
+    def __init__(self, vocabulary, preset="small", tune=None,
+                 objective="perplexity", treebank=None, parse_sentences=200,
+                 seed=1111, name=None, tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        size, words = check_vocabulary(vocabulary)
+        if words is None:
+            raise ValueError(
+                "Pass the vocabulary's words, not only its size: the best "
+                "model is saved with them, so that it can parse text."
+            )
+        self.vocabulary = words
+        self.preset_name = preset
+        self.preset = type(self).get_preset(preset)
+        self.training = self.preset["training"]
+        if self.training.get("sentence_level") or self.training.get("data"):
+            raise ValueError(
+                f"Preset {preset!r} trains on whole treebank sentences; "
+                "searches train on a text stream with truncated BPTT. Pick "
+                "another preset (e.g. small or tiny)."
+            )
+        self.tune = tuple(self.knobs if tune is None else tune)
+        unknown = sorted(set(self.tune) - set(self.knobs))
+        if unknown:
+            raise ValueError(
+                f"Unknown hyperparameter(s) {', '.join(unknown)} for "
+                f"{self.model_class.__name__}: choose among "
+                f"{', '.join(self.knobs)}."
+            )
+        if not self.tune:
+            raise ValueError("`tune` names no hyperparameter to search.")
+        if objective not in OBJECTIVES:
+            raise ValueError(
+                f"Unknown objective {objective!r}: use one of "
+                f"{', '.join(OBJECTIVES)}."
+            )
+        if objective == "parse_f1" and treebank is None:
+            raise ValueError(
+                "The parse_f1 objective needs a treebank folder of .mrg "
+                "files to parse (`treebank=...`, --treebank)."
+            )
+        self.objective_name = objective
+        self.treebank = treebank
+        self.parse_sentences = int(parse_sentences)
+        self.seed = seed
+        self._treebank_records = None
+
+    @property
+    def objective(self):
+        """The `keras_tuner.Objective` to give the tuner."""
+        return OBJECTIVES[self.objective_name]
+
+    # -- search space --------------------------------------------------------
+    def base_values(self):
+        """The preset's value of every knob (the search's defaults)."""
+        config = self.preset["model"]
+        return {name: self._base(name, config) for name in self.knobs}
+
+    def _base(self, name, config):
+        if name == "learning_rate":
+            return float(self.training["learning_rate"])
+        return config[name]
+
+    def values(self, hp):
+        """Declares the searched knobs in `hp`; returns every knob's value
+        (the preset's for the knobs not searched)."""
+        values = self.base_values()
+        for name in self.tune:
+            values[name] = self._declare(hp, name, values[name])
+        return values
+
+    def configuration(self, hp):
+        """`(model arguments, training settings)` of a trial."""
+        values = self.values(hp)
+        config = self._model_config(values, dict(self.preset["model"]))
+        training = dict(self.training, learning_rate=values["learning_rate"])
+        return config, training
+
+    def _declare(self, hp, name, base):
+        raise NotImplementedError
+
+    def _model_config(self, values, config):
+        raise NotImplementedError
+
+    # -- keras-tuner's HyperModel --------------------------------------------
+    def build(self, hp):
+        """A compiled model of the trial's hyperparameters, ready to `fit`.
+
+        Args:
+            hp: `keras_tuner.HyperParameters`.
+
+        Returns:
+            The language model, compiled with the preset's optimizer at the
+            trial's learning rate, with its carried-state variables for the
+            preset's training and evaluation batch sizes.
+        """
+        config, training = self.configuration(hp)
+        model = self.model_class(vocabulary=self.vocabulary, seed=self.seed,
+                                 **config)
+        model.compile(optimizer=make_optimizer(training))
+        # Built now, the optimizer's slots (Adam's moments) are in the
+        # checkpoints keras-tuner writes, and a trial Hyperband continues
+        # gets them back with the weights.
+        model.optimizer.build(model.trainable_variables)
+        model.configure_bptt(training["batch_size"],
+                             training["eval_batch_size"],
+                             clip_norm=training["clip_norm"])
+        return model
+
+    def fit(self, hp, model, x, validation_data=None, epochs=1,
+            initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            callbacks=None, verbose="auto", **kwargs):
+        """Trains a trial's model with truncated BPTT and carried state.
+
+        Args:
+            hp: `keras_tuner.HyperParameters`.
+            model: the model `build(hp)` returned.
+            x: 1-D int array, the training text's token ids.
+            validation_data: 1-D int array, the validation text's ids.
+            epochs: int (Hyperband sets it per round).
+            initial_epoch: int (Hyperband continues earlier trials).
+            steps_per_epoch: int or None, cap on the training windows per
+                epoch (quick searches).
+            validation_steps: int or None, validate on the first windows
+                only.
+            callbacks: the tuner's callbacks (run after this fit's own).
+            verbose: as `keras.Model.fit`.
+            **kwargs: refused (a clear error instead of an ignored option).
+
+        Returns:
+            The `keras.callbacks.History`, with `val_perplexity` (and
+            `parse_f1` with a treebank) per epoch.
+        """
+        if kwargs:
+            raise TypeError(
+                f"Unexpected fit option(s) {', '.join(sorted(kwargs))}: a "
+                "language-model search takes the training ids, "
+                "validation_data, epochs, steps_per_epoch, validation_steps, "
+                "callbacks and verbose."
+            )
+        if validation_data is None:
+            raise ValueError(
+                "A search needs `validation_data` (the validation text's "
+                "token ids): the objective is measured on it."
+            )
+        _, training = self.configuration(hp)
+        train_batches = BPTTBatches(
+            x, training["batch_size"], training["bptt"],
+            variable_length=training.get("variable_length", True),
+            seed=self.seed,
+        )
+        valid_batches = BPTTBatches(
+            validation_data, training["eval_batch_size"], training["bptt"],
+            variable_length=False,
+        )
+        steps = train_batches.steps(steps_per_epoch)
+        own = [_ElapsedSeconds()]
+        plateau = make_plateau(training)
+        if plateau is not None:
+            own.append(plateau)
+        if self.treebank is not None:
+            own.append(_ParseF1(self._records(), log_dir=None,
+                                max_sentences=self.parse_sentences))
+        return model.fit(
+            train_batches.stream(initial_epoch, steps),
+            steps_per_epoch=steps,
+            epochs=epochs,
+            initial_epoch=initial_epoch,
+            validation_data=valid_batches.dataset(
+                0, steps_per_epoch=validation_steps
+            ),
+            callbacks=[*own, *(callbacks or [])],
+            shuffle=False,
+            verbose=verbose,
+        )
+
+    def _records(self):
+        if self._treebank_records is None:
+            if isinstance(self.treebank, (list, tuple)):
+                self._treebank_records = list(self.treebank)
+            else:
+                from keras_ordered.datasets.treebank import load_treebank
+
+                self._treebank_records = load_treebank(self.treebank)
+        return self._treebank_records
+
+
+def _rate(hp, name, base, high):
+    """A dropout rate in `[0, high]` on a 0.05 grid, the preset's by default."""
+    high = max(high, base)
+    return hp.Float(name, 0.0, high, step=_RATE_STEP, default=base)
+
+
+def _learning_rate(hp, base):
+    """A log-uniform learning rate in `[base / 10, 3 base]`."""
+    return hp.Float("learning_rate", base / 10.0, base * 3.0,
+                    sampling="log", default=base)
+
+
+def _sizes(base):
+    """Half, the same and one and a half times a layer size."""
+    return sorted({max(1, base // 2), base, base * 3 // 2})
+
+
+def _round_up(value, multiple):
+    return int(math.ceil(value / multiple) * multiple)
+
+
+class ONLSTMHyperModel(LanguageModelHyperModel):
+    """Search space and training of the ON-LSTM language model.
+
+    Knobs (Shen et al., 2019, and the AWD-LSTM regularisation it uses),
+    each centred on the preset's value, which is its default:
+
+    - `chunk_size`: half, the same or twice the preset's, among those that
+      divide the last layer (its size is the embedding's: tied weights);
+    - `hidden_size`: the layers before the last, half, the same or 1.5
+      times the preset's, rounded up to a multiple of the chunk size;
+    - `dropout_output`, `dropout_hidden`, `dropout_input`,
+      `dropout_embedding`, `weight_drop`: 0 to 0.6 (0.7 for the input,
+      0.3 for the embedding) on a 0.05 grid;
+    - `learning_rate`: log-uniform in [lr / 10, 3 lr] (SGD, lr 30 in the
+      paper).
+
+    Args:
+        vocabulary: list of str, the words (index = token id).
+        preset: str, the preset the space is centred on and whose other
+            settings (embedding, layers, AR/TAR, batch sizes, BPTT length,
+            optimizer, clipping) every trial keeps.
+        tune: list of str or None, the knobs to search (None: all); the
+            others keep the preset's values.
+        objective: `"perplexity"` (validation perplexity, minimised) or
+            `"parse_f1"` (sentence-level F1 on `treebank`, maximised).
+        treebank: str or None, a folder of `.mrg` files, or a list of
+            `TreebankSentence`: its first `parse_sentences` sentences of
+            two words or more are parsed after every epoch.
+        parse_sentences: int.
+        seed: int, initialisation, dropout and window seeds of every trial.
+        name, tunable: as `keras_tuner.HyperModel`.
+
+    Example:
+
+    ```python
+    (train, valid, _), vocabulary = keras_ordered.datasets.ptb.load_data(
+        "../shared/data/ptb", max_lines=200
+    )
+    hypermodel = keras_ordered.tuning.ONLSTMHyperModel(
+        vocabulary, preset="tiny", tune=["chunk_size", "learning_rate"]
+    )
+    tuner = keras_tuner.RandomSearch(
+        hypermodel, objective=hypermodel.objective, max_trials=2,
+        directory="runs/tune_example", overwrite=True,
+    )
+    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=5,
+                 validation_steps=2, verbose=0)
+    best = tuner.get_best_models(1)[0]
+    best.save("best.keras")
+    ```
+
+    Reference:
+        Shen et al., "Ordered Neurons: Integrating Tree Structures into
+        Recurrent Neural Networks", ICLR 2019; Li et al., "Hyperband",
+        JMLR 2018.
+    """
+
+    model_class = ONLSTMLanguageModel
+    get_preset = staticmethod(get_onlstm_preset)
+    knobs = (
+        "chunk_size", "hidden_size", "dropout_output", "dropout_hidden",
+        "dropout_input", "dropout_embedding", "weight_drop", "learning_rate",
+    )
+    _rate_limits = {
+        "dropout_output": 0.6, "dropout_hidden": 0.6, "dropout_input": 0.7,
+        "dropout_embedding": 0.3, "weight_drop": 0.6,
+    }
+
+    def _base(self, name, config):
+        if name == "hidden_size":
+            dims = list(config["hidden_dims"])
+            return dims[0] if len(dims) > 1 else None
+        return super()._base(name, config)
+
+    def _declare(self, hp, name, base):
+        if name == "chunk_size":
+            last = self.preset["model"]["hidden_dims"][-1]
+            choices = sorted(
+                c for c in {max(1, base // 2), base, base * 2} if last % c == 0
+            )
+            return hp.Choice("chunk_size", choices, default=base)
+        if name == "hidden_size":
+            if base is None:
+                return None  # one layer: its size is the embedding's
+            return hp.Choice("hidden_size", _sizes(base), default=base)
+        if name == "learning_rate":
+            return _learning_rate(hp, base)
+        return _rate(hp, name, base, self._rate_limits[name])
+
+    def _model_config(self, values, config):
+        dims = list(config["hidden_dims"])
+        chunk = values["chunk_size"]
+        if values["hidden_size"] is not None:
+            inner = _round_up(values["hidden_size"], chunk)
+            dims = [inner] * (len(dims) - 1) + [dims[-1]]
+        config["hidden_dims"] = dims
+        for name in self.knobs:
+            if name not in ("hidden_size", "learning_rate"):
+                config[name] = values[name]
+        return config
+
+
+class PRPNHyperModel(LanguageModelHyperModel):
+    """Search space and training of the PRPN language model.
+
+    Knobs (Shen et al., 2018), each centred on the preset's value, which is
+    its default:
+
+    - `hidden_dim`: half, the same or 1.5 times the preset's (the parser's
+      convolution keeps the preset's `parser_units`, or follows
+      `hidden_dim` where the preset ties them);
+    - `num_slots`: the memory the attention reads, half, the same or twice
+      the preset's;
+    - `dropout` (0 to 0.7), `input_dropout` and `recurrent_dropout` (0 to
+      0.6) on a 0.05 grid;
+    - `learning_rate`: log-uniform in [lr / 10, 3 lr] (Adam, 0.003 in the
+      paper).
+
+    Args:
+        vocabulary, preset, tune, objective, treebank, parse_sentences,
+        seed, name, tunable: as `ONLSTMHyperModel`.
+
+    Example:
+
+    ```python
+    (train, valid, _), vocabulary = keras_ordered.datasets.ptb.load_data(
+        "../shared/data/ptb", max_lines=200
+    )
+    hypermodel = keras_ordered.tuning.PRPNHyperModel(
+        vocabulary, preset="tiny", tune=["dropout", "learning_rate"],
+        objective="parse_f1", treebank="../shared/data/wsj_sample/mrg",
+        parse_sentences=20,
+    )
+    tuner = keras_tuner.Hyperband(
+        hypermodel, objective=hypermodel.objective, max_epochs=2,
+        directory="runs/tune_example_prpn", overwrite=True,
+    )
+    tuner.search(train, validation_data=valid, steps_per_epoch=5,
+                 validation_steps=2, verbose=0)
+    ```
+
+    Reference:
+        Shen et al., "Neural Language Modeling by Jointly Learning Syntax
+        and Lexicon", ICLR 2018.
+    """
+
+    model_class = PRPNLanguageModel
+    get_preset = staticmethod(get_prpn_preset)
+    knobs = (
+        "hidden_dim", "num_slots", "dropout", "input_dropout",
+        "recurrent_dropout", "learning_rate",
+    )
+    _rate_limits = {
+        "dropout": 0.7, "input_dropout": 0.6, "recurrent_dropout": 0.6,
+    }
+
+    def _declare(self, hp, name, base):
+        if name == "hidden_dim":
+            return hp.Choice("hidden_dim", _sizes(base), default=base)
+        if name == "num_slots":
+            choices = sorted({max(2, base // 2), base, base * 2})
+            return hp.Choice("num_slots", choices, default=base)
+        if name == "learning_rate":
+            return _learning_rate(hp, base)
+        return _rate(hp, name, base, self._rate_limits[name])
+
+    def _model_config(self, values, config):
+        for name in self.knobs:
+            if name != "learning_rate":
+                config[name] = values[name]
+        return config

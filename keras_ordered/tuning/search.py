@@ -1,0 +1,508 @@
+"""The machinery of the search recipes (`recipes/tune_onlstm.py`,
+`recipes/tune_prpn.py`): options, tuner, resumption, results, best model.
+
+A search writes under `--output`:
+
+- `search/`: keras-tuner's project (the oracle, one folder per trial with
+  its hyperparameters, metrics and best weights). Running the same command
+  again continues the search in it (`overwrite=False`): finished trials are
+  kept, a trial the previous run was killed in starts again.
+- `logs/`: TensorBoard logs, one folder per trial, with the trial's
+  hyperparameters for the HParams dashboard
+  (`tensorboard --logdir <output>/logs`).
+- `best_model.keras`: the best trial's model (its best epoch), a normal
+  model file with its vocabulary (`keras-ordered parse --model ...`,
+  `keras-ordered export --model ...`).
+- `results.json`: every trial (hyperparameters, objective, metrics), the
+  best one, and the search's wall time.
+- `search.json`: the options that fix the search space and the data; a
+  run with other values is refused instead of mixing two searches.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import keras_tuner as kt
+
+from keras_ordered.training.runner import _HelpFormatter
+
+TUNERS = ("hyperband", "random", "bayesian")
+PROJECT = "search"
+
+
+def build_parser(description, hypermodel_class, presets, default_output,
+                 default_preset="small"):
+    """The options of a search recipe."""
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=_HelpFormatter,
+        epilog=(
+            f"searched knobs: {', '.join(hypermodel_class.knobs)}\n"
+            f"presets: {', '.join(sorted(presets))}"
+        ),
+    )
+    parser.add_argument(
+        "--preset", default=default_preset, metavar="NAME",
+        help="the preset the search space is centred on (its values are "
+        "the defaults; its other settings are kept)",
+    )
+    parser.add_argument(
+        "--data", default=None, metavar="DIR",
+        help="directory with the PTB train.txt / valid.txt (default: "
+        "$KERAS_ORDERED_DATA/ptb, else download the public copy)",
+    )
+    parser.add_argument(
+        "--max-lines", type=int, default=None, metavar="N",
+        help="read only the first N lines of each split, for quick searches "
+        "(the vocabulary is then the words of those lines; default: all)",
+    )
+    parser.add_argument(
+        "--output", default=default_output, metavar="DIR",
+        help="directory of the search (tuner state, logs, best model, "
+        "results.json); the same command again continues the search in it",
+    )
+    parser.add_argument(
+        "--tuner", default="hyperband", choices=TUNERS,
+        help="search algorithm: Hyperband (successive halving over epochs), "
+        "random search, or Bayesian optimisation (Gaussian process)",
+    )
+    parser.add_argument(
+        "--max-trials", type=int, default=None, metavar="N",
+        help="at most N trials (models) in all (default: 10 for random and "
+        "bayesian; Hyperband's own count from --max-epochs and --factor)",
+    )
+    parser.add_argument(
+        "--max-epochs", type=int, default=3, metavar="N",
+        help="epochs of a trial (random, bayesian), or the most epochs "
+        "Hyperband gives one (it trains most trials fewer)",
+    )
+    parser.add_argument(
+        "--factor", type=int, default=3,
+        help="Hyperband's reduction factor (1 in FACTOR trials of a round "
+        "go on to the next, FACTOR times longer)",
+    )
+    parser.add_argument(
+        "--hyperband-iterations", type=int, default=1, metavar="N",
+        help="times Hyperband runs its whole set of brackets",
+    )
+    parser.add_argument(
+        "--steps-per-epoch", type=int, default=None, metavar="N",
+        help="train at most N windows per epoch, for quick searches "
+        "(default: the whole training text)",
+    )
+    parser.add_argument(
+        "--eval-steps", type=int, default=None, metavar="N",
+        help="validate on the first N windows only, for quick searches "
+        "(default: the whole validation text)",
+    )
+    parser.add_argument(
+        "--tune", default=None, metavar="KNOB,...",
+        help="comma-separated knobs to search; the others keep the "
+        "preset's values (default: all, listed below)",
+    )
+    parser.add_argument(
+        "--objective", default="perplexity", choices=("perplexity", "parse_f1"),
+        help="what the search optimises: validation perplexity (lower is "
+        "better) or sentence-level parsing F1 on --treebank (higher)",
+    )
+    parser.add_argument(
+        "--treebank", default=None, metavar="DIR",
+        help="Treebank .mrg folder: parse its first --parse-sentences "
+        "sentences after every epoch and record the F1 of every trial "
+        "(needed by --objective parse_f1; default: no parsing)",
+    )
+    parser.add_argument(
+        "--parse-sentences", type=int, default=200, metavar="N",
+        help="sentences of --treebank parsed after every epoch",
+    )
+    parser.add_argument("--seed", type=int, default=1111,
+                        help="random seed (search, initialisation, dropout, "
+                        "windows)")
+    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
+                        help="0: silent, 1: progress bars, 2: one line per "
+                        "epoch (default: 1 on a terminal, 2 otherwise)")
+    parser.add_argument("--tf-logs", action="store_true",
+                        help="show TensorFlow's own start-up and C++ log")
+    return parser
+
+
+class _PresetFirst:
+    """Oracle mixin: the first trial of a search is the preset.
+
+    keras-tuner's oracles draw the values of a new trial with
+    `_random_values` (random search, Bayesian optimisation's initial points,
+    Hyperband's first round); the first trial of a search (nothing tried
+    yet, also after a reload) gets every knob's default instead, so that
+    the preset is the baseline the other trials are compared with.
+    """
+
+    def _random_values(self):
+        if not self._tried_so_far:
+            return {hp.name: hp.default for hp in self.hyperparameters.space}
+        return super()._random_values()
+
+
+class PresetFirstRandomSearchOracle(_PresetFirst, kt.oracles.RandomSearchOracle):
+    """`keras_tuner.oracles.RandomSearchOracle`, the preset first."""
+
+
+class PresetFirstBayesianOptimizationOracle(
+    _PresetFirst, kt.oracles.BayesianOptimizationOracle
+):
+    """`keras_tuner.oracles.BayesianOptimizationOracle`, the preset first."""
+
+
+class PresetFirstHyperbandOracle(_PresetFirst, kt.oracles.HyperbandOracle):
+    """`keras_tuner.oracles.HyperbandOracle`, the preset first."""
+
+
+class _Hyperband(kt.Hyperband):
+    """keras-tuner's Hyperband tuner (epochs per round, continued trials)
+    around a given oracle: `kt.Hyperband.__init__` only builds its own
+    `HyperbandOracle`, so `kt.Tuner.__init__` is called with ours."""
+
+    def __init__(self, oracle, **kwargs):
+        kt.Tuner.__init__(self, oracle=oracle, **kwargs)
+
+
+def make_tuner(hypermodel, tuner="hyperband", directory="runs/tune",
+               max_trials=None, max_epochs=3, factor=3,
+               hyperband_iterations=1, seed=1111, distribution_strategy=None):
+    """The keras-tuner tuner of a search, continuing one found in `directory`.
+
+    The first trial of every algorithm is the hypermodel's preset (every
+    knob at its default), the baseline the others are compared with.
+
+    Args:
+        hypermodel: an `ONLSTMHyperModel` or `PRPNHyperModel`.
+        tuner: `"hyperband"`, `"random"` or `"bayesian"`.
+        directory: str, the search's folder (keras-tuner's project is its
+            `search/` subfolder).
+        max_trials: int or None, the most trials (None: 10 for random and
+            Bayesian searches; Hyperband's own count).
+        max_epochs: int, Hyperband's largest number of epochs per trial.
+        factor, hyperband_iterations: Hyperband's.
+        seed: int.
+        distribution_strategy: a single-worker `tf.distribute.Strategy` or
+            None (keras-tuner runs a trial under it; it does not support
+            multi-worker strategies).
+
+    Returns:
+        A `keras_tuner.Tuner` with `overwrite=False`: trials already
+        finished in `directory` are kept and not run again.
+
+    Example:
+
+    ```python
+    (train, valid, _), vocabulary = keras_ordered.datasets.ptb.load_data(
+        "../shared/data/ptb", max_lines=200
+    )
+    hypermodel = keras_ordered.tuning.ONLSTMHyperModel(vocabulary, "tiny")
+    tuner = keras_ordered.tuning.search.make_tuner(
+        hypermodel, "random", "runs/tune_example", max_trials=2
+    )
+    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=5)
+    ```
+    """
+    if max_trials is not None and max_trials < 1:
+        raise ValueError(f"--max-trials must be >= 1 (received {max_trials}).")
+    common = dict(objective=hypermodel.objective, seed=seed)
+    project = dict(
+        hypermodel=hypermodel, directory=directory, project_name=PROJECT,
+        overwrite=False, distribution_strategy=distribution_strategy,
+    )
+    if tuner == "hyperband":
+        if max_epochs < 1 or factor < 2:
+            raise ValueError(
+                "Hyperband needs --max-epochs >= 1 and --factor >= 2 "
+                f"(received {max_epochs} and {factor})."
+            )
+        oracle = PresetFirstHyperbandOracle(
+            max_epochs=max_epochs, factor=factor,
+            hyperband_iterations=hyperband_iterations, **common,
+        )
+        # Hyperband has no trial budget of its own; its oracle honours one.
+        oracle.max_trials = max_trials
+        return _Hyperband(oracle=oracle, **project)
+    if tuner == "random":
+        oracle = PresetFirstRandomSearchOracle(
+            max_trials=max_trials or 10, **common
+        )
+        return kt.Tuner(oracle=oracle, **project)
+    if tuner == "bayesian":
+        try:
+            import scipy  # noqa: F401
+            import sklearn  # noqa: F401
+        except ImportError as error:
+            raise ValueError(
+                "Bayesian optimisation in keras-tuner needs scipy and "
+                f"scikit-learn ({error}): pip install scipy scikit-learn."
+            ) from None
+        oracle = PresetFirstBayesianOptimizationOracle(
+            max_trials=max_trials or 10, **common
+        )
+        return kt.Tuner(oracle=oracle, **project)
+    raise ValueError(f"Unknown tuner {tuner!r}: use one of {', '.join(TUNERS)}.")
+
+
+def default_strategy():
+    """MirroredStrategy over several local GPUs, else None (one device).
+
+    keras-tuner supports single-worker strategies only; a `TF_CONFIG`
+    naming several workers is refused (run keras-tuner's own distributed
+    search instead: one chief oracle, trials in parallel on the workers).
+    """
+    import tensorflow as tf
+
+    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    workers = config.get("cluster", {}).get("worker", [])
+    if len(workers) > 1:
+        raise ValueError(
+            "keras-tuner supports single-worker strategies only, and "
+            "TF_CONFIG names several workers: unset TF_CONFIG, or run "
+            "keras-tuner's distributed search (KERASTUNER_TUNER_ID, "
+            "KERASTUNER_ORACLE_IP, KERASTUNER_ORACLE_PORT), whose workers "
+            "each run whole trials."
+        )
+    if len(tf.config.list_physical_devices("GPU")) > 1:
+        return tf.distribute.MirroredStrategy()
+    return None
+
+
+def _check_same_search(output, settings):
+    """Refuses to continue a search made with another space or data."""
+    path = os.path.join(output, "search.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            saved = json.load(f)
+        changed = sorted(
+            key for key in set(saved) | set(settings)
+            if saved.get(key) != settings.get(key)
+        )
+        if changed:
+            details = "; ".join(
+                f"{key}: {saved.get(key)!r} then, {settings.get(key)!r} now"
+                for key in changed
+            )
+            raise ValueError(
+                f"The search in {output} was made with other settings "
+                f"({details}). Run with the same options to continue it, "
+                "or use another --output to start a new search."
+            )
+        return True
+    os.makedirs(output, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(settings, f, indent=2)
+    return False
+
+
+def _at_step(metrics, name, step):
+    """A metric's value at `step` (an epoch), else its best value."""
+    if not metrics.exists(name):
+        return None
+    for observation in metrics.get_history(name):
+        if observation.step == step:
+            return float(observation.mean())
+    best = metrics.get_best_value(name)
+    return None if best is None else float(best)
+
+
+def summarize(tuner):
+    """Every trial of `tuner` as a dict, best first, unfinished ones last.
+
+    Each has the trial's `hyperparameters`, its `score` (the objective at
+    its best epoch), `best_epoch`, the `metrics` of that epoch (validation
+    perplexity, parsing F1, ...) and `train_seconds` (its training and
+    validation time up to that epoch).
+    """
+    objective = tuner.oracle.objective
+    rows = []
+    for trial in tuner.oracle.trials.values():
+        metrics = trial.metrics
+        step = trial.best_step
+        rows.append({
+            "trial_id": trial.trial_id,
+            "status": str(trial.status),
+            "score": None if trial.score is None else float(trial.score),
+            "best_epoch": step,
+            "hyperparameters": dict(trial.hyperparameters.values),
+            "metrics": {
+                name: _at_step(metrics, name, step)
+                for name in metrics.metrics
+                if name != "elapsed_seconds"
+            },
+            "train_seconds": round(
+                _at_step(metrics, "elapsed_seconds", step) or 0.0, 1
+            ),
+        })
+        message = (getattr(trial, "message", None) or "").strip()
+        if message:  # a failed trial: the last line of its traceback
+            rows[-1]["error"] = message.splitlines()[-1]
+    sign = 1.0 if objective.direction == "min" else -1.0
+    rows.sort(key=lambda r: (r["score"] is None,
+                             sign * (r["score"] or 0.0), r["trial_id"]))
+    return rows
+
+
+def _format_row(row, objective_name, knobs):
+    values = row["hyperparameters"]
+    shown = ", ".join(
+        f"{k}={_short(values[k])}" for k in knobs if k in values
+    )
+    facts = [row["status"].lower()]
+    if "tuner/epochs" in values:
+        facts.append(f"{values['tuner/epochs']} epoch(s)")
+    facts.append(f"{row['train_seconds']:.0f} s")
+    score = "-" if row["score"] is None else f"{row['score']:.2f}"
+    also = ""
+    for name in ("val_perplexity", "parse_f1"):
+        value = row["metrics"].get(name)
+        if name != objective_name and value is not None:
+            also = f", {name} {value:.2f}"
+    line = (f"  trial {row['trial_id']}: {objective_name} {score}{also} "
+            f"[{', '.join(facts)}] {shown}")
+    if row.get("error"):
+        line += f"\n    failed: {row['error']}"
+    return line
+
+
+def _short(value):
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def run(args, hypermodel_class):
+    """Runs (or continues) the search `args` describe; returns 0."""
+    import keras
+
+    from keras_ordered.datasets import ptb
+
+    if args.steps_per_epoch is not None and args.steps_per_epoch < 1:
+        raise ValueError("--steps-per-epoch must be >= 1.")
+    tune = None
+    if args.tune:
+        tune = [name.strip() for name in args.tune.split(",") if name.strip()]
+    (train_ids, valid_ids, _), vocabulary = ptb.load_data(
+        args.data, max_lines=args.max_lines
+    )
+    hypermodel = hypermodel_class(
+        vocabulary, preset=args.preset, tune=tune, objective=args.objective,
+        treebank=args.treebank, parse_sentences=args.parse_sentences,
+        seed=args.seed,
+    )
+    settings = {
+        "model": hypermodel_class.model_class.__name__,
+        "preset": args.preset,
+        "tune": list(hypermodel.tune),
+        "objective": args.objective,
+        "treebank": args.treebank,
+        "parse_sentences": args.parse_sentences if args.treebank else None,
+        "tuner": args.tuner,
+        "max_epochs": args.max_epochs,
+        "factor": args.factor if args.tuner == "hyperband" else None,
+        "data_tokens": [int(len(train_ids)), int(len(valid_ids))],
+        "vocabulary_size": len(vocabulary),
+        "steps_per_epoch": args.steps_per_epoch,
+        "eval_steps": args.eval_steps,
+        "seed": args.seed,
+    }
+    resuming = _check_same_search(args.output, settings)
+    keras.utils.set_random_seed(args.seed)
+    tuner = make_tuner(
+        hypermodel, args.tuner, directory=args.output,
+        max_trials=args.max_trials, max_epochs=args.max_epochs,
+        factor=args.factor, hyperband_iterations=args.hyperband_iterations,
+        seed=args.seed, distribution_strategy=default_strategy(),
+    )
+    done = [t for t in tuner.oracle.trials.values()
+            if str(t.status) == "COMPLETED"]
+    objective = hypermodel.objective.name
+    print(
+        f"{'Continuing' if resuming else 'Starting'} a {args.tuner} search "
+        f"of {settings['model']} around preset {args.preset!r} "
+        f"({', '.join(hypermodel.tune)}), objective {objective} "
+        f"({hypermodel.objective.direction}), on {len(train_ids)} training "
+        f"tokens; {len(done)} trial(s) already finished in {args.output}."
+    )
+    log_dir = os.path.join(args.output, "logs")
+    started = time.time()
+    tuner.search(
+        train_ids, validation_data=valid_ids, epochs=args.max_epochs,
+        steps_per_epoch=args.steps_per_epoch,
+        validation_steps=args.eval_steps,
+        callbacks=[keras.callbacks.TensorBoard(log_dir, write_graph=False)],
+        verbose=args.verbose,
+    )
+    elapsed = time.time() - started
+
+    rows = summarize(tuner)
+    finished = [r for r in rows if r["score"] is not None]
+    if not finished:
+        raise ValueError(
+            f"No trial of the search in {args.output} finished (see the "
+            "errors above)."
+        )
+    previous = {}
+    results_path = os.path.join(args.output, "results.json")
+    if os.path.exists(results_path):
+        with open(results_path) as f:
+            previous = json.load(f)
+    model_path = os.path.join(args.output, "best_model.keras")
+    best_model = tuner.get_best_models(1)[0]
+    best_model.save(model_path)
+    results = {
+        **settings,
+        "search_seconds": round(
+            previous.get("search_seconds", 0.0) + elapsed, 1
+        ),
+        "invocations": previous.get("invocations", 0) + 1,
+        "trials_run": len(rows),
+        "trials_finished": len(finished),
+        "best": finished[0],
+        "best_model": model_path,
+        "trials": rows,
+    }
+    with open(results_path, "w") as f:
+        json.dump(results, f, indent=2)
+    print(f"\n{len(finished)} trial(s) finished ({elapsed / 60:.1f} min in "
+          f"this run, {results['search_seconds'] / 60:.1f} min in all), "
+          "best first:")
+    for row in rows:
+        print(_format_row(row, objective, hypermodel.knobs))
+    print(
+        f"\nBest model: {model_path}\n"
+        f"  keras-ordered parse --model {model_path} \"the cat sat on the "
+        "mat\"\n"
+        f"Results: {results_path}; TensorBoard HParams: tensorboard "
+        f"--logdir {log_dir}"
+    )
+    return 0
+
+
+def main(argv, *, hypermodel_class, presets, description, default_output):
+    """Runs a search recipe; returns the process exit code.
+
+    0 after the search (or when it had nothing left to run), 2 on a usage
+    or input error (one line on stderr), 130 after Ctrl-C (run the same
+    command again to continue).
+    """
+    parser = build_parser(description, hypermodel_class, presets,
+                          default_output)
+    args = parser.parse_args(argv)
+    if args.verbose is None:
+        args.verbose = 1 if sys.stdout.isatty() else 2
+    try:
+        return run(args, hypermodel_class)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"\nInterrupted. Finished trials are kept in {args.output}: run "
+            "the same command again to continue the search (the trial that "
+            "was running starts again).", file=sys.stderr,
+        )
+        return 130
