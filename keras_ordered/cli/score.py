@@ -1,8 +1,8 @@
 """`keras-ordered score`: log P(S | T) of dependency trees under a TD-TreeLSTM.
 
 Reads a file of dependency trees (Malt-TAB `word TAB POS TAB head`,
-CoNLL-X or CoNLL-U; the format is guessed from the columns unless
-`--format` names it) and prints, per sentence, the log-probability of its
+CoNLL-X, CoNLL-U or Stanford-dependency tuples; the format is guessed from
+the first line unless `--format` names it) and prints, per sentence, the log-probability of its
 words given its tree under a saved top-down TreeLSTM language model
 (`keras_ordered.models.TDTreeLSTMLanguageModel`) and the per-word
 perplexity. A bad tree (a head out of range, a cycle, no root) is
@@ -34,7 +34,8 @@ def add_parser(subparsers):
         "word count and its per-word perplexity, then a total line.",
     )
     parser.add_argument("file", metavar="FILE",
-                        help="Dependency trees (Malt-TAB, CoNLL-X or CoNLL-U).")
+                        help="Dependency trees (Malt-TAB, CoNLL-X, CoNLL-U or "
+                        "Stanford tuples).")
     parser.add_argument("--model", required=True, metavar="PATH",
                         help="A saved TDTreeLSTMLanguageModel (.keras).")
     parser.add_argument("--format", choices=("auto", "malt", "conll", "stanford"),

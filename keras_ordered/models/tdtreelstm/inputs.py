@@ -91,7 +91,7 @@ def batch_arrays(encoded, pad_to=8, left_context=True):
     if left_context:
         longest = max((len(c) for e in encoded for c in e["left_context"]),
                       default=0)
-        width = pad_length(max(longest, 1), 4)
+        width = pad_length(max(longest, 1), 8)
         context = np.zeros((rows, steps, width), "int32")
         for r, e in enumerate(encoded):
             for t, ids in enumerate(e["left_context"]):
