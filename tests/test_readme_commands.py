@@ -42,6 +42,16 @@ def _recipe_parser(script):
 
     if script == "wsj_gfl.py":
         return gfl_runner.build_parser(), gfl.PRESETS
+    if script.startswith("tune_"):
+        from keras_ordered import tuning
+        from keras_ordered.tuning import search
+
+        family = {"tune_onlstm.py": (tuning.ONLSTMHyperModel, onlstm.PRESETS),
+                  "tune_prpn.py": (tuning.PRPNHyperModel, prpn.PRESETS)}
+        assert script in family, f"README names an unknown recipe {script}"
+        hypermodel_class, presets = family[script]
+        return search.build_parser("t", hypermodel_class, presets,
+                                   "runs/t"), presets
     presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS}
     assert script in presets, f"README names an unknown recipe {script}"
     return build_parser("t", presets[script], "runs/t"), presets[script]

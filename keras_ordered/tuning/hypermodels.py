@@ -335,20 +335,23 @@ class ONLSTMHyperModel(LanguageModelHyperModel):
     Example:
 
     ```python
+    # needs: ptb
+    import keras_tuner
+
     (train, valid, _), vocabulary = keras_ordered.datasets.ptb.load_data(
-        "../shared/data/ptb", max_lines=200
+        max_lines=200
     )
     hypermodel = keras_ordered.tuning.ONLSTMHyperModel(
         vocabulary, preset="tiny", tune=["chunk_size", "learning_rate"]
     )
     tuner = keras_tuner.RandomSearch(
         hypermodel, objective=hypermodel.objective, max_trials=2,
-        directory="runs/tune_example", overwrite=True,
+        directory="tune_example", overwrite=True,
     )
-    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=5,
+    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=3,
                  validation_steps=2, verbose=0)
     best = tuner.get_best_models(1)[0]
-    best.save("best.keras")
+    best.save("best.keras")  # keras-ordered parse --model best.keras ...
     ```
 
     Reference:
@@ -425,20 +428,23 @@ class PRPNHyperModel(LanguageModelHyperModel):
     Example:
 
     ```python
+    # needs: ptb
+    import keras_tuner
+
     (train, valid, _), vocabulary = keras_ordered.datasets.ptb.load_data(
-        "../shared/data/ptb", max_lines=200
+        max_lines=200
     )
+    # Parsing F1 as the objective: objective="parse_f1", treebank=DIR.
     hypermodel = keras_ordered.tuning.PRPNHyperModel(
-        vocabulary, preset="tiny", tune=["dropout", "learning_rate"],
-        objective="parse_f1", treebank="../shared/data/wsj_sample/mrg",
-        parse_sentences=20,
+        vocabulary, preset="tiny", tune=["dropout", "learning_rate"]
     )
-    tuner = keras_tuner.Hyperband(
-        hypermodel, objective=hypermodel.objective, max_epochs=2,
-        directory="runs/tune_example_prpn", overwrite=True,
+    tuner = keras_tuner.BayesianOptimization(
+        hypermodel, objective=hypermodel.objective, max_trials=2,
+        directory="tune_example_prpn", overwrite=True,
     )
-    tuner.search(train, validation_data=valid, steps_per_epoch=5,
+    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=3,
                  validation_steps=2, verbose=0)
+    tuner.results_summary(1)
     ```
 
     Reference:

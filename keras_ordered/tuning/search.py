@@ -196,14 +196,16 @@ def make_tuner(hypermodel, tuner="hyperband", directory="runs/tune",
     Example:
 
     ```python
+    # needs: ptb
+    from keras_ordered.tuning.search import make_tuner
+
     (train, valid, _), vocabulary = keras_ordered.datasets.ptb.load_data(
-        "../shared/data/ptb", max_lines=200
+        max_lines=200
     )
     hypermodel = keras_ordered.tuning.ONLSTMHyperModel(vocabulary, "tiny")
-    tuner = keras_ordered.tuning.search.make_tuner(
-        hypermodel, "random", "runs/tune_example", max_trials=2
-    )
-    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=5)
+    tuner = make_tuner(hypermodel, "random", "tune_example", max_trials=2)
+    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=3,
+                 validation_steps=2, verbose=0)
     ```
     """
     if max_trials is not None and max_trials < 1:
@@ -494,6 +496,10 @@ def main(argv, *, hypermodel_class, presets, description, default_output):
     args = parser.parse_args(argv)
     if args.verbose is None:
         args.verbose = 1 if sys.stdout.isatty() else 2
+    if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
+        # A search logged to a file (nohup ... > log) shows each epoch
+        # as it ends, not when the buffer fills.
+        sys.stdout.reconfigure(line_buffering=True)
     try:
         return run(args, hypermodel_class)
     except (FileNotFoundError, ValueError) as error:
