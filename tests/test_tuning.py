@@ -195,6 +195,7 @@ def searched(tmp_path_factory):
                 checkpoints=(after_first, after_second, _checkpoints(output)))
 
 
+@pytest.mark.slow
 def test_search_records_trials_objective_and_parsing_f1(searched):
     results = searched["results"][1]
     assert results["trials_finished"] == 2
@@ -212,6 +213,7 @@ def test_search_records_trials_objective_and_parsing_f1(searched):
         assert 0.0 <= metrics["parse_f1"] <= 100.0
 
 
+@pytest.mark.slow
 def test_a_second_invocation_does_not_redo_finished_trials(searched):
     first, second, third = searched["results"]
     before, after, again = searched["checkpoints"]
@@ -225,6 +227,7 @@ def test_a_second_invocation_does_not_redo_finished_trials(searched):
     assert third["invocations"] == 3
 
 
+@pytest.mark.slow
 def test_a_search_with_other_settings_is_refused(searched, capsys):
     assert _search(searched["output"], "--tuner", "hyperband") == 2
     err = capsys.readouterr().err
@@ -232,6 +235,7 @@ def test_a_search_with_other_settings_is_refused(searched, capsys):
     assert "tuner: 'random' then, 'hyperband' now" in err
 
 
+@pytest.mark.slow
 def test_search_logs_hparams_for_tensorboard(searched):
     plugins = set()
     for path in glob.glob(os.path.join(searched["output"], "logs", "*",
@@ -244,6 +248,7 @@ def test_search_logs_hparams_for_tensorboard(searched):
                                       "execution0", "validation"))) == 2
 
 
+@pytest.mark.slow
 def test_best_model_reloads_and_parses(searched, capsys):
     path = str(searched["output"] / "best_model.keras")
     model = load_model(path)
@@ -258,6 +263,7 @@ def test_best_model_reloads_and_parses(searched, capsys):
     assert out.split()[-1].rstrip(")") == "mat"
 
 
+@pytest.mark.slow
 def test_hyperband_continues_trials_prpn(tmp_path):
     """Hyperband (max 2 epochs, factor 2) capped at 3 trials: two 1-epoch
     trials, then the better one trained on from its checkpoint for a
@@ -276,6 +282,7 @@ def test_hyperband_continues_trials_prpn(tmp_path):
                       PRPNLanguageModel)
 
 
+@pytest.mark.slow
 def test_an_interrupted_trial_runs_again(tmp_path):
     """A search killed inside a trial (Ctrl-C) keeps the finished trials;
     the next run continues with the interrupted one."""

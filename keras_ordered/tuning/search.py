@@ -470,8 +470,8 @@ def run(args, hypermodel_class):
     with open(results_path, "w") as f:
         json.dump(results, f, indent=2)
     print(f"\n{len(finished)} trial(s) finished ({elapsed / 60:.1f} min in "
-          f"this run, {results['search_seconds'] / 60:.1f} min in all), "
-          "best first:")
+          f"this run, {results['search_seconds'] / 60:.1f} min over the "
+          "runs that reached their end), best first:")
     for row in rows:
         print(_format_row(row, objective, hypermodel.knobs))
     print(
