@@ -40,7 +40,11 @@ def build_parser(description, hypermodel_class, presets, default_output,
         description=description, formatter_class=_HelpFormatter,
         epilog=(
             f"searched knobs: {', '.join(hypermodel_class.knobs)}\n"
-            f"presets: {', '.join(sorted(presets))}"
+            "presets (those training on a text stream): "
+            + ", ".join(sorted(
+                name for name, preset in presets.items()
+                if not preset["training"].get("sentence_level")
+            ))
         ),
     )
     parser.add_argument(
