@@ -42,6 +42,11 @@ def _recipe_parser(script):
 
     if script == "wsj_gfl.py":
         return gfl_runner.build_parser(), gfl.PRESETS
+    if script == "wsj_tdtreelstm.py":
+        from keras_ordered.models import tdtreelstm
+        from keras_ordered.training import tdtreelstm_runner
+
+        return tdtreelstm_runner.build_parser(), tdtreelstm.PRESETS
     if script.startswith("tune_"):
         from keras_ordered import tuning
         from keras_ordered.tuning import search
