@@ -213,3 +213,34 @@ def test_throughput_benchmark_prints_json():
         assert figures[name]["train_words_per_second"] > 0
         assert figures[name]["score_sentences_per_second"] > 0
     assert figures["tree_gates"]["train_cost_per_word_vs_sequential"] > 0
+
+
+class _Crash(keras.callbacks.Callback):
+    """Ctrl-C when epoch `at` begins; keeps the weights of the epochs before."""
+
+    def __init__(self, at):
+        super().__init__()
+        self.at = at
+        self.weights = {}
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.weights[epoch] = [np.array(w) for w in self.model.get_weights()]
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.at:
+            raise KeyboardInterrupt
+
+
+def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
+    crash = _Crash(at=1)
+    assert recipe(tmp_path, "--epochs", "2", callbacks=[crash]) == 130
+    assert "holds 1 finished epoch(s)" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+    assert recipe(tmp_path, "--epochs", "2") == 0
+    out = capsys.readouterr().out
+    assert "Resuming at the start of epoch 2" in out
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["resumed_from_epoch"] == 1 and results["epochs_run"] == 2
+    # Another configuration in the same folder is refused.
+    assert recipe(tmp_path, "--epochs", "3", "--ld") == 2
+    assert "written by another configuration" in capsys.readouterr().err
