@@ -9,6 +9,7 @@ import keras
 from keras import ops
 
 from keras_ordered.layers.gated_attention import FanInUniform
+from keras_ordered.layers.parsing_conv import GlobalBatchNormalization
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
@@ -75,6 +76,12 @@ class PRPNPredictNetwork(keras.layers.Layer):
             official `idropout`, 0.5).
         momentum: float, batch-normalisation momentum (Keras convention).
         epsilon: float, batch-normalisation epsilon.
+        synchronized: bool, batch statistics over the whole global batch
+            under a `tf.distribute` strategy with several replicas (Keras'
+            `BatchNormalization(synchronized=True)`, one all-reduce per
+            call); False (the default, the official single-device code)
+            normalises each replica's share of the batch by its own
+            statistics.
         kernel_initializer: initializer of `W`; default `FanInUniform()`.
         seed: int, random seed of the dropouts and the initializers.
         **kwargs: base layer keyword arguments.
@@ -118,6 +125,7 @@ class PRPNPredictNetwork(keras.layers.Layer):
         epsilon=1e-5,
         kernel_initializer=None,
         seed=None,
+        synchronized=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -134,6 +142,7 @@ class PRPNPredictNetwork(keras.layers.Layer):
         self.attention_dropout = _check_rate("attention_dropout", attention_dropout)
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
+        self.synchronized = bool(synchronized)
         self.kernel_initializer = (
             FanInUniform(seed=seed) if kernel_initializer is None
             else keras.initializers.get(kernel_initializer)
@@ -158,9 +167,9 @@ class PRPNPredictNetwork(keras.layers.Layer):
             dtype=policy,
             name="projection",
         )
-        self.batch_norm = keras.layers.BatchNormalization(
-            momentum=self.momentum, epsilon=self.epsilon, dtype=policy,
-            name="batch_norm",
+        self.batch_norm = GlobalBatchNormalization(
+            momentum=self.momentum, epsilon=self.epsilon,
+            synchronized=self.synchronized, dtype=policy, name="batch_norm",
         )
         self.output_dropout = keras.layers.Dropout(
             self.dropout, seed=seed_for(2), dtype=policy, name="output_dropout"
@@ -204,6 +213,7 @@ class PRPNPredictNetwork(keras.layers.Layer):
             "attention_dropout": self.attention_dropout,
             "momentum": self.momentum,
             "epsilon": self.epsilon,
+            "synchronized": self.synchronized,
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer
             ),

@@ -391,40 +391,67 @@ class CarriedStateMixin:
         ]
         return variables, states
 
-    def _token_loss(self, targets, logits, mask=None):
+    def _token_loss_sum(self, targets, logits, mask=None):
+        """Summed token cross-entropy of a batch (over `mask` if given)."""
         loss = keras.losses.sparse_categorical_crossentropy(
             targets, ops.cast(logits, "float32"), from_logits=True
         )
         if mask is None:
-            return ops.mean(loss)
-        mask = ops.cast(mask, "float32")
-        return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
+            return ops.sum(loss)
+        return ops.sum(loss * ops.cast(mask, "float32"))
+
+    def _token_count(self, x, y):
+        """Number of predicted tokens of a batch (the 1s of `loss_mask`)."""
+        if x.get("loss_mask") is not None:
+            return ops.sum(ops.cast(x["loss_mask"], "float32"))
+        return ops.cast(ops.size(y), "float32")
+
+    def _token_loss(self, targets, logits, mask=None):
+        """Mean token cross-entropy of a batch (over `mask` if given)."""
+        total = self._token_loss_sum(targets, logits, mask)
+        if mask is None:
+            count = ops.cast(ops.size(targets), "float32")
+        else:
+            count = ops.sum(ops.cast(mask, "float32"))
+        return total / ops.maximum(count, 1.0)
 
     def train_step(self, data):
         x, y = data
         variables, states = self._carried("train", x["reset"])
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        (total_count,) = _sum_over_replicas(
+            [self._token_count(x, y)], replicas
+        )
         with tf.GradientTape() as tape:
             outputs = self([x["token_ids"], *states], training=True)
             logits, new_states = self.split_outputs(outputs)
-            token_loss = self._token_loss(y, logits, x.get("loss_mask"))
-            loss = token_loss
+            local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
+            # This replica's share of the mean over the *global* batch: its
+            # summed cross-entropy over all replicas' tokens (the gradients
+            # the optimizer sums over replicas are then those of the global
+            # mean, also when the replicas hold different numbers of tokens
+            # under a `loss_mask`); the regularisation losses are means
+            # over this replica's equal share of the batch.
+            loss = local_sum / ops.maximum(total_count, 1.0)
             if self.losses:
-                loss = loss + ops.sum(self.losses)
-            scaled = loss / tf.distribute.get_strategy().num_replicas_in_sync
+                loss = loss + ops.sum(self.losses) / replicas
+            scaled = loss
             if self.optimizer is not None:
                 scaled = self.optimizer.scale_loss(scaled)
         weights = self.trainable_weights
         grads = tape.gradient(scaled, weights)
         if self.clip_norm:
-            grads, _ = tf.clip_by_global_norm(
-                grads, self.clip_norm * self._loss_scale()
+            grads = clip_by_global_norm_across_replicas(
+                grads, self.clip_norm * self._loss_scale(), replicas
             )
         lr_scale = ops.mean(x["lr_scale"])
-        grads = [g * ops.cast(lr_scale, g.dtype) for g in grads]
+        grads = [_scale_gradient(g, lr_scale) for g in grads]
         self.optimizer.apply_gradients(zip(grads, weights))
         for variable, state in zip(variables, new_states):
             variable.assign(ops.cast(state, "float32"))
-        return self._update_metrics(token_loss, self._token_count(x, y))
+        (total_sum,) = _sum_over_replicas([local_sum], replicas)
+        token_loss = total_sum / ops.maximum(total_count, 1.0)
+        return self._update_metrics(token_loss, total_count)
 
     def _loss_scale(self):
         """The factor the optimizer multiplied the loss by (1 without one).
@@ -449,15 +476,15 @@ class CarriedStateMixin:
         variables, states = self._carried("eval", x["reset"])
         outputs = self([x["token_ids"], *states], training=False)
         logits, new_states = self.split_outputs(outputs)
-        token_loss = self._token_loss(y, logits, x.get("loss_mask"))
+        local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        total_sum, total_count = _sum_over_replicas(
+            [local_sum, self._token_count(x, y)], replicas
+        )
         for variable, state in zip(variables, new_states):
             variable.assign(ops.cast(state, "float32"))
-        return self._update_metrics(token_loss, self._token_count(x, y))
-
-    def _token_count(self, x, y):
-        if "loss_mask" in x:
-            return ops.sum(ops.cast(x["loss_mask"], "float32"))
-        return ops.cast(ops.size(y), "float32")
+        token_loss = total_sum / ops.maximum(total_count, 1.0)
+        return self._update_metrics(token_loss, total_count)
 
     def _update_metrics(self, token_loss, tokens):
         # Token-weighted running mean of the cross-entropy: over an epoch it
@@ -472,6 +499,170 @@ class CarriedStateMixin:
     def metrics(self):
         tracker = getattr(self, "_token_loss_tracker", None)
         return [tracker] if tracker is not None else []
+
+
+def _sum_over_replicas(values, replicas):
+    """`values` summed over the replicas (themselves with one replica)."""
+    if replicas == 1:
+        return values
+    context = tf.distribute.get_replica_context()
+    if context is None:  # cross-replica context: nothing to sum
+        return values
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, values)
+
+
+def _scale_gradient(gradient, factor):
+    """`gradient * factor`, keeping an `IndexedSlices` gradient sparse."""
+    if gradient is None:
+        return None
+    if isinstance(gradient, tf.IndexedSlices):
+        return tf.IndexedSlices(
+            gradient.values * tf.cast(factor, gradient.values.dtype),
+            gradient.indices,
+            gradient.dense_shape,
+        )
+    return gradient * ops.cast(factor, gradient.dtype)
+
+
+def clip_by_global_norm_across_replicas(gradients, clip_norm, replicas=None):
+    """Clips this replica's gradients by the global norm of their *sum*.
+
+    Under `tf.distribute` each replica holds the gradients of its share of
+    the batch and the optimizer sums them over the replicas when it applies
+    them. `tf.clip_by_global_norm` (and the optimizers' `global_clipnorm`)
+    in a `train_step` would clip each replica's part by its own norm, which
+    is not clipping the gradient of the global batch: with 2 replicas a
+    tiny ON-LSTM ended 3 clipped SGD steps 0.013 away from the 1-replica
+    weights. Here the gradients are summed over the replicas first (one
+    extra all-reduce, only with several replicas), the clipping factor
+    `clip_norm / max(norm, clip_norm)` is taken from the norm of that sum,
+    and each replica's part is multiplied by it, so that the optimizer's sum
+    is the clipped global gradient. With one replica this is
+    `tf.clip_by_global_norm`. `IndexedSlices` gradients (an embedding's
+    sparse path) stay sparse.
+
+    Args:
+        gradients: list of tensors, `IndexedSlices` or None, this replica's.
+        clip_norm: float or scalar tensor, the largest global norm.
+        replicas: int or None, replicas in sync (None: the current
+            strategy's).
+
+    Returns:
+        The list of clipped gradients (None stays None).
+
+    Example:
+
+    ```python
+    grads = [tf.constant([3.0, 4.0])]
+    clipped = keras_ordered.training.bptt.clip_by_global_norm_across_replicas(
+        grads, 1.0
+    )  # [[0.6, 0.8]]
+    ```
+    """
+    if replicas is None:
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if replicas == 1 or tf.distribute.get_replica_context() is None:
+        clipped, _ = tf.clip_by_global_norm(gradients, clip_norm)
+        return clipped
+    present = [g for g in gradients if g is not None]
+    summed = tf.distribute.get_replica_context().all_reduce(
+        tf.distribute.ReduceOp.SUM, present
+    )
+    norm = tf.linalg.global_norm(summed)
+    clip_norm = tf.cast(clip_norm, norm.dtype)
+    # As tf.clip_by_global_norm: a non-finite norm gives non-finite
+    # gradients (a loss-scaling optimizer then skips the step).
+    factor = clip_norm / tf.maximum(norm, clip_norm)
+    return [_scale_gradient(g, factor) for g in gradients]
+
+
+def carried_state(model, kind="train"):
+    """The carried recurrent state of all replicas, as global numpy arrays.
+
+    Each replica keeps the rows of its share of the batch (its streams) in
+    replica-local variables; reading such a variable outside a replica
+    gives the first replica's rows only. This gathers every replica's rows
+    (of every worker, under `MultiWorkerMirroredStrategy`: a collective that
+    all workers must call) in batch order, the order in which the strategy
+    splits a global batch, so that the result is what one replica carrying
+    the whole batch would hold.
+
+    Args:
+        model: a model with `configure_bptt` called.
+        kind: `"train"` or `"eval"`.
+
+    Returns:
+        list of float32 arrays `(global_batch, *state_shape)`, or None when
+        the model has no state of that kind.
+
+    Example:
+
+    ```python
+    states = keras_ordered.training.bptt.carried_state(model)
+    ```
+    """
+    variables = _state_variables(model, kind)
+    if variables is None:
+        return None
+    strategy = model.distribute_strategy
+    if strategy.num_replicas_in_sync == 1:
+        return [np.asarray(v.numpy()) for v in variables]
+    holder = model._bptt
+    cache = holder.__dict__.setdefault("_gather", {})
+    if kind not in cache:
+        # One traced function per state kind (eager `strategy.run` is slow
+        # and would retrace the gather at every backup).
+        @tf.function
+        def gather():
+            local = strategy.run(lambda: [tf.identity(v) for v in variables])
+            return [strategy.gather(part, axis=0) for part in local]
+
+        cache[kind] = gather
+    return [np.asarray(state) for state in cache[kind]()]
+
+
+def set_carried_state(model, arrays, kind="train"):
+    """Loads global carried-state arrays (as `carried_state` returns them).
+
+    Each replica takes its own rows, so that a state saved with any number
+    of replicas resumes with any other that divides the batch.
+
+    Args:
+        model: a model with `configure_bptt` called.
+        arrays: list of arrays `(global_batch, *state_shape)`.
+        kind: `"train"` or `"eval"`.
+    """
+    variables = _state_variables(model, kind)
+    if variables is None:
+        return
+    strategy = model.distribute_strategy
+    if strategy.num_replicas_in_sync == 1:
+        for variable, array in zip(variables, arrays):
+            variable.assign(array)
+        return
+    tensors = [tf.constant(np.asarray(a, "float32")) for a in arrays]
+    for variable, array in zip(variables, tensors):
+        if array.shape[0] != variable.shape[0] * strategy.num_replicas_in_sync:
+            raise ValueError(
+                f"A carried state of {array.shape[0]} rows cannot be split "
+                f"over {strategy.num_replicas_in_sync} replicas of "
+                f"{variable.shape[0]} rows each: resume with the batch size "
+                "it was saved with."
+            )
+
+    def assign_rows():
+        context = tf.distribute.get_replica_context()
+        replica = context.replica_id_in_sync_group
+        for variable, array in zip(variables, tensors):
+            rows = variable.shape[0]
+            variable.assign(array[replica * rows : (replica + 1) * rows])
+
+    strategy.run(assign_rows)
+
+
+def _state_variables(model, kind):
+    holder = getattr(model, "_bptt", None)
+    return getattr(holder, kind, None) if holder is not None else None
 
 
 class _Holder:

@@ -9,6 +9,9 @@ import shutil
 import keras
 import numpy as np
 
+from keras_ordered.training.bptt import carried_state
+from keras_ordered.training.bptt import set_carried_state
+
 
 class NTASGD(keras.callbacks.Callback):
     """Non-monotonically triggered averaged SGD (Merity et al., 2018).
@@ -265,11 +268,15 @@ class TrainingBackup(keras.callbacks.Callback):
             (e.g. an `NTASGD` callback).
         steps_per_epoch: int or None, recorded in each backup (a resumed
             run must use the window layout it stopped in).
+        write: bool, False for a worker of a multi-worker run that is not
+            the chief: it takes part in gathering the carried state (a
+            collective every worker must join) and writes nothing.
     """
 
     def __init__(self, directory, save_freq=100, fingerprint=None,
-                 extra_state=(), steps_per_epoch=None):
+                 extra_state=(), steps_per_epoch=None, write=True):
         super().__init__()
+        self.write = bool(write)
         self.directory = directory
         self.save_freq = int(save_freq)
         self.fingerprint = fingerprint or {}
@@ -304,6 +311,11 @@ class TrainingBackup(keras.callbacks.Callback):
         # atomically and last, names the folder of the latest complete
         # save. A kill at any point leaves a consistent backup: the previous
         # one until the new metadata is in place, the new one after.
+        # Gathering the replicas' carried state first: under a multi-worker
+        # strategy every worker must join it, the writing ones or not.
+        states = carried_state(self.model) or []
+        if not self.write:
+            return
         os.makedirs(self.directory, exist_ok=True)
         self._saves += 1
         folder = f"save-{epoch}-{next_batch}-{self._saves}"
@@ -311,10 +323,10 @@ class TrainingBackup(keras.callbacks.Callback):
         os.makedirs(path, exist_ok=True)
         self.model.save_weights(os.path.join(path, "model.weights.h5"))
         arrays = {}
-        holder = getattr(self.model, "_bptt", None)
-        if holder is not None and holder.train is not None:
-            for i, v in enumerate(holder.train):
-                arrays[f"carried_{i}"] = v.numpy()
+        # Every replica's rows (a replica-local variable read here would
+        # give the first replica's only).
+        for i, state in enumerate(states):
+            arrays[f"carried_{i}"] = state
         extra = []
         for k, obj in enumerate(self.extra_state):
             state, extra_arrays = obj.get_state()
@@ -381,9 +393,9 @@ class TrainingBackup(keras.callbacks.Callback):
         arrays = dict(np.load(os.path.join(path, "state.npz")))
         holder = getattr(model, "_bptt", None)
         if holder is not None and holder.train is not None:
-            for i, v in enumerate(holder.train):
-                if f"carried_{i}" in arrays:
-                    v.assign(arrays[f"carried_{i}"])
+            saved = [arrays.get(f"carried_{i}") for i in range(len(holder.train))]
+            if all(state is not None for state in saved):
+                set_carried_state(model, saved)
         for k, obj in enumerate(self.extra_state):
             if k >= len(meta["extra"]):
                 break  # a backup of an older version, with fewer states

@@ -30,6 +30,14 @@ from keras_ordered.training.callbacks import ResumableModelCheckpoint
 from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
 from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import TrainingBackup
+from keras_ordered.training.distributed import STRATEGIES
+from keras_ordered.training.distributed import CustomTrainingLoop
+from keras_ordered.training.distributed import barrier
+from keras_ordered.training.distributed import is_chief
+from keras_ordered.training.distributed import is_multi_worker
+from keras_ordered.training.distributed import make_strategy
+from keras_ordered.training.distributed import print_worker_error
+from keras_ordered.training.distributed import split_cpu
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -175,6 +183,21 @@ def build_parser(description, presets, default_output):
                         metavar="N",
                         help="size of that development subset (the first N "
                         "sentences)")
+    parser.add_argument(
+        "--strategy", default="auto", choices=STRATEGIES,
+        help="how to spread training over devices: auto (every visible GPU "
+        "with MirroredStrategy, else the CPU), mirrored (every GPU, else "
+        "every logical CPU device of --cpu-devices), one-device (the first "
+        "GPU, else the CPU), multi-worker (several processes or machines "
+        "configured by TF_CONFIG, with a training loop of our own; see "
+        "README, 'Several GPUs and machines')",
+    )
+    parser.add_argument(
+        "--cpu-devices", type=int, default=None, metavar="N",
+        help="split the CPU into N logical devices, so that --strategy "
+        "mirrored runs N replicas without a GPU (for trying and testing "
+        "multi-device training; default: one CPU device)",
+    )
     parser.add_argument("--mixed-precision", action="store_true",
                         help="mixed_float16 on GPU, mixed_bfloat16 on CPU "
                         "(default: float32)")
@@ -322,6 +345,11 @@ def main(argv, *, model_class, get_preset, presets, description,
         return _fail(str(error))
     except KeyboardInterrupt:
         return _interrupted(args.output)
+    except tf.errors.OpError as error:
+        if args.strategy != "multi-worker":
+            raise
+        print_worker_error(error)
+        return 1
 
 
 def _interrupted(output):
@@ -389,6 +417,15 @@ def train(args, *, model_class, get_preset, presets=None):
     Returns:
         0, after printing and writing `results.json` to `args.output`.
     """
+    # The strategy first: a CPU split into logical devices and a
+    # multi-worker strategy both need a TensorFlow runtime that has not
+    # started yet.
+    cpu_devices = getattr(args, "cpu_devices", None)
+    if cpu_devices:
+        split_cpu(cpu_devices)
+    strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
+    multi_worker = is_multi_worker(strategy)
+    chief = is_chief(strategy)
     preset = get_preset(args.preset)
     settings = preset["training"]
     for key, value in (
@@ -435,15 +472,34 @@ def train(args, *, model_class, get_preset, presets=None):
         (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
             args.data, max_lines=args.max_lines
         )
-    strategy = tf.distribute.MirroredStrategy()
     replicas = strategy.num_replicas_in_sync
+    where = ", ".join(strategy.extended.worker_devices)
+    if multi_worker:
+        where = (f"{strategy.cluster_resolver.task_type} "
+                 f"{strategy.cluster_resolver.task_id} of a multi-worker "
+                 f"cluster{'' if not chief else ', the chief'}")
     print(
         f"Training {model_class.__name__} preset {args.preset!r} on "
         f"{len(train_ids)} tokens with {replicas} replica(s) "
-        f"({', '.join(strategy.extended.worker_devices)}); output in "
-        f"{args.output}."
+        f"({where}); output in {args.output}"
+        f"{'' if chief else ' (written by the chief only)'}."
     )
     batch = settings["batch_size"]
+    if batch % replicas:
+        raise ValueError(
+            f"The training batch size {batch} is not a multiple of the "
+            f"{replicas} replicas: pass a --batch-size that is."
+        )
+    for key in ("eval_batch_size", "test_batch_size"):
+        if key == "test_batch_size" and args.skip_test:
+            continue
+        if settings[key] % replicas:
+            # Every replica evaluates an equal share of the streams.
+            rounded = -(-settings[key] // replicas) * replicas
+            print(f"Evaluating with batch size {rounded} instead of the "
+                  f"preset's {key} {settings[key]}, a multiple of the "
+                  f"{replicas} replicas (perplexities differ slightly).")
+            settings[key] = rounded
     eval_batch = settings["eval_batch_size"]
     sentence_level = settings.get("sentence_level", False)
     eos = vocabulary.index(ptb.EOS)
@@ -481,10 +537,15 @@ def train(args, *, model_class, get_preset, presets=None):
         model.configure_bptt(batch, eval_batch, clip_norm=settings["clip_norm"])
     fingerprint["parameters"] = int(model.count_params())
 
-    os.makedirs(args.output, exist_ok=True)
+    # Under a multi-worker strategy only the chief writes files; the others
+    # run the callbacks that change training (NT-ASGD, the learning-rate
+    # schedule) and join the backups' collectives.
+    if chief:
+        os.makedirs(args.output, exist_ok=True)
     log_dir = os.path.join(args.output, "logs")
     step_logger = StepLogger(os.path.join(log_dir, "steps"),
-                             every=args.log_every, steps_per_epoch=steps)
+                             every=args.log_every if chief else 0,
+                             steps_per_epoch=steps)
     callbacks = [LearningRateLogger(), step_logger]
     ntasgd = None
     if settings["optimizer"] == "sgd" and settings.get("nonmono") is not None:
@@ -496,7 +557,7 @@ def train(args, *, model_class, get_preset, presets=None):
         callbacks.append(plateau)
         resumable.append(plateau)
     parsing = None
-    if args.parse_eval or treebank_records is not None:
+    if chief and (args.parse_eval or treebank_records is not None):
         from keras_ordered.training.parsing_callback import ParsingEvaluation
 
         parsing = ParsingEvaluation(
@@ -516,16 +577,18 @@ def train(args, *, model_class, get_preset, presets=None):
         weights_context=ntasgd.validated_weights if ntasgd else None,
     )
     resumable.append(best)
-    callbacks += [
-        best,
-        keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
-    ]
+    if chief:
+        callbacks += [
+            best,
+            keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
+        ]
     backup = TrainingBackup(
         os.path.join(args.output, "backup"),
         save_freq=args.save_freq,
         fingerprint=fingerprint,
         extra_state=resumable,
         steps_per_epoch=steps,
+        write=chief,
     )
     callbacks.append(backup)
 
@@ -559,40 +622,51 @@ def train(args, *, model_class, get_preset, presets=None):
     def validation():
         return valid_batches.dataset(0, steps_per_epoch=args.eval_steps)
 
-    fit_options = dict(
-        validation_data=validation(), callbacks=callbacks,
-        verbose=args.verbose, shuffle=False,
-    )
-    started = time.time()
+    loop = None
+    if multi_worker:
+        # Keras 3's fit fails under MultiWorkerMirroredStrategy
+        # (keras-team/keras#20585): the same train_step in a loop of ours.
+        loop = CustomTrainingLoop(model, strategy, verbose=args.verbose)
     interrupt = InterruptBetweenSteps()
-    fit_options["callbacks"] = [interrupt, *callbacks]
+    all_callbacks = [interrupt, *callbacks]
+
+    def fit(dataset, steps_per_epoch, epochs, initial_epoch):
+        if loop is not None:
+            return loop.fit(
+                dataset, steps_per_epoch, epochs, initial_epoch=initial_epoch,
+                validation_data=validation, callbacks=all_callbacks,
+            )
+        return model.fit(
+            dataset, steps_per_epoch=steps_per_epoch, epochs=epochs,
+            initial_epoch=initial_epoch, validation_data=validation(),
+            callbacks=all_callbacks, verbose=args.verbose, shuffle=False,
+        )
+
+    started = time.time()
     with interrupt.handling_ctrl_c():
         if action == "train" and start_batch:
             # Finish the interrupted epoch from the window it stopped at.
-            model.fit(
-                train_batches.dataset(start_epoch, start_batch, steps),
-                epochs=start_epoch + 1, initial_epoch=start_epoch,
-                **fit_options,
-            )
+            fit(train_batches.dataset(start_epoch, start_batch, steps),
+                steps - start_batch, start_epoch + 1, start_epoch)
             start_epoch += 1
         if action == "train" and start_epoch < epochs:
-            model.fit(
-                train_batches.stream(start_epoch, steps),
-                steps_per_epoch=steps, epochs=epochs,
-                initial_epoch=start_epoch, **fit_options,
-            )
+            fit(train_batches.stream(start_epoch, steps), steps, epochs,
+                start_epoch)
     elapsed = time.time() - started
+    if multi_worker:
+        barrier(strategy)  # the chief's last checkpoint is written
     results = {"preset": args.preset, "epochs": epochs,
                "train_seconds": round(elapsed, 1),
                "parameters": fingerprint["parameters"]}
-    if os.path.exists(best_path) and best.best is not None:
+    if os.path.exists(best_path) and (best.best is not None or not chief):
         # As the official code does: the final figures (and the saved model)
         # are those of the best checkpoint, not of the last epoch.
         model.load_weights(best_path)
         results["weights"] = "best checkpoint"
-        results["best_val_loss"] = float(best.best)
-        print(f"Evaluating the best checkpoint ({best_path}, validation "
-              f"loss {float(best.best):.4f} during training).")
+        if best.best is not None:  # (the chief's; the others read it)
+            results["best_val_loss"] = float(best.best)
+            print(f"Evaluating the best checkpoint ({best_path}, validation "
+                  f"loss {float(best.best):.4f} during training).")
     else:
         if ntasgd is not None:
             ntasgd.finalize()
@@ -610,6 +684,7 @@ def train(args, *, model_class, get_preset, presets=None):
     results["valid_loss"] = evaluate_stream(
         model, valid_ids, eval_batch, settings["bptt"], args.eval_steps,
         args.verbose, sentence_level=sentence_level, eos=eos, bos=bos,
+        loop=loop,
     )
     results["valid_perplexity"] = perplexity(results["valid_loss"])
     print(f"Validation perplexity{partial}: {results['valid_perplexity']:.2f}")
@@ -617,7 +692,7 @@ def train(args, *, model_class, get_preset, presets=None):
         results["test_loss"] = evaluate_stream(
             model, test_ids, settings["test_batch_size"], settings["bptt"],
             args.eval_steps, args.verbose, sentence_level=sentence_level,
-            eos=eos, bos=bos,
+            eos=eos, bos=bos, loop=loop,
         )
         results["test_perplexity"] = perplexity(results["test_loss"])
         print(f"Test perplexity{partial}: {results['test_perplexity']:.2f}")
@@ -639,6 +714,8 @@ def train(args, *, model_class, get_preset, presets=None):
                 f"trees): sentence-level {scores['sentence_f1']:.1f}, "
                 f"corpus-level {scores['corpus_f1']:.1f}"
             )
+    if not chief:
+        return 0
     model.save(os.path.join(args.output, "model.keras"))
     with open(results_path, "w") as f:
         json.dump(results, f, indent=2)
@@ -647,12 +724,14 @@ def train(args, *, model_class, get_preset, presets=None):
 
 
 def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
-                    sentence_level=False, eos=0, bos=None):
+                    sentence_level=False, eos=0, bos=None, loop=None):
     """Mean token loss of a text read as `batch_size` streams from zero state
     (or, with `sentence_level`, sentence by sentence from zero states).
 
     Reconfigures the model's evaluation state for `batch_size` (the paper
-    evaluates with batch 10 on validation and 1 on test).
+    evaluates with batch 10 on validation and 1 on test). With `loop` (a
+    `CustomTrainingLoop`, multi-worker runs) it evaluates through it
+    instead of `model.evaluate`.
     """
     train_vars = getattr(model, "_bptt", None)
     clip = model.clip_norm
@@ -670,5 +749,7 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
     else:
         batches = BPTTBatches(ids, batch_size, bptt, variable_length=False)
     dataset = batches.dataset(0, steps_per_epoch=max_steps)
+    if loop is not None:
+        return float(loop.evaluate(dataset)["loss"])
     logs = model.evaluate(dataset, verbose=verbose, return_dict=True)
     return float(logs["loss"])
