@@ -553,6 +553,8 @@ def clip_by_global_norm_across_replicas(gradients, clip_norm, replicas=None):
     Example:
 
     ```python
+    import tensorflow as tf
+
     grads = [tf.constant([3.0, 4.0])]
     clipped = keras_ordered.training.bptt.clip_by_global_norm_across_replicas(
         grads, 1.0
@@ -598,7 +600,12 @@ def carried_state(model, kind="train"):
     Example:
 
     ```python
-    states = keras_ordered.training.bptt.carried_state(model)
+    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+        "tiny", ["<eos>", "<unk>", "a"]
+    )
+    model.configure_bptt(batch_size=4)
+    states = keras_ordered.training.bptt.carried_state(model)  # (4, ...) each
+    keras_ordered.training.bptt.set_carried_state(model, states)
     ```
     """
     variables = _state_variables(model, kind)

@@ -98,6 +98,7 @@ def split_cpu(count):
     Example:
 
     ```python
+    # needs: a process whose TensorFlow has not started yet
     keras_ordered.training.distributed.split_cpu(2)
     strategy = keras_ordered.training.distributed.make_strategy("mirrored")
     ```
@@ -276,6 +277,8 @@ class CustomTrainingLoop:
     Example:
 
     ```python
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+    ids = np.random.default_rng(0).integers(0, 32, 600).astype("int32")
     strategy = keras_ordered.training.distributed.make_strategy("auto")
     with strategy.scope():
         model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
@@ -288,7 +291,7 @@ class CustomTrainingLoop:
     )
     batches = keras_ordered.training.BPTTBatches(ids, 4, 35)
     history = loop.fit(batches.stream(), steps_per_epoch=batches.steps(),
-                       epochs=2)
+                       epochs=1)  # {"loss": [...], "perplexity": [...]}
     ```
     """
 
