@@ -8,7 +8,10 @@ the model and the tree building in the graph (see
 tokens, the syntactic distances and a bracketed tree per sentence, `score`
 the per-token and sentence log-probabilities and the perplexity. A GFL
 parser's `parse` returns the labelled tree `keras-ordered parse` prints,
-decoded in the graph (greedy, or beam search with `--beam-size`).
+decoded in the graph (greedy, or beam search with `--beam-size`). A
+TD-TreeLSTM / LdTreeLSTM's `score` (also `serving_default`) takes one
+dependency block per sentence (Malt-TAB or CoNLL-X/U lines) and returns
+log P(S | T) per word and per sentence (`keras_ordered.export.tdtreelstm`).
 
 Example:
 
@@ -16,6 +19,7 @@ Example:
 keras-ordered export --model prpn_ptb_quick --output exported/prpn
 saved_model_cli show --dir exported/prpn/1 --all
 keras-ordered export --model runs/gfl_wsj/model.keras --output exported/gfl --beam-size 10
+keras-ordered export --model runs/td_small_ld/model.keras --output exported/td
 ```
 """
 
@@ -115,6 +119,16 @@ def add_parser(subparsers):
     return parser
 
 
+def _is_tdtreelstm(model):
+    """Whether `model` is a TD-TreeLSTM (imports nothing new)."""
+    import sys
+
+    module = sys.modules.get(
+        "keras_ordered.models.tdtreelstm.tdtreelstm_language_model")
+    return module is not None and isinstance(
+        model, module.TDTreeLSTMLanguageModel)
+
+
 def run(args):
     """Runs `keras-ordered export`; returns the exit status."""
     if args.max_length < 1:
@@ -140,7 +154,21 @@ def run(args):
             "--layer and --distance apply to models that induce trees "
             "from syntactic distances (ON-LSTM, PRPN)."
         )
-    if _gfl.is_gfl_parser(model):
+    td = _is_tdtreelstm(model)
+    if td:
+        refused = [flag for flag, given in (
+            ("--beam-size", args.beam_size is not None),
+            ("--numbers", args.numbers is not None),
+            ("--no-lowercase", not args.lowercase),
+            ("--no-tokenize", not args.tokenize),
+        ) if given]
+        if refused:
+            raise CommandError(
+                f"{', '.join(refused)}: not for a TD-TreeLSTM, which reads "
+                "dependency blocks, its words as written (cased as its "
+                "vocabulary says)."
+            )
+    elif _gfl.is_gfl_parser(model):
         _gfl.check_beam_size(args.beam_size)
         if args.numbers is not None:
             raise CommandError(
@@ -155,6 +183,8 @@ def run(args):
         numbers = args.numbers or "digit-runs"
         options["numbers"] = None if numbers == "keep" else numbers
         options["lowercase"] = args.lowercase
+    if not td:
+        options["treebank"] = args.tokenize
     try:
         path = export_model(
             model,
@@ -162,7 +192,6 @@ def run(args):
             version=args.version,
             overwrite=args.overwrite,
             max_length=args.max_length,
-            treebank=args.tokenize,
             **options,
         )
     except ValueError as error:
@@ -172,6 +201,8 @@ def run(args):
         f"signature parse (serving_default), "
         f"{_gfl.decoding_name(options.get('beam_size'))}"
         if _gfl.is_gfl_parser(model)
+        else "signature score (serving_default), dependency blocks in"
+        if td
         else "signatures parse (serving_default) and score"
     )
     _common.note(

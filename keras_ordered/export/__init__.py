@@ -4,7 +4,9 @@
 normalisation, vocabulary lookup with a file asset, per-sentence checks),
 `keras_ordered.export.trees` the in-graph top-down parser,
 `keras_ordered.export.linearized` the in-graph repair of linearized trees
-(the GFL parser's outputs, exported by `keras_ordered.export.gfl`), and
+(the GFL parser's outputs, exported by `keras_ordered.export.gfl`),
+`keras_ordered.export.tdtreelstm` the top-down TreeLSTM's path (dependency
+blocks, tree checks, generation steps, log-probabilities), and
 `keras_ordered.export.ops` the op-type listing and allowlist that check an
 exported graph runs in TF Serving's standard model server.
 """
@@ -26,4 +28,5 @@ from keras_ordered.export.trees import distances_to_brackets
 from keras_ordered.export.language_model import export_language_model
 from keras_ordered.export.linearized import delinearize
 from keras_ordered.export.gfl import export_gfl_parser
+from keras_ordered.export.tdtreelstm import export_tdtreelstm
 from keras_ordered.export.saved_model import export_model
