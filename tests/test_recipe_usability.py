@@ -204,9 +204,16 @@ def _recipe_process(output, *extra, env=None):
     environment.pop("TF_CPP_MIN_LOG_LEVEL", None)  # as a user runs it
     environment.pop("KERAS_ORDERED_TF_LOGS", None)
     environment.update(env or {})
+    # As from a terminal: SIGINT at its default even when the tests run in
+    # the background (`cmd &` starts them with SIGINT ignored, which the
+    # recipe rightly keeps ignoring).
     return subprocess.Popen(command, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=environment,
-                            cwd=REPO)
+                            cwd=REPO, preexec_fn=_default_sigint)
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.slow
