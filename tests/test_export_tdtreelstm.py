@@ -178,9 +178,11 @@ def exported(models, tmp_path_factory):
             "model_file": model_file, "stderr": stderr.getvalue()}
 
 
-def _malt(tree):
-    return "\n".join(f"{w}\t{t}\t{h}" for w, t, h in
-                     zip(tree.words, tree.tags, tree.heads))
+def _malt(tree, label=False, separator="\t"):
+    return "\n".join(
+        separator.join([w, t, str(h)] + ([["dep", "root"][h == 0]] if label
+                                         else []))
+        for w, t, h in zip(tree.words, tree.tags, tree.heads))
 
 
 def _conll(tree, comments=False, multiword=False, crlf=False):
@@ -196,11 +198,13 @@ def _blocks(trees):
     """Each held-out tree in one of the accepted forms."""
     blocks = []
     for k, tree in enumerate(trees):
-        kind = k % 5
+        kind = k % 6
         if kind == 0:
             blocks.append(_malt(tree))
-        elif kind == 1:
-            blocks.append("\n" + _malt(tree) + "\n\n")  # blank lines around
+        elif kind == 1:  # a label column, blank lines around
+            blocks.append("\n" + _malt(tree, label=True) + "\n \n")
+        elif kind == 5:  # no tab: split at whitespace
+            blocks.append(_malt(tree, separator="  "))
         elif kind == 2:
             blocks.append(_conll(tree))
         elif kind == 3:
@@ -248,8 +252,8 @@ def test_fresh_tensorflow_process_gets_the_scores_of_model_score(
                 and len(t.words) <= MAX_LENGTH]
     assert len(held_out) > 150
     blocks = _blocks(held_out)
-    for block, tree in zip(blocks[:5], held_out):  # the Python readers agree
-        (parsed,) = dep.parse_trees(block.replace("\r\n", "\n").strip("\n"))
+    for block, tree in zip(blocks[:6], held_out):  # the Python readers agree
+        (parsed,) = dep.parse_trees(block.replace("\r\n", "\n"))
         assert (parsed.words, parsed.heads) == (tree.words, tree.heads)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     done = subprocess.run(
