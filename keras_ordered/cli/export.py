@@ -40,7 +40,9 @@ def add_parser(subparsers):
         "per sentence) and `score` (per-token and sentence "
         "log-probabilities, perplexity). The text is read as the model's "
         "training text was written (PTB: lower case, digit runs as N, "
-        "punctuation split off as the Penn Treebank does).",
+        "punctuation split off as the Penn Treebank does). A TD-TreeLSTM's "
+        "`score` (serving_default) takes one Malt-TAB or CoNLL block per "
+        "sentence and returns log P(S | T) per word and sentence.",
     )
     parser.add_argument(
         "--model",
