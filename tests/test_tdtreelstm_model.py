@@ -206,8 +206,8 @@ def test_nce_model_starts_at_ln_z_9_without_output_bias_and_scores_exactly():
 
 def test_keras_round_trip_keeps_scores_vocabulary_and_config(tmp_path):
     model = TDTreeLSTMLanguageModel.from_preset(
-        "tiny", vocabulary(), ld=True, loss="nce",
-        unigram_counts=np.arange(13), lowercase=True, seed=4)
+        "tiny", DependencyVocabulary(WORDS, lowercase=True), ld=True,
+        loss="nce", unigram_counts=np.arange(13), seed=4)
     path = tmp_path / "model.keras"
     model.save(path)
     loaded = keras.saving.load_model(path)
@@ -297,3 +297,25 @@ def test_naive_four_lstm_selection_gives_the_same_states(context):
     assert naive.get_config()["selection"] == "states"
     with pytest.raises(ValueError, match="`selection` must be"):
         TopDownTreeLSTM(4, selection="both")
+
+
+def test_a_lower_casing_vocabulary_stays_one_after_a_round_trip(tmp_path):
+    # The vocabulary's setting decides the model's (a model built with a
+    # lower-casing DependencyVocabulary and the default lowercase=False
+    # used to save lowercase=False and stop lower-casing once reloaded).
+    model = TDTreeLSTMLanguageModel.from_preset(
+        "tiny", DependencyVocabulary(WORDS, lowercase=True), seed=2)
+    assert model.lowercase
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.lowercase
+    cased = [(["The", "Cat", "sat"], [2, 3, 0])]
+    assert loaded.score(cased)[0]["word_log_probs"] == pytest.approx(
+        model.score(cased)[0]["word_log_probs"], abs=1e-6)
+    assert loaded.score(cased)[0]["word_log_probs"] == pytest.approx(
+        model.score([(["the", "cat", "sat"], [2, 3, 0])])[0]["word_log_probs"],
+        abs=1e-6)
+    with pytest.raises(ValueError, match="contradicts the DependencyVocabulary"):
+        TDTreeLSTMLanguageModel.from_preset(
+            "tiny", DependencyVocabulary(WORDS), lowercase=True)

@@ -188,6 +188,17 @@ class TDTreeLSTMLanguageModel(keras.Model):
         self.nce_log_z = float(nce_log_z)
         self.initial_value = float(initial_value)
         self.init_range = float(init_range)
+        if isinstance(vocabulary, DependencyVocabulary):
+            # The vocabulary's own setting decides (and is what the config
+            # saves): a lower-casing vocabulary must stay one after a
+            # `.keras` round trip.
+            if lowercase and not vocabulary.lowercase:
+                raise ValueError(
+                    "`lowercase=True` contradicts the DependencyVocabulary "
+                    "given, which keeps the case: build the vocabulary with "
+                    "lowercase=True instead."
+                )
+            lowercase = vocabulary.lowercase
         self.lowercase = bool(lowercase)
         self.seed = seed
         self.clip_norm = None
