@@ -109,6 +109,13 @@ def test_dropout_runs_train_close_and_stay_mirrored(measured, family):
     # Other masks, same model: the losses stay close to one replica's.
     assert result["loss_difference"] < 0.05
     assert result["replica_copies_difference"] == 0.0
+    # The seeds were shifted per replica during the step and back after.
+    assert result["seed_copies_difference"] == 0.0
+
+
+def test_each_replica_draws_its_own_dropout_masks(measured):
+    assert measured["dropout_masks"]["keras_alone_same"]
+    assert measured["dropout_masks"]["shifted_differ"]
 
 
 # --- the recipes' --strategy -------------------------------------------------------
@@ -145,6 +152,16 @@ def test_recipe_one_device_strategy(tmp_path):
     assert (tmp_path / "results.json").exists()
 
 
+def test_gfl_recipe_takes_the_single_machine_strategies():
+    from keras_ordered.training import gfl_runner
+
+    parser = gfl_runner.build_parser()
+    assert parser.parse_args(["--strategy", "one-device"]).strategy == (
+        "one-device")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--strategy", "multi-worker"])
+
+
 def test_multi_worker_without_tf_config_says_what_to_set(capsys):
     from test_recipe_usability import _main
 
@@ -171,6 +188,8 @@ def _child(part):
     from keras_ordered.training import BPTTBatches
     from keras_ordered.training import SentenceBatches
     from keras_ordered.training.bptt import carried_state
+    from keras_ordered.training.bptt import offset_seeds
+    from keras_ordered.training.bptt import seed_generators
     from keras_ordered.training.bptt import set_carried_state
 
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
@@ -337,7 +356,42 @@ def _child(part):
             for w in two.weights
         ]
         result["replica_copies_difference"] = max(copies)
+        seeds = [
+            difference(*[[v] for v in
+                         two.distribute_strategy.experimental_local_results(
+                             g.state.value)])
+            for g in seed_generators(two)
+        ]
+        result["seed_copies_difference"] = max(seeds)
         results[f"{family}_dropout"] = result
+
+    # Each replica draws its own masks (Keras alone: the same for both).
+    two_replicas = strategy(2)
+    with two_replicas.scope():
+        dropout = keras.layers.Dropout(0.5, seed=1)
+        dropout.build((None, 8))
+
+    def masks(shift):
+        def draw(x):
+            if shift:
+                offset_seeds([dropout.seed_generator], 1)
+            y = dropout(x, training=True)
+            if shift:
+                offset_seeds([dropout.seed_generator], -1)
+            return y
+
+        batch = next(iter(two_replicas.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensors(tf.ones((4, 8))))))
+        drawn = tf.function(lambda x: two_replicas.run(draw, args=(x,)))(
+            batch)
+        return [m.numpy() for m in
+                two_replicas.experimental_local_results(drawn)]
+
+    shared, own = masks(False), masks(True)
+    results["dropout_masks"] = {
+        "keras_alone_same": bool(np.array_equal(*shared)),
+        "shifted_differ": not np.array_equal(*own),
+    }
     print(json.dumps(results))
 
 

@@ -422,6 +422,9 @@ class CarriedStateMixin:
         (total_count,) = _sum_over_replicas(
             [self._token_count(x, y)], replicas
         )
+        generators = seed_generators(self) if replicas > 1 else []
+        # Each replica draws its own dropout masks (see offset_seeds).
+        offset_seeds(generators, 1)
         with tf.GradientTape() as tape:
             outputs = self([x["token_ids"], *states], training=True)
             logits, new_states = self.split_outputs(outputs)
@@ -438,6 +441,7 @@ class CarriedStateMixin:
             scaled = loss
             if self.optimizer is not None:
                 scaled = self.optimizer.scale_loss(scaled)
+        offset_seeds(generators, -1)
         weights = self.trainable_weights
         grads = tape.gradient(scaled, weights)
         if self.clip_norm:
@@ -576,6 +580,45 @@ def clip_by_global_norm_across_replicas(gradients, clip_norm, replicas=None):
     # gradients (a loss-scaling optimizer then skips the step).
     factor = clip_norm / tf.maximum(norm, clip_norm)
     return [_scale_gradient(g, factor) for g in gradients]
+
+
+def seed_generators(model):
+    """Every `keras.random.SeedGenerator` of the layers of `model`."""
+    found, seen = [], set()
+    for layer in model._flatten_layers(include_self=True):
+        for generator in getattr(layer, "_seed_generators", ()):
+            if id(generator) not in seen:
+                seen.add(id(generator))
+                found.append(generator)
+    return found
+
+
+def offset_seeds(generators, sign):
+    """Shifts the seeds of `generators` by this replica's id (`sign` +1),
+    or back (`sign` -1).
+
+    Keras layers draw their dropout masks from a `SeedGenerator` whose state
+    is a mirrored variable: every replica of a `tf.distribute` strategy
+    would draw the same masks for its rows (measured: 2 replicas, identical
+    `Dropout` masks), where one device draws independent masks for all rows.
+    Between `offset_seeds(g, 1)` and `offset_seeds(g, -1)` replica `r`'s
+    copy of each seed is shifted by `r * 1000003` (its own random stream);
+    the shift is taken back afterwards, so that the copies agree again (the
+    draws advanced each by the same count). Outside a replica context, or
+    with replica 0, nothing changes.
+
+    Args:
+        generators: list of `keras.random.SeedGenerator` (`seed_generators`).
+        sign: +1 to shift, -1 to shift back.
+    """
+    context = tf.distribute.get_replica_context()
+    if not generators or context is None or context.num_replicas_in_sync == 1:
+        return
+    for generator in generators:
+        state = generator.state
+        replica = tf.cast(context.replica_id_in_sync_group, state.dtype)
+        shift = tf.stack([replica * sign * 1000003, tf.zeros_like(replica)])
+        state.assign(state.value + shift)
 
 
 def carried_state(model, kind="train"):

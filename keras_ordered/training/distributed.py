@@ -34,10 +34,12 @@ device trains (tests/test_distributed_replicas.py measures it):
   (`PRPNLanguageModel(synchronized_batch_norm=None)` turns that on under
   several replicas).
 
-Dropout is the one thing that does not match: Keras layers draw their masks
-from a seed that every replica shares, so the replicas of a step draw the
-same mask for their rows (one device draws one mask for all rows). A run
-with dropout trains as well, on other masks.
+Dropout masks are the one thing that does not match: Keras layers draw
+them from a seed every replica shares (a mirrored variable), so the
+replicas of a step would draw the same masks for their rows; the training
+step shifts each replica's seeds by its id for the forward pass
+(`keras_ordered.training.bptt.offset_seeds`), so each draws its own, and a
+run with dropout trains as well, on other masks than one device's.
 
 Multi-worker runs: who writes, and a killed worker
 ==================================================

@@ -156,6 +156,14 @@ def build_parser():
                         metavar="I",
                         help="which test sentence --attention-map draws "
                         "(0: the first)")
+    parser.add_argument(
+        "--strategy", default="auto",
+        choices=("auto", "mirrored", "one-device"),
+        help="how to spread training over devices: auto (every visible GPU "
+        "with MirroredStrategy, else the CPU), mirrored (every GPU, else "
+        "every logical CPU device), one-device (the first GPU, else the "
+        "CPU); multi-worker training is the PTB recipes' only",
+    )
     parser.add_argument("--seed", type=int, default=1111,
                         help="random seed (initialisation, dropout, batch "
                         "order)")
@@ -403,7 +411,9 @@ def train(args, callbacks=()):
         steps = min(steps, args.steps_per_epoch)
     epochs = settings["epochs"]
 
-    strategy = tf.distribute.MirroredStrategy()
+    from keras_ordered.training.distributed import make_strategy
+
+    strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
     overrides = {"seed": args.seed}
     if args.no_attention:
         overrides["attention"] = False
