@@ -8,19 +8,16 @@ Keras model (to 1e-5); the graphs hold only ops of TF Serving's standard
 model server; bad requests are answered per sentence.
 """
 
-import json
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from serving_client import serve_in_fresh_process
 from keras_ordered.datasets.treebank import normalize_words
 from keras_ordered.export.language_model import export_language_model
-from keras_ordered.export.language_model import next_version
+from keras_ordered.export.layout import next_version
 from keras_ordered.export.saved_model import export_model
 from keras_ordered.export.text import tokenize_python
 from keras_ordered.models import ONLSTMLanguageModel
@@ -36,36 +33,6 @@ SENTENCES = [
     "the",
     "The mat sat on a cat on a mat on the dog .",
 ]
-
-CLIENT = textwrap.dedent(
-    """
-    import importlib.abc, json, sys
-
-    class NoKerasOrdered(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "keras_ordered":
-                raise ImportError("the client must not import keras_ordered")
-
-    sys.meta_path.insert(0, NoKerasOrdered())
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (TF Serving's model server has its ops)
-    # TensorFlow 2.21 imports Keras itself; loading must import no more of it.
-    before = {m for m in sys.modules if m.split(".")[0] in ("keras", "tf_keras")}
-    served = tf.saved_model.load(sys.argv[1])
-    sentences = tf.constant(json.loads(sys.argv[2]))
-    result = {}
-    for name in ("parse", "score", "serving_default"):
-        out = served.signatures[name](sentences)
-        result[name] = {k: v.numpy().tolist() for k, v in out.items()}
-    result["modules"] = sorted(
-        m for m in sys.modules
-        if m.split(".")[0] in ("keras", "keras_ordered", "tf_keras")
-        and m not in before
-    )
-    print(json.dumps(result, default=lambda b: b.decode("utf-8")))
-    """
-)
-
 
 def _build(cls, seed=3):
     model = cls.from_preset("tiny", vocabulary=WORDS, seed=seed)
@@ -100,23 +67,16 @@ def _expected(model, sentences, distance):
     return tokens, trees, log_probs
 
 
-def _serve_in_fresh_process(path, sentences):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run(
-        [sys.executable, "-c", CLIENT, path, json.dumps(sentences)],
-        capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.parametrize("cls", [ONLSTMLanguageModel, PRPNLanguageModel])
 def test_fresh_tensorflow_process_matches_the_keras_model(cls, tmp_path):
     model = _build(cls)
     path = export_language_model(model, str(tmp_path / "served"))
     assert path == str(tmp_path / "served" / "1")
     assert os.path.isfile(os.path.join(path, "assets", "vocabulary.txt"))
-    served = _serve_in_fresh_process(path, SENTENCES)
+    served = serve_in_fresh_process(
+        [path], SENTENCES, ["parse", "score", "serving_default"]
+    )
+    served = dict(served[path], modules=served["modules"])
     assert served["modules"] == [], "loading imported Keras or keras_ordered"
 
     tokens, trees, log_probs = _expected(model, SENTENCES, model.default_distance)

@@ -14,12 +14,9 @@ only ops of TF Serving's standard model server and no cuDNN kernel.
 import contextlib
 import dataclasses
 import io
-import json
 import os
 import random
-import subprocess
 import sys
-import textwrap
 
 import keras
 import nltk
@@ -28,6 +25,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from serving_client import serve_in_fresh_process
 from keras_ordered import cli
 from keras_ordered.cli._common import escape
 from keras_ordered.export import ops
@@ -275,38 +273,6 @@ def served_beam(exported):
     return tf.saved_model.load(exported[BEAM])
 
 
-CLIENT = textwrap.dedent(
-    """
-    import importlib.abc, json, sys
-
-    class NoKerasOrdered(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "keras_ordered":
-                raise ImportError("the client must not import keras_ordered")
-
-    sys.meta_path.insert(0, NoKerasOrdered())
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (TF Serving's model server has its ops)
-    before = {m for m in sys.modules if m.split(".")[0] in ("keras", "tf_keras")}
-    sentences = tf.constant(json.loads(sys.argv[1]))
-    result = {}
-    for path in sys.argv[2:]:
-        served = tf.saved_model.load(path)
-        result[path] = {
-            name: {k: v.numpy().tolist()
-                   for k, v in served.signatures[name](sentences).items()}
-            for name in ("parse", "serving_default")
-        }
-    result["modules"] = sorted(
-        m for m in sys.modules
-        if m.split(".")[0] in ("keras", "keras_ordered", "tf_keras")
-        and m not in before
-    )
-    print(json.dumps(result, default=lambda b: b.decode("utf-8")))
-    """
-)
-
-
 def _python_path(parser, sentences, beam_size):
     """What `keras-ordered parse --model gfl.keras` prints, and more."""
     tokens = tokenize_python(sentences)
@@ -322,14 +288,9 @@ def _python_path(parser, sentences, beam_size):
 
 
 def test_fresh_tensorflow_process_gets_the_python_trees(parser, exported):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run(
-        [sys.executable, "-c", CLIENT, json.dumps(RAW), exported[None],
-         exported[BEAM]],
-        capture_output=True, text=True, timeout=300, env=env,
+    served = serve_in_fresh_process(
+        [exported[None], exported[BEAM]], RAW, ["parse", "serving_default"]
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    served = json.loads(done.stdout.strip().splitlines()[-1])
     assert served["modules"] == [], "loading imported Keras or keras_ordered"
     malformed = 0
     for beam_size in (None, BEAM):

@@ -12,12 +12,8 @@ holds only ops of TF Serving's standard model server.
 
 import contextlib
 import io
-import json
 import os
 import random
-import subprocess
-import sys
-import textwrap
 
 import keras
 import numpy as np
@@ -25,6 +21,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from serving_client import serve_in_fresh_process
 from keras_ordered import cli
 from keras_ordered.datasets import dependency as dep
 from keras_ordered.export import ops
@@ -214,37 +211,6 @@ def _blocks(trees):
     return blocks
 
 
-CLIENT = textwrap.dedent(
-    """
-    import importlib.abc, json, sys
-
-    class NoKerasOrdered(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "keras_ordered":
-                raise ImportError("the client must not import keras_ordered")
-
-    sys.meta_path.insert(0, NoKerasOrdered())
-    import tensorflow as tf
-    before = {m for m in sys.modules if m.split(".")[0] in ("keras", "tf_keras")}
-    blocks = tf.constant(json.loads(sys.stdin.read()))
-    result = {}
-    for path in sys.argv[1:]:
-        served = tf.saved_model.load(path)
-        result[path] = {
-            name: {k: v.numpy().tolist()
-                   for k, v in served.signatures[name](blocks).items()}
-            for name in ("score", "serving_default")
-        }
-    result["modules"] = sorted(
-        m for m in sys.modules
-        if m.split(".")[0] in ("keras", "keras_ordered", "tf_keras")
-        and m not in before
-    )
-    print(json.dumps(result, default=lambda b: b.decode("utf-8")))
-    """
-)
-
-
 def test_fresh_tensorflow_process_gets_the_scores_of_model_score(
         models, exported, sample_trees):
     held_out = [t for t in sample_trees
@@ -255,14 +221,9 @@ def test_fresh_tensorflow_process_gets_the_scores_of_model_score(
     for block, tree in zip(blocks[:6], held_out):  # the Python readers agree
         (parsed,) = dep.parse_trees(block.replace("\r\n", "\n"))
         assert (parsed.words, parsed.heads) == (tree.words, tree.heads)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run(
-        [sys.executable, "-c", CLIENT, exported["tree"], exported["ld"]],
-        input=json.dumps(blocks), capture_output=True, text=True, timeout=300,
-        env=env,
+    served = serve_in_fresh_process(
+        [exported["tree"], exported["ld"]], blocks, ["score", "serving_default"]
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    served = json.loads(done.stdout.strip().splitlines()[-1])
     assert served["modules"] == [], "loading imported Keras or keras_ordered"
     for name in ("tree", "ld"):
         out = served[exported[name]]["score"]

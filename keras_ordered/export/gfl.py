@@ -32,7 +32,6 @@ empty outputs; the other sentences get the answers they would get alone.
 """
 
 import os
-import shutil
 import tempfile
 
 import keras
@@ -41,7 +40,7 @@ import tensorflow as tf
 from keras_ordered.export import text as text_lib
 from keras_ordered.export.language_model import DEFAULT_MAX_LENGTH
 from keras_ordered.export.language_model import SENTENCES_SPEC
-from keras_ordered.export.language_model import next_version
+from keras_ordered.export.layout import version_path
 from keras_ordered.export.linearized import REPAIR_KINDS
 from keras_ordered.export.linearized import delinearize
 from keras_ordered.export.linearized import symbols_from_ids
@@ -231,18 +230,7 @@ def export_gfl_parser(model, output, version=None, beam_size=None,
         )
     if lowercase is None:
         lowercase = bool(getattr(model.source_vocabulary, "lowercase", False))
-    if version is None:
-        version = next_version(output)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"`version` must be a positive int, got {version!r}.")
-    path = os.path.join(output, str(version))
-    if os.path.exists(path):
-        if not overwrite:
-            raise ValueError(
-                f"{path} exists: pass another version, or overwrite=True "
-                "(--overwrite) to replace it."
-            )
-        shutil.rmtree(path)
+    path = version_path(output, version, overwrite)
 
     # A fresh trace of the decoding function, without cuDNN kernels (the
     # model's cached trace may hold them when it ran on a GPU).

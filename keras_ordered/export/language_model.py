@@ -26,13 +26,13 @@ identical requests get identical answers.
 """
 
 import os
-import shutil
 import tempfile
 
 import keras
 import tensorflow as tf
 
 from keras_ordered.export import text as text_lib
+from keras_ordered.export.layout import version_path
 from keras_ordered.export.trees import distances_to_brackets
 
 DEFAULT_MAX_LENGTH = 200
@@ -48,14 +48,6 @@ EOS = "<eos>"
 def output_name(distance_name):
     """The signature output of a distance: `layer2/forget` -> `distance_layer2_forget`."""
     return "distance_" + distance_name.replace("/", "_")
-
-
-def next_version(directory):
-    """1 + the largest numeric version folder in `directory` (1 if none)."""
-    if not os.path.isdir(directory):
-        return 1
-    versions = [int(name) for name in os.listdir(directory) if name.isdigit()]
-    return max(versions, default=0) + 1
 
 
 class _LanguageModelSignatures:
@@ -228,18 +220,7 @@ def export_language_model(model, output, version=None, distance=None,
             f"The model has no distance {distance!r}; available: "
             f"{', '.join(names)}."
         )
-    if version is None:
-        version = next_version(output)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"`version` must be a positive int, got {version!r}.")
-    path = os.path.join(output, str(version))
-    if os.path.exists(path):
-        if not overwrite:
-            raise ValueError(
-                f"{path} exists: pass another version, or overwrite=True "
-                "(--overwrite) to replace it."
-            )
-        shutil.rmtree(path)
+    path = version_path(output, version, overwrite)
 
     with tempfile.TemporaryDirectory() as scratch:
         vocabulary_file = text_lib.write_vocabulary(

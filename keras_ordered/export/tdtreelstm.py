@@ -47,7 +47,6 @@ checks them to 1e-5 in a process that cannot import keras_ordered).
 """
 
 import os
-import shutil
 import tempfile
 
 import keras
@@ -55,7 +54,7 @@ import tensorflow as tf
 
 from keras_ordered.export import text as text_lib
 from keras_ordered.export.language_model import DEFAULT_MAX_LENGTH
-from keras_ordered.export.language_model import next_version
+from keras_ordered.export.layout import version_path
 
 VOCABULARY_FILE = "tdtreelstm_vocabulary.txt"
 """The name of the vocabulary under the SavedModel's `assets/`."""
@@ -575,17 +574,7 @@ def export_tdtreelstm(model, output, version=None, max_length=DEFAULT_MAX_LENGTH
             max_length < 1):
         raise ValueError(
             f"`max_length` must be an int >= 1. Received: {max_length!r}")
-    if version is None:
-        version = next_version(output)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"`version` must be a positive int, got {version!r}.")
-    path = os.path.join(output, str(version))
-    if os.path.exists(path):
-        if not overwrite:
-            raise ValueError(
-                f"{path} exists: pass another version, or overwrite=True "
-                "(--overwrite) to replace it.")
-        shutil.rmtree(path)
+    path = version_path(output, version, overwrite)
     with tempfile.TemporaryDirectory() as scratch:
         vocabulary_file = text_lib.write_vocabulary(
             list(model.vocabulary), os.path.join(scratch, VOCABULARY_FILE))
