@@ -93,8 +93,10 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="keras-ordered",
         description="Syntax-aware language models and parsers: parse "
-        "sentences (syntactic distances or a GFL parser), evaluate the "
-        "trees, score bracketings with EVALB.",
+        "sentences (syntactic distances or a GFL parser; with no model, the "
+        "shipped prpn_ptb_quick), evaluate the trees, score bracketings with "
+        "EVALB, score dependency trees, export SavedModels for TF Serving, "
+        "list the shipped models.",
     )
     parser.add_argument(
         "--version",
