@@ -16,13 +16,13 @@ import argparse
 import json
 import math
 import os
-import sys
 import time
 
 import numpy as np
 
 from keras_ordered.datasets import treebank_files
 from keras_ordered.parsing import linearize
+from keras_ordered.training.epoch_recipe import run_recipe
 
 TRAINING = {
     "paper": {
@@ -280,11 +280,6 @@ class GFLBatches:
         return dataset.prefetch(2)
 
 
-def _fail(message):
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def main(argv=None, callbacks=()):
     """Runs the recipe; returns the process exit code.
 
@@ -296,28 +291,7 @@ def main(argv=None, callbacks=()):
         argv: list of arguments (None: `sys.argv[1:]`).
         callbacks: extra Keras callbacks for `fit` (tests use this).
     """
-    args = build_parser().parse_args(argv)
-    if args.verbose is None:
-        args.verbose = 1 if sys.stdout.isatty() else 2
-    try:
-        return train(args, callbacks=callbacks)
-    except (FileNotFoundError, ValueError) as error:
-        return _fail(str(error))
-    except KeyboardInterrupt:
-        from keras_ordered.training.callbacks import TrainingBackup
-
-        backup = TrainingBackup(os.path.join(args.output, "backup"))
-        backup.remove_partial_saves()
-        meta = backup.latest()
-        if meta is None:
-            message = ("Interrupted before the first epoch ended: nothing to "
-                       "resume (run the same command again to start over).")
-        else:
-            message = (f"Interrupted. The backup in {backup.directory} holds "
-                       f"{meta['epoch']} finished epoch(s): run the same "
-                       "command again to resume from it.")
-        print(f"\n{message}", file=sys.stderr)
-        return 130
+    return run_recipe(build_parser(), train, argv, callbacks)
 
 
 def _check_args(args):

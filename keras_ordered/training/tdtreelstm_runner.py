@@ -15,13 +15,13 @@ beside `model.keras`.
 import argparse
 import json
 import os
-import sys
 import time
 
 import keras
 import numpy as np
 
 from keras_ordered.datasets import dependency
+from keras_ordered.training.epoch_recipe import run_recipe
 
 
 class HalveLearningRateOnPlateau(keras.callbacks.Callback):
@@ -252,36 +252,10 @@ def build_parser():
     return parser
 
 
-def _fail(message):
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def main(argv=None, callbacks=()):
     """Runs the recipe; returns the exit status (0, 2 on an input error,
     130 after Ctrl-C)."""
-    args = build_parser().parse_args(argv)
-    if args.verbose is None:
-        args.verbose = 1 if sys.stdout.isatty() else 2
-    try:
-        return train(args, callbacks=callbacks)
-    except (FileNotFoundError, ValueError) as error:
-        return _fail(str(error))
-    except KeyboardInterrupt:
-        from keras_ordered.training.callbacks import TrainingBackup
-
-        backup = TrainingBackup(os.path.join(args.output, "backup"))
-        backup.remove_partial_saves()
-        meta = backup.latest()
-        if meta is None:
-            message = ("Interrupted before the first epoch ended: nothing to "
-                       "resume (run the same command again to start over).")
-        else:
-            message = (f"Interrupted. The backup in {backup.directory} holds "
-                       f"{meta['epoch']} finished epoch(s): run the same "
-                       "command again to resume from it.")
-        print(f"\n{message}", file=sys.stderr)
-        return 130
+    return run_recipe(build_parser(), train, argv, callbacks)
 
 
 def _check_args(args):
