@@ -57,8 +57,7 @@ class _LanguageModelSignatures:
         self.model = model
         self.preprocessor = preprocessor
         self.distance = distance
-        words = list(model.vocabulary)
-        index = {w: i for i, w in enumerate(words)}
+        index = model._word_index()
         self.eos_id = index[EOS]
         self.bos_id = index.get(BOS, self.eos_id)
 

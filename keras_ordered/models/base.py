@@ -227,6 +227,10 @@ class SyntacticDistanceMixin:
             self._cached_word_index = cached
         return cached
 
+    def _zero_states(self, batch):
+        """The zero state as tensors, for a batch size known in the graph."""
+        return [keras.ops.zeros((batch, *shape)) for shape in self.state_shapes()]
+
     def _distances_for_ids(self, token_ids):
         return self.syntactic_distances(token_ids)
 

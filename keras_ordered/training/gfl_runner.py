@@ -23,6 +23,7 @@ import numpy as np
 from keras_ordered.datasets import treebank_files
 from keras_ordered.parsing import linearize
 from keras_ordered.training.epoch_recipe import run_recipe
+from keras_ordered.training.cli_help import HelpFormatter as _HelpFormatter
 
 TRAINING = {
     "paper": {
@@ -75,23 +76,6 @@ presets (keras_ordered.models.gfl.PRESETS):
 Running the same command again resumes a killed run from the last finished
 epoch (backup in OUTPUT/backup); a finished run says so and stops.
 """
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the epilog's layout and shows every option's default."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if (
-            action.default not in (None, argparse.SUPPRESS, False)
-            and "%(default)" not in text
-            and action.option_strings
-        ):
-            if isinstance(action.default, (list, tuple)):
-                text += " (default: " + " ".join(action.default) + ")"
-            else:
-                text += " (default: %(default)s)"
-        return text
 
 
 def build_parser():

@@ -38,21 +38,7 @@ from keras_ordered.training.distributed import is_multi_worker
 from keras_ordered.training.distributed import make_strategy
 from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the description's layout and shows every option's default
-    (options whose default is None say in their help what happens)."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if (
-            action.default not in (None, argparse.SUPPRESS, False)
-            and "%(default)" not in text
-            and action.option_strings
-        ):
-            text += " (default: %(default)s)"
-        return text
+from keras_ordered.training.cli_help import HelpFormatter as _HelpFormatter
 
 
 def describe_presets(presets, default="ptb"):

@@ -22,6 +22,7 @@ import numpy as np
 
 from keras_ordered.datasets import dependency
 from keras_ordered.training.epoch_recipe import run_recipe
+from keras_ordered.training.cli_help import HelpFormatter as _HelpFormatter
 
 
 class HalveLearningRateOnPlateau(keras.callbacks.Callback):
@@ -169,18 +170,6 @@ by less than a factor 1.0001 the learning rate is halved (and every epoch
 after), training going on from the best weights; the second time, it stops.
 Running the same command again resumes a killed run from its last epoch.
 """
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if (action.default not in (None, argparse.SUPPRESS, False)
-                and "%(default)" not in text and action.option_strings):
-            if isinstance(action.default, (list, tuple)):
-                text += " (default: " + " ".join(action.default) + ")"
-            else:
-                text += " (default: %(default)s)"
-        return text
 
 
 def build_parser():

@@ -260,8 +260,7 @@ class ONLSTMLanguageModel(
             equal to the model's own inference-mode logits, and the dict of
             `syntactic_distances` as float32 tensors.
         """
-        batch = ops.shape(token_ids)[0]
-        states = [ops.zeros((batch, *shape)) for shape in self.state_shapes()]
+        states = self._zero_states(ops.shape(token_ids)[0])
         return self._inference_pass(token_ids, states, logits=True)
 
     def _inference_pass(self, token_ids, states, logits):

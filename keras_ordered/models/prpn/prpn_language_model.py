@@ -400,8 +400,7 @@ class PRPNLanguageModel(
             `(logits, distances)`: float32 logits `(batch, time, vocabulary)`
             and `{"parser/distance": float32 (batch, time)}`.
         """
-        batch = ops.shape(token_ids)[0]
-        states = [ops.zeros((batch, *shape)) for shape in self.state_shapes()]
+        states = self._zero_states(ops.shape(token_ids)[0])
         outputs = self([token_ids, *states], training=False)
         return (
             ops.cast(outputs[0], "float32"),
