@@ -10,9 +10,22 @@ from a `<root>` symbol; each predicts every word once. Both train steps are
 XLA-compiled (`jit_compile=True`) unless `--no-jit`; batches are padded to
 lengths of a multiple of 8 and warmed up on every shape first, so that
 compilation is not timed; the models are then timed in interleaved rounds,
-each keeping its fastest pass (the load of a shared machine drifts). The tree model runs twice: with the action
-choice on the gate pre-activations (the default, `selection="gates"`) and
-the naive way (`selection="states"`, four whole LSTM steps per step).
+each keeping its fastest pass (the load of a shared machine drifts). The
+tree model runs three ways on the same weights' shapes:
+
+- `tree_schedule` (the default of the model's batches): the steps of the
+  batch's trees in an action-homogeneous schedule prepared with the batch
+  (`inputs.action_schedule`, iterations of at most `--schedule-rows`
+  steps, one action each), so each iteration multiplies by one LSTM's
+  kernel;
+- `tree_gates`: generation order, the four actions' gate pre-activations
+  from one fused matmul, each row keeping its own (`selection="gates"`);
+- `tree_states`: generation order, the naive way (`selection="states"`,
+  four whole LSTM steps per step).
+
+The schedules are built before timing (they are prepared in the input
+pipeline, off the training step); `schedule_ms_per_batch` says what they
+cost in NumPy.
 
 Prints one JSON object. Target of issue 8: the tree model costs at most
 1.5x the sequential one per word.
@@ -39,6 +52,7 @@ from keras_ordered.models import TDTreeLSTMLanguageModel  # noqa: E402
 from keras_ordered.models.tdtreelstm import TreeBatches  # noqa: E402
 from keras_ordered.models.tdtreelstm import get_preset  # noqa: E402
 from keras_ordered.models.tdtreelstm.inputs import encode_tree  # noqa: E402
+from keras_ordered.models.tdtreelstm.inputs import action_schedule  # noqa: E402
 
 
 def sequential_model(vocabulary_size, config):
@@ -100,6 +114,10 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3,
                         help="interleaved timing rounds; each model's fastest "
                         "pass is kept (default 3)")
+    parser.add_argument("--schedule-rows", type=int, nargs="+", default=[32],
+                        help="rows per iteration of the action-homogeneous "
+                        "schedule; several values time one variant each "
+                        "(default 32)")
     parser.add_argument("--no-jit", action="store_true")
     args = parser.parse_args(argv)
     keras.utils.set_random_seed(0)
@@ -108,7 +126,8 @@ def main(argv=None):
         (w for w, _ in trees), min_count=2)
     encoded = [encode_tree(vocabulary.encode(w), h) for w, h in trees]
     config = get_preset(args.preset)["model"]
-    batcher = TreeBatches(encoded, args.batch_size, seed=0, left_context=False)
+    batcher = TreeBatches(encoded, args.batch_size, seed=0, left_context=False,
+                          schedule_rows=None)
     chosen = batcher.batch_indices(0)[:args.batches]
     words = sum(len(encoded[i]["targets"]) for b in chosen for i in b)
     sentences = sum(len(b) for b in chosen)
@@ -126,8 +145,33 @@ def main(argv=None):
                    for b in chosen]
     seq_batches = [tuple(tf.constant(a) for a in batch)
                    for batch in sequential_batches(encoded, chosen)]
+    variants = {}  # name -> (selection, batches)
+    for rows in args.schedule_rows:
+        started = time.perf_counter()
+        scheduled = []
+        for inputs in tree_inputs:
+            lengths = np.sum(np.asarray(inputs["targets"]) > 0, axis=1)
+            schedule = action_schedule(np.asarray(inputs["actions"]),
+                                       np.asarray(inputs["sources"]), lengths,
+                                       rows=rows)
+            scheduled.append(dict(inputs, schedule=tf.constant(schedule)))
+        elapsed = (time.perf_counter() - started) / len(tree_inputs)
+        name = ("tree_schedule" if len(args.schedule_rows) == 1
+                else f"tree_schedule_{rows}")
+        variants[name] = ("gates", scheduled)
+        result.setdefault("schedules", {})[name] = {
+            "rows": rows,
+            "iterations_per_batch": [int(b["schedule"].shape[0]) for b in scheduled],
+            "steps_per_batch": [int(np.sum(np.asarray(b["targets"]) > 0))
+                                for b in scheduled],
+            "schedule_ms_per_batch": round(1000 * elapsed, 1),
+        }
+    result["generation_order_iterations_per_batch"] = [
+        int(b["targets"].shape[1]) for b in tree_inputs]
+    variants["tree_gates"] = ("gates", tree_inputs)
+    variants["tree_states"] = ("states", tree_inputs)
     functions = {}  # name -> (train step, score step, batches, parameters)
-    for selection in ("gates", "states"):
+    for name, (selection, batches) in variants.items():
         model = TDTreeLSTMLanguageModel(vocabulary, **config, seed=0)
         model.tree_lstm.selection = selection
         optimizer = keras.optimizers.SGD(1.0)
@@ -147,8 +191,8 @@ def main(argv=None):
         def score_step(inputs, model=model):
             return model(inputs, training=False)
 
-        functions[f"tree_{selection}"] = (train_step, score_step, tree_inputs,
-                                          int(model.count_params()))
+        functions[name] = (train_step, score_step, batches,
+                           int(model.count_params()))
 
     sequential = sequential_model(len(vocabulary), config)
     seq_optimizer = keras.optimizers.SGD(1.0)
@@ -198,8 +242,8 @@ def main(argv=None):
             "parameters": parameters,
         }
     base = result["sequential_lstm"]["train_words_per_second"]
-    for selection in ("gates", "states"):
-        tree = result[f"tree_{selection}"]
+    for name in variants:
+        tree = result[name]
         tree["train_cost_per_word_vs_sequential"] = round(
             base / tree["train_words_per_second"], 2)
         tree["score_cost_per_sentence_vs_sequential"] = round(

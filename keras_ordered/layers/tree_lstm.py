@@ -28,8 +28,19 @@ known), then each row keeps its action's block (a `where` over the
 actions). Inside the loop, the recurrent (and upper-layer input) matmul
 produces the four actions' gate pre-activations in one call and each row
 keeps its own: one LSTM's element-wise work per step, one matmul call,
-at four times one LSTM's multiply-adds on those matrices (the benchmark
-`benchmarks/tdtreelstm_throughput.py` measures what it costs).
+at four times one LSTM's multiply-adds on those matrices.
+
+Action-homogeneous schedule (`schedule=`, what the model's batches carry
+by default): the generation order only matters through "a step's source
+state exists before the step runs", so the steps of all the batch's trees
+can run in another order. `keras_ordered.models.tdtreelstm.inputs.
+action_schedule` prepares one with each batch (NumPy, in the input
+pipeline): loop iterations of up to `rows` steps, each iteration one
+action's steps whose sources are already computed. The loop then runs over
+the schedule's iterations, the state memory holds one row per schedule
+slot, and each iteration multiplies `[x_t; h_{s_t}]` by its action's
+kernel only: one LSTM's multiply-adds per step. The benchmark
+`benchmarks/tdtreelstm_throughput.py` measures the three ways.
 
 Reference:
     Zhang, Lu, Lapata. "Top-down Tree Long Short-Term Memory Networks".
@@ -77,6 +88,178 @@ def _row_reader(memory_shape):
         return values, grad
 
     return read
+
+
+def _gate_activations(z, units):
+    """`(i, f, o, g)` of pre-activations `z = [i; f; o; u]`."""
+    return (tf.sigmoid(z[:, :units]), tf.sigmoid(z[:, units:2 * units]),
+            tf.sigmoid(z[:, 2 * units:3 * units]), tf.tanh(z[:, 3 * units:]))
+
+
+def _scheduled_recurrence(units, layers, initial_value, source_row,
+                          iteration_action, live, step_row, inputs, extra,
+                          stacks, bias_stacks):
+    """The generation LSTMs over an action-homogeneous schedule, with a
+    hand-written backward pass.
+
+    Forward: iteration `i` reads its slots' source rows of the state
+    memory `(1 + iterations * rows, layers * 2 * units)` (row 0 the root),
+    runs action `iteration_action[i]`'s LSTM on them (`[below; h_s]` times
+    that action's slice of the stacked kernels) and writes its rows
+    `1 + i * rows ...`. Returns each step's memory row (`step_row`).
+
+    Backward: one reverse loop that carries the memory's gradient and
+    adds into it in place (`tensor_scatter_nd_add`) only the rows an
+    iteration read, and the kernels' gradients, added into their action's
+    slice. (Automatic differentiation of the loop would add a dense
+    memory-sized gradient per iteration: the cost grew with the memory.)
+    Each row is written once, so the forward's final memory gives every
+    iteration's source states back; the gate pre-activations are kept.
+
+    Args:
+        units, layers: ints.
+        initial_value: float, the root's state.
+        source_row: int32 `(iterations, rows)`, each slot's source row.
+        iteration_action: int32 `(iterations,)`.
+        live: int32 scalar, the iterations to run (the rest are empty).
+        step_row: int32 `(steps,)`, each output step's memory row.
+        inputs: `(iterations, rows, input_dim)`, each slot's `x`.
+        extra: None or `(iterations, rows, 4 * units)`, added to the first
+            layer's pre-activations (LdTreeLSTM's context).
+        stacks: per layer `(4, inputs + units, 4 * units)`.
+        bias_stacks: per layer `(4, 4 * units)`.
+
+    Returns:
+        `(steps, layers * 2 * units)`: `[h^1, c^1, ..., h^L, c^L]` per step.
+    """
+    gates = 4 * units
+    width = layers * 2 * units
+    dtype = inputs.dtype
+    has_extra = extra is not None
+
+    def forward(inputs, extra, *weights):
+        stacks, bias_stacks = weights[:layers], weights[layers:]
+        iterations = tf.shape(inputs)[0]
+        rows = tf.shape(inputs)[1]
+        memory = tf.concat([
+            tf.fill((1, width), tf.cast(initial_value, dtype)),
+            tf.zeros((iterations * rows, width), dtype)], axis=0)
+        kept = tf.zeros((iterations, rows, layers * gates), dtype)
+
+        def body(i, memory, kept):
+            action = iteration_action[i]
+            previous = tf.gather(memory, source_row[i])
+            below = inputs[i]
+            new, pre = [], []
+            for layer in range(layers):
+                h_source = previous[:, 2 * layer * units:(2 * layer + 1) * units]
+                c_source = previous[:, (2 * layer + 1) * units:(2 * layer + 2) * units]
+                z = tf.matmul(tf.concat([below, h_source], axis=1),
+                              stacks[layer][action]) + bias_stacks[layer][action]
+                if layer == 0 and has_extra:
+                    z = z + extra[i]
+                i_gate, f_gate, o_gate, g_gate = _gate_activations(z, units)
+                c = f_gate * c_source + i_gate * g_gate
+                h = o_gate * tf.tanh(c)
+                new += [h, c]
+                pre.append(z)
+                below = h
+            written = 1 + i * rows + tf.range(rows)
+            memory = tf.tensor_scatter_nd_update(
+                memory, written[:, None], tf.concat(new, axis=1))
+            kept = tf.tensor_scatter_nd_update(
+                kept, tf.reshape(i, (1, 1)), tf.concat(pre, axis=1)[None])
+            return i + 1, memory, kept
+
+        _, memory, kept = tf.while_loop(
+            lambda i, memory, kept: i < live, body,
+            (tf.constant(0), memory, kept), maximum_iterations=iterations)
+        return memory, kept
+
+    @tf.custom_gradient
+    def run(inputs, extra, *weights):
+        memory, kept = forward(inputs, extra if has_extra else None, *weights)
+        stacks, bias_stacks = weights[:layers], weights[layers:]
+
+        def grad(upstream):
+            iterations = tf.shape(inputs)[0]
+            rows = tf.shape(inputs)[1]
+            accumulate = tf.float32 if dtype in (tf.float16, tf.bfloat16) else dtype
+            d_memory = tf.scatter_nd(step_row[:, None], tf.cast(upstream, dtype),
+                                     tf.shape(memory))
+            d_inputs = tf.zeros_like(inputs)
+            d_extra = tf.zeros_like(extra)
+            d_stacks = [tf.zeros(tf.shape(k), accumulate) for k in stacks]
+            d_biases = [tf.zeros(tf.shape(b), accumulate) for b in bias_stacks]
+
+            def body(i, d_memory, d_inputs, d_extra, d_stacks, d_biases):
+                action = iteration_action[i]
+                where = tf.reshape(action, (1, 1))
+                previous = tf.gather(memory, source_row[i])
+                written = 1 + i * rows + tf.range(rows)
+                d_row = tf.gather(d_memory, written)
+                pre = kept[i]
+                # The layers' inputs and activations, bottom up.
+                belows, cells = [inputs[i]], []
+                for layer in range(layers):
+                    z = pre[:, layer * gates:(layer + 1) * gates]
+                    activations = _gate_activations(z, units)
+                    c_source = previous[:, (2 * layer + 1) * units:
+                                        (2 * layer + 2) * units]
+                    c = activations[1] * c_source + activations[0] * activations[3]
+                    tanh_c = tf.tanh(c)
+                    cells.append((activations, c_source, tanh_c))
+                    belows.append(activations[2] * tanh_c)
+                d_previous = [None] * (2 * layers)
+                d_below = tf.zeros_like(belows[-1])
+                d_stacks, d_biases = list(d_stacks), list(d_biases)
+                d_first = None
+                for layer in reversed(range(layers)):
+                    (i_gate, f_gate, o_gate, g_gate), c_source, tanh_c = cells[layer]
+                    h_source = previous[:, 2 * layer * units:(2 * layer + 1) * units]
+                    d_h = d_row[:, 2 * layer * units:(2 * layer + 1) * units] + d_below
+                    d_c = (d_row[:, (2 * layer + 1) * units:(2 * layer + 2) * units]
+                           + d_h * o_gate * (1 - tanh_c * tanh_c))
+                    d_z = tf.concat([
+                        d_c * g_gate * i_gate * (1 - i_gate),
+                        d_c * c_source * f_gate * (1 - f_gate),
+                        d_h * tanh_c * o_gate * (1 - o_gate),
+                        d_c * i_gate * (1 - g_gate * g_gate)], axis=1)
+                    v = tf.concat([belows[layer], h_source], axis=1)
+                    d_v = tf.matmul(d_z, stacks[layer][action], transpose_b=True)
+                    d_stacks[layer] = tf.tensor_scatter_nd_add(
+                        d_stacks[layer], where, tf.cast(
+                            tf.matmul(v, d_z, transpose_a=True), accumulate)[None])
+                    d_biases[layer] = tf.tensor_scatter_nd_add(
+                        d_biases[layer], where,
+                        tf.cast(tf.reduce_sum(d_z, axis=0), accumulate)[None])
+                    inputs_dim = belows[layer].shape[-1]
+                    d_below = d_v[:, :inputs_dim]
+                    d_previous[2 * layer] = d_v[:, inputs_dim:]
+                    d_previous[2 * layer + 1] = d_c * f_gate
+                    if layer == 0:
+                        d_first = d_z
+                here = tf.reshape(i, (1, 1))
+                d_inputs = tf.tensor_scatter_nd_update(d_inputs, here, d_below[None])
+                if has_extra:
+                    d_extra = tf.tensor_scatter_nd_update(d_extra, here, d_first[None])
+                d_memory = tf.tensor_scatter_nd_add(
+                    d_memory, source_row[i][:, None], tf.concat(d_previous, axis=1))
+                return i - 1, d_memory, d_inputs, d_extra, d_stacks, d_biases
+
+            _, _, d_inputs, d_extra, d_stacks, d_biases = tf.while_loop(
+                lambda i, *_: i >= 0, body,
+                (live - 1, d_memory, d_inputs, d_extra, d_stacks, d_biases),
+                maximum_iterations=iterations)
+            d_weights = ([tf.cast(d, k.dtype) for d, k in zip(d_stacks, stacks)]
+                         + [tf.cast(d, b.dtype) for d, b in zip(d_biases, bias_stacks)])
+            return (d_inputs, d_extra if has_extra else None, *d_weights)
+
+        return tf.gather(memory, step_row), grad
+
+    if extra is None:
+        extra = tf.zeros((1,), dtype)  # a placeholder, not used
+    return run(inputs, extra, *stacks, *bias_stacks)
 
 
 def _select(preactivations, action_masks, gates):
@@ -132,6 +315,15 @@ class TopDownTreeLSTM(keras.layers.Layer):
             float `(batch, T, context_dim)`. Steps after a tree's end
             (padding) are computed and ignored by the caller.
         return_states: bool, also return the cell states.
+        schedule: None (run the steps in generation order, every tree of
+            the batch advancing together, the action chosen as `selection`
+            says) or int `(iterations, rows)` from
+            `keras_ordered.models.tdtreelstm.inputs.action_schedule`: the
+            flat step indices `b * T + t` to compute in each iteration, all
+            of one action, `batch * T` an empty slot. Then every iteration
+            multiplies by its action's kernel only, and `selection` is not
+            used. Same results; steps the schedule leaves out (padding)
+            get the root's state.
 
     Returns:
         float `(batch, T, units)`: the top layer's `h_t` of every step (with
@@ -145,6 +337,10 @@ class TopDownTreeLSTM(keras.layers.Layer):
     actions = np.array([[1, 0, 1]])   # GEN-R from the root, GEN-L, GEN-R
     sources = np.array([[0, 1, 1]])   # root, then the first word's state twice
     h = layer([x, actions, sources])  # (1, 3, 8)
+    # The same states, computed one action per loop iteration:
+    from keras_ordered.models.tdtreelstm.inputs import action_schedule
+    schedule = action_schedule(actions, sources, [3])
+    h2 = layer([x, actions, sources], schedule=schedule)
     ```
 
     Reference:
@@ -264,7 +460,7 @@ class TopDownTreeLSTM(keras.layers.Layer):
             c_new = tf.where(masks[a], c, c_new)
         return h_new, c_new
 
-    def call(self, inputs, return_states=False):
+    def call(self, inputs, return_states=False, schedule=None):
         if len(inputs) not in (3, 4):
             raise ValueError(
                 "TopDownTreeLSTM takes [x, actions, sources] or [x, actions, "
@@ -288,6 +484,11 @@ class TopDownTreeLSTM(keras.layers.Layer):
         kernels = [tf.cast(k, dtype) for k in self.kernels]
         recurrent = [tf.cast(k, dtype) for k in self.recurrent_kernels]
         biases = [tf.cast(b, dtype) for b in self.biases]
+        if schedule is not None:
+            states = self._scheduled_states(
+                x, actions, sources, context, tf.cast(schedule, tf.int32),
+                kernels, recurrent, biases)
+            return self._outputs(states, return_states)
 
         # The first layer's input projections of every step, one matmul.
         action_masks_all = [
@@ -369,10 +570,72 @@ class TopDownTreeLSTM(keras.layers.Layer):
             maximum_iterations=steps,
         )
         states = tf.transpose(memory[1:], (1, 0, 2))  # (batch, T, width)
+        return self._outputs(states, return_states)
+
+    def _outputs(self, states, return_states):
+        units, layers = self.units, self.num_layers
         if not return_states:
             top = 2 * (layers - 1) * units
             return states[:, :, top:top + units]
         return [states[:, :, k * units:(k + 1) * units] for k in range(2 * layers)]
+
+    def _scheduled_states(self, x, actions, sources, context, schedule,
+                          kernels, recurrent, biases):
+        """The states `(batch, T, layers * 2 * units)` computed in the
+        iterations of an action-homogeneous `schedule`."""
+        dtype = self.compute_dtype
+        units, layers = self.units, self.num_layers
+        gates = 4 * units
+        batch = tf.shape(x)[0]
+        steps = tf.shape(x)[1]
+        iterations = tf.shape(schedule)[0]
+        rows = tf.shape(schedule)[1]
+        empty = batch * steps  # the index of an empty slot
+        slots = tf.reshape(schedule, (-1,))
+        # Memory row of each step: 1 + its slot (0, the root's, for the
+        # steps the schedule leaves out).
+        step_row = tf.math.unsorted_segment_max(
+            tf.range(1, iterations * rows + 1), slots, empty + 1)[:empty]
+        step_row = tf.maximum(step_row, 0)
+        # Memory row of each slot's source: 0 = the root, else its row.
+        source = tf.gather(
+            tf.concat([tf.reshape(sources, (-1,)), [0]], 0), slots)
+        source_step = tf.maximum((slots // steps) * steps + source - 1, 0)
+        source_row = tf.where(source > 0, tf.gather(step_row, source_step), 0)
+        source_row = tf.reshape(source_row, (iterations, rows))
+        # Each iteration's action: its first slot's (the empty iterations
+        # come last and are not run).
+        iteration_action = tf.gather(
+            tf.concat([tf.reshape(actions, (-1,)), [0]], 0), schedule[:, 0])
+        live = tf.reduce_sum(tf.cast(schedule[:, 0] < empty, tf.int32))
+
+        def by_slot(values):
+            flat = tf.reshape(values, (-1, values.shape[-1]))
+            flat = tf.concat([flat, tf.zeros_like(flat[:1])], 0)
+            return tf.gather(flat, schedule)  # (iterations, rows, dim)
+
+        extra = None
+        if context is not None:
+            extra = tf.matmul(
+                tf.reshape(tf.cast(context, dtype), (-1, self.context_dim)),
+                tf.cast(self.context_kernel, dtype))
+            extra = by_slot(tf.reshape(extra, (batch, steps, gates)))
+            extra = tf.where(
+                tf.equal(iteration_action, GEN_R)[:, None, None], extra,
+                tf.zeros_like(extra))
+        # Per layer, the four actions' [W; U] kernels and biases stacked:
+        # (4, inputs + units, gates) and (4, gates).
+        stacks, bias_stacks = [], []
+        for layer in range(layers):
+            inputs = kernels[layer].shape[0]
+            stack = tf.reshape(tf.concat([kernels[layer], recurrent[layer]], 0),
+                               (inputs + units, NUM_ACTIONS, gates))
+            stacks.append(tf.transpose(stack, (1, 0, 2)))
+            bias_stacks.append(tf.reshape(biases[layer], (NUM_ACTIONS, gates)))
+        states = _scheduled_recurrence(
+            units, layers, self.initial_value, source_row, iteration_action,
+            live, step_row, by_slot(x), extra, stacks, bias_stacks)
+        return tf.reshape(states, (batch, steps, layers * 2 * units))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[0][:2]) + (self.units,)

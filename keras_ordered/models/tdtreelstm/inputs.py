@@ -12,6 +12,11 @@ A tree of n words is n generation steps
 - `left_context[t, :]`: LdTreeLSTM's input, the head's left dependents'
   ids farthest-to-nearest for a GEN-R step, right-aligned (padding 0
   first), empty for the others.
+
+A batch also carries its `schedule` (`action_schedule`): the order in which
+`keras_ordered.layers.TopDownTreeLSTM` computes the steps of all its trees,
+each loop iteration one action's steps only (one LSTM's multiply-adds per
+step instead of the four actions' fused kernel).
 """
 
 import math
@@ -22,8 +27,11 @@ from keras_ordered.datasets.dependency import ACTIONS
 from keras_ordered.datasets.dependency import check_heads
 from keras_ordered.datasets.dependency import generation_steps
 
-INPUT_NAMES = ("words", "actions", "sources", "targets", "left_context")
+INPUT_NAMES = ("words", "actions", "sources", "targets", "left_context",
+               "schedule")
 ROOT_ID = 2
+SCHEDULE_ROWS = 32
+"""The default rows of one schedule iteration (see `action_schedule`)."""
 
 _ACTION_IDS = {name: i for i, name in enumerate(ACTIONS)}
 
@@ -64,19 +72,111 @@ def pad_length(n, multiple):
     return max(multiple, int(math.ceil(n / multiple)) * multiple)
 
 
-def batch_arrays(encoded, pad_to=8, left_context=True):
+def action_schedule(actions, sources, lengths, rows=SCHEDULE_ROWS, pad_to=8):
+    """An action-homogeneous order of a batch's generation steps.
+
+    The BFS generation order only matters through one constraint: a step's
+    source state exists before the step runs. This spreads the steps of all
+    the batch's trees over loop iterations of at most `rows` steps, every
+    iteration holding the steps of **one action** whose sources were
+    computed in earlier iterations, so that the iteration multiplies by that
+    action's kernel only (one LSTM's multiply-adds per step). Greedy list
+    scheduling: each iteration takes the action whose ready steps have the
+    longest chains of steps waiting on them (the critical path first), and
+    of those steps the `rows` with the longest chains.
+
+    Args:
+        actions: int array `(batch, T)`, 0..3 (see `encode_tree`).
+        sources: int array `(batch, T)`, the memory row of each step's
+            source (0 = the root, `k` = step `k - 1`).
+        lengths: int array `(batch,)`, the steps of each tree (the others
+            are padding and are left out).
+        rows: int, the most steps per iteration (the loop's row count is
+            `min(rows, batch rounded up to 8)`).
+        pad_to: int, the iterations are padded to a multiple of it with
+            empty ones (fewer distinct shapes: fewer XLA compilations).
+
+    Returns:
+        int32 array `(iterations, rows)`: flat step indices `b * T + t`;
+        `batch * T` marks an empty slot. An iteration's first slot is a
+        step unless the iteration is empty (then all are), and the empty
+        iterations come last.
+
+    Example:
+
+    >>> action_schedule(np.array([[1, 0, 1]]), np.array([[0, 1, 1]]), [3],
+    ...                 rows=8, pad_to=1)[:, :2]
+    array([[0, 3],
+           [1, 3],
+           [2, 3]], dtype=int32)
+    """
+    actions = np.asarray(actions)
+    sources = np.asarray(sources)
+    batch, steps = actions.shape
+    lengths = np.asarray(lengths).reshape(batch)
+    rows = int(min(rows, pad_length(batch, 8)))
+    valid = np.arange(steps)[None] < lengths[:, None]
+    # Longest chain of steps below each step (its dependents' depth).
+    height = np.zeros((batch, steps + 1), "int64")  # column k: step k - 1
+    for t in range(steps - 1, -1, -1):
+        live = valid[:, t]
+        source = np.where(live, sources[:, t], 0)
+        np.maximum.at(height, (np.arange(batch), source),
+                      np.where(live, height[:, t + 1] + 1, 0))
+    height = height[:, 1:].reshape(-1)
+    flat_actions = actions.reshape(-1)
+    # Memory column of each step's source: 0 = the root (always computed).
+    source_column = (np.arange(batch)[:, None] * (steps + 1)
+                     + np.where(valid, sources, 0)).reshape(-1)
+    done = np.zeros(batch * (steps + 1), bool)
+    done[np.arange(batch) * (steps + 1)] = True
+    waiting = valid.reshape(-1).copy()
+    step_column = (np.arange(batch)[:, None] * (steps + 1)
+                   + np.arange(1, steps + 1)[None]).reshape(-1)
+    schedule = []
+    while waiting.any():
+        ready = waiting & done[source_column]
+        best = None
+        for action in range(4):
+            candidates = np.flatnonzero(ready & (flat_actions == action))
+            if not len(candidates):
+                continue
+            order = candidates[np.argsort(-height[candidates], kind="stable")]
+            chosen = order[:rows]
+            score = (int(height[chosen].sum()) + len(chosen), -action)
+            if best is None or score > best[0]:
+                best = (score, chosen)
+        chosen = best[1]
+        waiting[chosen] = False
+        done[step_column[chosen]] = True
+        slot = np.full(rows, batch * steps, "int32")
+        slot[:len(chosen)] = np.sort(chosen)
+        schedule.append(slot)
+    total = max(pad_to, -(-len(schedule) // pad_to) * pad_to)
+    while len(schedule) < total:
+        schedule.append(np.full(rows, batch * steps, "int32"))
+    return np.stack(schedule)
+
+
+def batch_arrays(encoded, pad_to=8, left_context=True, schedule_rows=None):
     """Stacks encoded trees into padded arrays.
 
     Args:
         encoded: list of `encode_tree` dicts.
-        pad_to: int, the step and context lengths are rounded up to a
-            multiple of it (fewer distinct shapes: fewer XLA compilations).
+        pad_to: int, the step and context lengths (and the schedule's
+            iterations) are rounded up to a multiple of it (fewer distinct
+            shapes: fewer XLA compilations).
         left_context: bool, include `left_context` (LdTreeLSTM).
+        schedule_rows: int or None, include the `schedule` of
+            `action_schedule` with iterations of at most this many steps
+            (None: no schedule; the model then runs the steps in generation
+            order).
 
     Returns:
         `(inputs, positions)`: a dict of int32 arrays `words`, `actions`,
         `sources`, `targets` `(batch, T)` (and `left_context` `(batch, T,
-        K)`), and the int32 `positions` `(batch, T)` (0 at padding).
+        K)`, `schedule` `(iterations, rows)`), and the int32 `positions`
+        `(batch, T)` (0 at padding).
     """
     rows = len(encoded)
     steps = pad_length(max(len(e["targets"]) for e in encoded), pad_to)
@@ -98,6 +198,10 @@ def batch_arrays(encoded, pad_to=8, left_context=True):
                 if ids:
                     context[r, t, width - len(ids):] = ids
         arrays["left_context"] = context
+    if schedule_rows is not None:
+        lengths = np.array([len(e["targets"]) for e in encoded])
+        arrays["schedule"] = action_schedule(
+            arrays["actions"], arrays["sources"], lengths, schedule_rows, pad_to)
     return arrays, positions
 
 
@@ -118,6 +222,9 @@ class TreeBatches:
         seed: int.
         left_context: bool, include LdTreeLSTM's input.
         pad_to: int, see `batch_arrays`.
+        schedule_rows: int or None, see `batch_arrays` (default
+            `SCHEDULE_ROWS`: every batch carries its action-homogeneous
+            `schedule`; None: the model runs the generation order).
 
     Example:
 
@@ -129,7 +236,7 @@ class TreeBatches:
     """
 
     def __init__(self, encoded, batch_size, shuffle=True, seed=0,
-                 left_context=True, pad_to=8):
+                 left_context=True, pad_to=8, schedule_rows=SCHEDULE_ROWS):
         if not encoded:
             raise ValueError("No tree: the split is empty.")
         if batch_size < 1:
@@ -140,6 +247,7 @@ class TreeBatches:
         self.seed = int(seed)
         self.left_context = left_context
         self.pad_to = pad_to
+        self.schedule_rows = schedule_rows
 
     def __len__(self):
         return math.ceil(len(self.encoded) / self.batch_size)
@@ -165,7 +273,8 @@ class TreeBatches:
 
     def arrays(self, indices):
         inputs, _ = batch_arrays([self.encoded[i] for i in indices],
-                                 self.pad_to, self.left_context)
+                                 self.pad_to, self.left_context,
+                                 self.schedule_rows)
         return inputs
 
     def epoch(self, epoch, steps=None):
@@ -186,6 +295,8 @@ class TreeBatches:
                 for name in ("words", "actions", "sources", "targets")}
         if self.left_context:
             spec["left_context"] = tf.TensorSpec((None, None, None), tf.int32)
+        if self.schedule_rows is not None:
+            spec["schedule"] = tf.TensorSpec((None, None), tf.int32)
         dataset = tf.data.Dataset.from_generator(generator, output_signature=spec)
         if batches is not None:
             dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))

@@ -5,7 +5,11 @@ Structure
 
 Inputs (a dict; `keras_ordered.models.tdtreelstm.inputs` builds it from
 dependency trees): `words`, `actions`, `sources`, `targets` int32 `(batch,
-T)` and, for LdTreeLSTM, `left_context` int32 `(batch, T, K)`.
+T)`, for LdTreeLSTM `left_context` int32 `(batch, T, K)`, and optionally
+`schedule` int32 `(iterations, rows)`, the batch's action-homogeneous
+schedule (`inputs.action_schedule`; the batches carry one by default): the
+generation LSTMs then run one action per loop iteration. Without it (the
+exported SavedModel), they run in generation order; same numbers.
 
 ```
 x_t = E[words_t]                                   shared word embedding
@@ -40,6 +44,7 @@ from keras_ordered.layers.tree_lstm import LeftDependentLSTM
 from keras_ordered.layers.tree_lstm import TopDownTreeLSTM
 from keras_ordered.models.base import Vocabulary
 from keras_ordered.models.tdtreelstm import nce
+from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 from keras_ordered.models.tdtreelstm.inputs import encode_tree
 from keras_ordered.models.tdtreelstm.presets import get_preset
@@ -296,7 +301,13 @@ class TDTreeLSTMLanguageModel(keras.Model):
             q = self.left_dependent_lstm(
                 [self.embedding(context_ids), tf.not_equal(context_ids, 0)])
             lstm_inputs.append(q)
-        h = self.tree_lstm(lstm_inputs)
+        schedule = inputs.get("schedule")
+        if (schedule is not None
+                and tf.distribute.get_strategy().num_replicas_in_sync > 1):
+            # A strategy splits the schedule's iterations, not its trees,
+            # across replicas: fall back to the generation order.
+            schedule = None
+        h = self.tree_lstm(lstm_inputs, schedule=schedule)
         return self.output_dropout(h, training=training)
 
     def logits(self, hidden):
@@ -430,13 +441,17 @@ class TDTreeLSTMLanguageModel(keras.Model):
             object.__setattr__(self, "_score_fn", function)
         return function
 
-    def score(self, sentences, batch_size=64):
+    def score(self, sentences, batch_size=64, schedule_rows=SCHEDULE_ROWS):
         """log P(S | T) of sentences with their trees, per sentence and word.
 
         Args:
             sentences: list of `(words, heads)` pairs (`heads[i]` the head
                 of word `i + 1`, 0 = root) or `DependencyTree`s.
             batch_size: int, sentences per forward pass.
+            schedule_rows: int or None, the rows of the action-homogeneous
+                schedule each batch runs in
+                (`keras_ordered.models.tdtreelstm.inputs.action_schedule`;
+                None: the generation order). Same numbers.
 
         Returns:
             list of dicts, in the input order: `log_prob` (float, natural
@@ -455,7 +470,8 @@ class TDTreeLSTMLanguageModel(keras.Model):
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
             arrays, positions = batch_arrays([encoded[i] for i in chunk],
-                                             left_context=self.ld)
+                                             left_context=self.ld,
+                                             schedule_rows=schedule_rows)
             values = np.asarray(function(
                 {k: tf.constant(v) for k, v in arrays.items()}), "float64")
             for row, i in enumerate(chunk):
