@@ -153,7 +153,7 @@ def main(argv=None):
             lengths = np.sum(np.asarray(inputs["targets"]) > 0, axis=1)
             schedule = action_schedule(np.asarray(inputs["actions"]),
                                        np.asarray(inputs["sources"]), lengths,
-                                       rows=rows)
+                                       rows=rows, pad_to=4 * batcher.pad_to)
             scheduled.append(dict(inputs, schedule=tf.constant(schedule)))
         elapsed = (time.perf_counter() - started) / len(tree_inputs)
         name = ("tree_schedule" if len(args.schedule_rows) == 1

@@ -85,12 +85,16 @@ def numpy_scores(model, words, heads):
     return scores
 
 
-@pytest.mark.parametrize("ld", [False, True])
-def test_batched_model_equals_a_numpy_loop_per_tree(ld):
+@pytest.mark.parametrize("ld, schedule_rows", [
+    (False, 32), (True, 32), (False, None), (True, 2)])
+def test_batched_model_equals_a_numpy_loop_per_tree(ld, schedule_rows):
+    # schedule_rows: the action-homogeneous schedule (default, and 2 rows:
+    # many iterations), or None: the generation order.
     model = TDTreeLSTMLanguageModel(
         vocabulary(), embedding_dim=6, units=5, num_layers=2, dropout=0.3,
         ld=ld, ld_units=4, seed=3, init_range=0.5)
-    batched = model.score(TREES, batch_size=3)  # mixed sizes in one batch
+    batched = model.score(TREES, batch_size=3,  # mixed sizes in one batch
+                          schedule_rows=schedule_rows)
     for (words, heads), result in zip(TREES, batched):
         expected = numpy_scores(model, words, heads)
         np.testing.assert_allclose(result["word_log_probs"], expected,
@@ -319,3 +323,137 @@ def test_a_lower_casing_vocabulary_stays_one_after_a_round_trip(tmp_path):
     with pytest.raises(ValueError, match="contradicts the DependencyVocabulary"):
         TDTreeLSTMLanguageModel.from_preset(
             "tiny", DependencyVocabulary(WORDS), lowercase=True)
+
+
+def _random_heads(rng, n):
+    """A random dependency tree of n words (heads, 0 = the root)."""
+    order = [int(w) for w in rng.permutation(n) + 1]
+    heads = [0] * n
+    for k, w in enumerate(order[1:], 1):
+        heads[w - 1] = order[int(rng.integers(0, k))]
+    return heads
+
+
+def _random_batch(rng, sizes):
+    from keras_ordered.models.tdtreelstm.inputs import batch_arrays
+    from keras_ordered.models.tdtreelstm.inputs import encode_tree
+
+    encoded = [encode_tree(list(rng.integers(3, 13, n)), _random_heads(rng, n))
+               for n in sizes]
+    arrays, _ = batch_arrays(encoded, left_context=True, schedule_rows=None)
+    return arrays, np.array(sizes)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 8, 32])
+def test_action_schedule_runs_every_step_once_after_its_source(rows):
+    from keras_ordered.models.tdtreelstm.inputs import action_schedule
+
+    rng = np.random.default_rng(rows)
+    arrays, lengths = _random_batch(rng, [1, 2, 7, 13, 30, 4, 19])
+    actions, sources = arrays["actions"], arrays["sources"]
+    batch, steps = actions.shape
+    schedule = action_schedule(actions, sources, lengths, rows=rows)
+    empty = batch * steps
+    assert schedule.dtype == np.int32 and schedule.shape[0] % 8 == 0
+    assert schedule.shape[1] == min(rows, 8)
+    done = set()
+    finished = False
+    for iteration in schedule:
+        slots = iteration[iteration != empty]
+        if not len(slots):
+            finished = True  # the empty iterations come last
+            continue
+        assert not finished and iteration[0] != empty
+        b, t = slots // steps, slots % steps
+        assert len(set(actions[b, t])) == 1, "one action per iteration"
+        for bb, tt in zip(b, t):
+            source = sources[bb, tt]
+            # The source (0 = the root) was computed in an earlier iteration.
+            assert source == 0 or (bb, source - 1) in done
+        done.update(zip(b, t))
+    expected = {(b, t) for b in range(batch) for t in range(lengths[b])}
+    assert done == expected
+    assert sum(len(it[it != empty]) for it in schedule) == len(expected)
+
+
+@pytest.mark.parametrize("context, jit", [(False, False), (True, False),
+                                          (True, True)])
+def test_scheduled_states_and_gradients_equal_the_generation_order(context, jit):
+    from keras_ordered.layers import TopDownTreeLSTM
+    from keras_ordered.models.tdtreelstm.inputs import action_schedule
+
+    rng = np.random.default_rng(4)
+    arrays, lengths = _random_batch(rng, [3, 9, 1, 14, 6])
+    actions, sources = arrays["actions"], arrays["sources"]
+    batch, steps = actions.shape
+    layer = TopDownTreeLSTM(5, num_layers=2, context_dim=3 if context else None,
+                            initial_value=0.3)
+    inputs = [tf.constant(rng.normal(size=(batch, steps, 4)), tf.float32),
+              actions, sources]
+    if context:
+        inputs.append(tf.constant(rng.normal(size=(batch, steps, 3)), tf.float32))
+    layer(inputs)
+    schedule = action_schedule(actions, sources, lengths, rows=4)
+    real = (np.arange(steps)[None] < lengths[:, None])[..., None]
+    weights = [tf.constant(rng.normal(size=(batch, steps, 5)) * real, tf.float32)
+               for _ in range(4)]
+
+    @tf.function(jit_compile=jit)
+    def run(schedule, *inputs):
+        inputs = list(inputs)
+        with tf.GradientTape() as tape:
+            tape.watch(inputs[0])
+            if context:
+                tape.watch(inputs[3])
+            states = layer(inputs, return_states=True, schedule=schedule)
+            loss = sum(tf.reduce_sum(s * w) for s, w in zip(states, weights))
+        sources_of_grad = [inputs[0]] + inputs[3:]
+        return states, tape.gradient(loss, layer.trainable_weights + sources_of_grad)
+
+    ordered, ordered_grads = run(None, *inputs)
+    scheduled, scheduled_grads = run(tf.constant(schedule), *inputs)
+    for a, b in zip(ordered, scheduled):  # h^1, c^1, h^2, c^2 at every real step
+        np.testing.assert_allclose(np.asarray(b) * real, np.asarray(a) * real,
+                                   rtol=1e-5, atol=1e-6)
+    assert len(scheduled_grads) == len(layer.trainable_weights) + 1 + context
+    for a, b in zip(ordered_grads, scheduled_grads):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4,
+                                   atol=1e-5)
+
+
+def test_batches_carry_the_schedule_and_train_with_it():
+    model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
+                                                seed=5)
+    batches = TreeBatches(model.encode(TREES), 5, left_context=True)
+    inputs = next(batches.epoch(0))
+    assert inputs["schedule"].shape[1] == 8
+    plain = TreeBatches(model.encode(TREES), 5, left_context=True,
+                        schedule_rows=None)
+    assert "schedule" not in next(plain.epoch(0))
+    dataset = batches.dataset(lambda: batches.stream(0, 1))
+    model.compile(keras.optimizers.SGD(0.5), jit_compile=True)
+    history = model.fit(dataset, epochs=3, steps_per_epoch=1, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_mixed_precision_gradients_of_the_schedule_match_the_generation_order():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
+                                                    seed=2)
+        inputs = _batch(model)
+        assert "schedule" in inputs
+        grads = []
+        for batch in (inputs, {k: v for k, v in inputs.items() if k != "schedule"}):
+            with tf.GradientTape() as tape:
+                total, _ = model.objective(batch, training=True)
+            grads.append(tape.gradient(total, model.trainable_weights))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    for scheduled, ordered in zip(*grads):
+        scheduled = np.asarray(tf.convert_to_tensor(scheduled), "float32")
+        ordered = np.asarray(tf.convert_to_tensor(ordered), "float32")
+        assert np.isfinite(scheduled).all()
+        assert (np.linalg.norm(scheduled - ordered)
+                <= 0.05 * np.linalg.norm(ordered) + 1e-6)

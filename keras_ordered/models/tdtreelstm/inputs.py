@@ -163,9 +163,9 @@ def batch_arrays(encoded, pad_to=8, left_context=True, schedule_rows=None):
 
     Args:
         encoded: list of `encode_tree` dicts.
-        pad_to: int, the step and context lengths (and the schedule's
-            iterations) are rounded up to a multiple of it (fewer distinct
-            shapes: fewer XLA compilations).
+        pad_to: int, the step and context lengths are rounded up to a
+            multiple of it, the schedule's iterations to a multiple of
+            `4 * pad_to` (fewer distinct shapes: fewer XLA compilations).
         left_context: bool, include `left_context` (LdTreeLSTM).
         schedule_rows: int or None, include the `schedule` of
             `action_schedule` with iterations of at most this many steps
@@ -200,8 +200,12 @@ def batch_arrays(encoded, pad_to=8, left_context=True, schedule_rows=None):
         arrays["left_context"] = context
     if schedule_rows is not None:
         lengths = np.array([len(e["targets"]) for e in encoded])
+        # Empty iterations cost only their share of zeroed buffers (the
+        # loop stops at the last step), so the iterations are padded
+        # coarsely: few distinct shapes, few XLA compilations.
         arrays["schedule"] = action_schedule(
-            arrays["actions"], arrays["sources"], lengths, schedule_rows, pad_to)
+            arrays["actions"], arrays["sources"], lengths, schedule_rows,
+            4 * pad_to)
     return arrays, positions
 
 
