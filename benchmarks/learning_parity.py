@@ -17,6 +17,8 @@ streams, from the weights after every `--every` steps.
     python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 2
     python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 1 \
         --weight-drop-scaling inverted
+    python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 1 \
+        --precision mixed_bfloat16
 """
 
 import argparse
@@ -54,9 +56,10 @@ class Snapshots(keras.callbacks.Callback):
 
 
 def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
-        weight_drop_scaling="official"):
+        weight_drop_scaling="official", precision="float32"):
     (train_ids, valid_ids, _), vocabulary = data
     keras.utils.set_random_seed(seed)
+    keras.mixed_precision.set_global_policy(precision)
     model = ONLSTMLanguageModel(vocabulary, seed=seed,
                                 weight_drop_scaling=weight_drop_scaling,
                                 **MODEL)
@@ -86,6 +89,7 @@ def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
     return {
         "seed": seed,
         "weight_drop_scaling": weight_drop_scaling,
+        "precision": precision,
         "steps": steps,
         "train_seconds": round(seconds, 1),
         "tokens_per_second": round(steps * batch * bptt / seconds, 1),
@@ -107,10 +111,14 @@ def main():
     parser.add_argument("--weight-drop-scaling", default="official",
                         choices=["inverted", "official"],
                         help="DropConnect convention (see ONLSTMCell)")
+    parser.add_argument("--precision", default="float32",
+                        choices=["float32", "mixed_bfloat16"],
+                        help="Keras dtype policy of the model")
     args = parser.parse_args()
     data = ptb.load_data(args.data, download=False)
     print(json.dumps(run(data, args.seed, args.steps, args.every,
-                         weight_drop_scaling=args.weight_drop_scaling)),
+                         weight_drop_scaling=args.weight_drop_scaling,
+                         precision=args.precision)),
           flush=True)
 
 

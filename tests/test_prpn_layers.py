@@ -582,3 +582,56 @@ def test_predict_network_forward_and_batch_norm_modes():
     assert not np.allclose(y_train, y, atol=1e-3)
     config = predict.get_config()
     assert PRPNPredictNetwork.from_config(config).get_config() == config
+
+
+def _reading_network_pair(dropout):
+    import functools
+
+    from keras_ordered.layers.prpn_cell import reading_network_loop
+
+    cell = PRPNReadingCell(8, num_layers=2, num_slots=4, dropout=dropout,
+                           layer_dropout=dropout, recurrent_dropout=dropout,
+                           attention_dropout=dropout, seed=3)
+    rnn = keras.layers.RNN(cell, return_sequences=True, return_state=True)
+    rng = np.random.default_rng(0)
+    inputs = np.concatenate(
+        [rng.normal(size=(3, 6, 5)), rng.uniform(size=(3, 6, 4))], -1
+    ).astype("float32")
+    states = [rng.normal(size=(3, 32)).astype("float32") for _ in range(4)]
+    reference = [np.asarray(t) for t in rnn(inputs, initial_state=states)]
+    rnn.inner_loop = functools.partial(
+        lambda layer, sequences, initial_state, mask, training=False:
+        reading_network_loop(layer.cell, sequences, initial_state, training),
+        rnn,
+    )
+    return rnn, inputs, states, reference
+
+
+def test_layerwise_reading_loop_equals_the_per_step_cell():
+    import tensorflow as tf
+
+    rnn, inputs, states, reference = _reading_network_pair(0.0)
+    fast = [np.asarray(t) for t in rnn(inputs, initial_state=states)]
+    for a, b in zip(fast, reference):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+    def gradients():
+        with tf.GradientTape() as tape:
+            outputs = rnn(inputs, initial_state=states, training=True)
+            loss = tf.reduce_sum(outputs[0] ** 2) + tf.reduce_sum(outputs[1])
+        return tape.gradient(loss, rnn.trainable_variables)
+
+    fast_grads = gradients()
+    del rnn.inner_loop
+    for a, b in zip(fast_grads, gradients()):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4,
+                                   atol=1e-5)
+
+
+def test_layerwise_reading_loop_applies_dropout_in_training_only():
+    rnn, inputs, states, reference = _reading_network_pair(0.5)
+    inference = rnn(inputs, initial_state=states, training=False)
+    np.testing.assert_allclose(np.asarray(inference[0]), reference[0],
+                               rtol=1e-5, atol=1e-5)
+    training = rnn(inputs, initial_state=states, training=True)
+    assert not np.allclose(np.asarray(training[0]), reference[0], atol=1e-3)

@@ -272,8 +272,11 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
         """
         m2 = 2 * self.master_levels
         master_input, master_forget = self.master_gates(z[:, :m2])
-        master_input = ops.cast(master_input, self.compute_dtype)
-        master_forget = ops.cast(master_forget, self.compute_dtype)
+        # The gates in the precision of `z`: the compute dtype in `call`,
+        # float32 in the fast recurrence of `ONLSTM` (which keeps the cell
+        # state in float32 under a mixed policy).
+        master_input = ops.cast(master_input, z.dtype)
+        master_forget = ops.cast(master_forget, z.dtype)
         # [batch, 4 * n_chunks, chunk_size]: o, c_hat, i, f blocks.
         gates = ops.reshape(z[:, m2:], (-1, 4 * self.n_chunks, self.chunk_size))
         n = self.n_chunks
@@ -668,8 +671,13 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
     n, m, size = cell.n_chunks, cell.master_levels, cell.chunk_size
 
     def forward(z_inputs, h0, c0, kernel):
+        # Under a mixed policy only the products run in the compute dtype
+        # (bfloat16 / float16): the gate pre-activations are summed, the
+        # gates computed and the cell and hidden states carried in float32.
         def step(z_input, states):
-            z = z_input + tf.matmul(states[0], kernel)
+            z = tf.cast(z_input, "float32") + tf.cast(
+                tf.matmul(tf.cast(states[0], kernel.dtype), kernel), "float32"
+            )
             h, c = cell.recurrence(z, states[1])
             return tf.concat([h, c, z], axis=-1), [h, c]
 
@@ -677,7 +685,7 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
             step, z_inputs, [h0, c0], input_length=z_inputs.shape[1],
             return_all_outputs=True,
         )
-        outputs = packed[..., :units]
+        outputs = tf.cast(packed[..., :units], z_inputs.dtype)
         cells = packed[..., units : 2 * units]
         pre_activations = packed[..., 2 * units :]
         return outputs, cells, pre_activations, states[0], states[1]
@@ -688,7 +696,7 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
     def step_backward(kernel, carry, elems):
         d_h_next, d_c_next = carry
         z, c_prev, c, d_out = elems
-        dtype = z.dtype
+        dtype = kernel.dtype
         z32 = tf.cast(z, "float32")
         p_input = tf.nn.softmax(z32[:, :m])
         p_forget = tf.nn.softmax(z32[:, m : 2 * m])
@@ -777,7 +785,9 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
             d_h0, d_c0 = d_h_steps[0], d_c_steps[0]
             d_z = time_major(d_z)
             d_inputs = tf.cast(d_z, z_inputs.dtype)
-            h_prev = tf.concat([h0[:, None], outputs[:, :-1]], axis=1)
+            h_prev = tf.concat(
+                [tf.cast(h0, outputs.dtype)[:, None], outputs[:, :-1]], axis=1
+            )
             d_kernel = tf.einsum(
                 "bth,btg->hg", tf.cast(h_prev, d_inputs.dtype), d_inputs
             )
@@ -790,8 +800,8 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
 
         return (outputs, h_last, c_last), grad
 
-    h0, c0 = (tf.convert_to_tensor(s) for s in initial_state[:2])
+    h0, c0 = (tf.cast(s, "float32") for s in initial_state[:2])
     outputs, h_last, c_last = recurrence(
         projected, h0, c0, tf.convert_to_tensor(recurrent_kernel)
     )
-    return h_last, outputs, [h_last, c_last]
+    return tf.cast(h_last, outputs.dtype), outputs, [h_last, c_last]

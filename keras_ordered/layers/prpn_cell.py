@@ -20,6 +20,7 @@ from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
 from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
+from keras_ordered.layers.gated_attention import gated_softmax
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
@@ -535,3 +536,126 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
             "recurrent_initializer": serialize(self.recurrent_initializer),
             "seed": self.seed,
         }
+
+
+def reading_network_loop(cell, sequences, initial_state, training=False):
+    """`PRPNReadingCell` over a whole window, one layer after the other.
+
+    The same network as `keras.layers.RNN(cell)` (layer `l` at step `t`
+    reads layer `l - 1` at step `t` and its own tape, so running layer 1
+    over the window before layer 2 changes nothing), arranged for speed:
+
+    - every product of a layer's input (the LSTM input projection with its
+      layer normalisation, the input half of the attention query) is one
+      `(batch * time, features)` matmul before the layer's loop, with the
+      input dropouts (element-wise, a fresh draw per step and position, as
+      in the per-step cell) drawn for the whole window at once;
+    - inside the loop remain the products of the previous hidden state
+      (attention query, LSTM recurrent projection), the attention over the
+      `num_slots` slots and the element-wise LSTM update;
+    - under a mixed policy the products run in the compute dtype and the
+      tapes, the attention weights, the gates and the cell state stay in
+      float32.
+
+    Values equal the per-step cell's in inference (tested); in training the
+    dropout masks are drawn in another order (same distribution).
+
+    Args:
+        cell: a built `PRPNReadingCell`.
+        sequences: `(batch, time, input_dim + num_slots)`, the per-step
+            inputs `[embedding ; gates]`.
+        initial_state: list of `2 * num_layers` tensors
+            `(batch, num_slots * units)`.
+        training: Python boolean.
+
+    Returns:
+        `(last_output, outputs, new_states)` as `keras.layers.RNN`'s
+        `inner_loop` returns them.
+    """
+    from keras.src.backend import rnn as backend_rnn
+
+    dtype = cell.compute_dtype
+    units, slots = cell.units, cell.num_slots
+    sequences = ops.cast(sequences, dtype)
+    x = sequences[..., : cell.input_dim]
+    gates = ops.cast(sequences[..., cell.input_dim :], "float32")
+    masks = cell.get_dropout_mask(None) if training else None
+    scale = 1.0 / float(units) ** 0.5
+    new_states = []
+    for index in range(cell.num_layers):
+        attention = cell.attentions[index]
+        lstm = cell.lstm_cells[index]
+        in_dim = int(x.shape[-1])
+        key_kernel = ops.cast(attention.kernel, dtype)
+        query_input = ops.matmul(
+            attention._drop(x, training), key_kernel[:in_dim]
+        ) + ops.cast(attention.bias, dtype)
+        lstm_input = x
+        if training:
+            lstm_input = cell._step_dropout(x, cell._layer_rate(index))
+        z_input = lstm.input_norm(
+            ops.matmul(lstm_input, ops.cast(lstm.kernel, dtype))
+            + ops.cast(lstm.input_bias, dtype)
+        )
+        step_inputs = ops.concatenate(
+            [ops.cast(query_input, "float32"), ops.cast(z_input, "float32"),
+             gates],
+            axis=-1,
+        )
+        query_kernel = key_kernel[in_dim:]
+        recurrent_kernel = ops.cast(lstm.recurrent_kernel, dtype)
+        recurrent_bias = ops.cast(lstm.recurrent_bias, dtype)
+        mask = None
+        if masks is not None and masks[index] is not None:
+            mask = ops.cast(masks[index], "float32")
+
+        def step(inputs, states, attention=attention, lstm=lstm,
+                 query_kernel=query_kernel, recurrent_kernel=recurrent_kernel,
+                 recurrent_bias=recurrent_bias, mask=mask):
+            tape_h, tape_c = states
+            query = inputs[:, :units] + ops.cast(
+                ops.matmul(
+                    attention._drop(ops.cast(tape_h[:, -1], dtype), training),
+                    query_kernel,
+                ),
+                "float32",
+            )
+            query = attention._drop(query, training)
+            scores = ops.einsum("bmd,bd->bm", tape_h, query) * scale
+            weights = gated_softmax(scores, inputs[:, 5 * units :])
+            attended_h = ops.einsum("bm,bmd->bd", weights, tape_h)
+            attended_c = ops.einsum("bm,bmd->bd", weights, tape_c)
+            if mask is not None:
+                attended_h = attended_h * mask
+            z = inputs[:, units : 5 * units] + ops.cast(
+                lstm.recurrent_norm(
+                    ops.matmul(ops.cast(attended_h, dtype), recurrent_kernel)
+                    + recurrent_bias
+                ),
+                "float32",
+            )
+            input_gate = ops.sigmoid(z[:, :units])
+            forget_gate = ops.sigmoid(z[:, units : 2 * units])
+            candidate = ops.tanh(z[:, 2 * units : 3 * units])
+            output_gate = ops.sigmoid(z[:, 3 * units :])
+            c = forget_gate * attended_c + input_gate * candidate
+            h = output_gate * ops.tanh(
+                ops.cast(lstm.cell_norm(ops.cast(c, "float32")), "float32")
+            )
+            tape_h = ops.concatenate([tape_h[:, 1:], h[:, None]], axis=1)
+            tape_c = ops.concatenate([tape_c[:, 1:], c[:, None]], axis=1)
+            return h, [tape_h, tape_c]
+
+        shape = (-1, slots, units)
+        tapes = [
+            ops.reshape(ops.cast(initial_state[2 * index + k], "float32"), shape)
+            for k in (0, 1)
+        ]
+        _, outputs, (tape_h, tape_c) = backend_rnn(
+            step, step_inputs, tapes, input_length=sequences.shape[1],
+            return_all_outputs=True,
+        )
+        flat = (-1, slots * units)
+        new_states += [ops.reshape(tape_h, flat), ops.reshape(tape_c, flat)]
+        x = ops.cast(outputs, dtype)
+    return x[:, -1], x, new_states

@@ -78,6 +78,8 @@ a strategy with several replicas, so that N replicas train the model one
 device trains on the same global batch).
 """
 
+import functools
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -87,6 +89,7 @@ from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
+from keras_ordered.layers.prpn_cell import reading_network_loop
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
@@ -250,6 +253,10 @@ class PRPNLanguageModel(
             return_state=True,
             name="reading_network",
         )
+        # The same network, one layer after the other with the input
+        # projections outside the loop (`reading_network_loop`); the layer
+        # stays a `keras.layers.RNN`, so saved weights keep their paths.
+        reading.inner_loop = functools.partial(_reading_inner_loop, reading)
         predictor = PRPNPredictNetwork(
             embedding_dim,
             num_slots,
@@ -426,3 +433,13 @@ class PRPNLanguageModel(
             "seed": self.seed,
             "synchronized_batch_norm": self.synchronized_batch_norm,
         }
+
+
+def _reading_inner_loop(rnn, sequences, initial_state, mask, training=False):
+    if mask is not None or rnn.go_backwards or rnn.unroll:
+        return keras.layers.RNN.inner_loop(
+            rnn, sequences, initial_state, mask, training=training
+        )
+    return reading_network_loop(
+        rnn.cell, sequences, initial_state, training=training
+    )
