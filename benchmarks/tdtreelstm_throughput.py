@@ -9,9 +9,10 @@ two `keras.layers.LSTM(200)`, dropout 0.2, Dense softmax) left to right
 from a `<root>` symbol; each predicts every word once. Both train steps are
 XLA-compiled (`jit_compile=True`) unless `--no-jit`; batches are padded to
 lengths of a multiple of 8 and warmed up on every shape first, so that
-compilation is not timed; the models are then timed in interleaved rounds,
-each keeping its fastest pass (the load of a shared machine drifts). The
-tree model runs three ways on the same weights' shapes:
+compilation is not timed; the models are then timed batch by batch,
+interleaved, in `--repeats` rounds, each keeping its fastest time of each
+batch (the load of a shared machine drifts). The tree model runs three
+ways:
 
 - `tree_schedule` (the default of the model's batches): the steps of the
   batch's trees in an action-homogeneous schedule prepared with the batch
@@ -113,7 +114,7 @@ def main(argv=None):
                         help="distinct batches timed (default 8)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="interleaved timing rounds; each model's fastest "
-                        "pass is kept (default 3)")
+                        "time of each batch is kept (default 3)")
     parser.add_argument("--schedule-rows", type=int, nargs="+", default=[32],
                         help="rows per iteration of the action-homogeneous "
                         "schedule; several values time one variant each "
@@ -161,7 +162,11 @@ def main(argv=None):
         variants[name] = ("gates", scheduled)
         result.setdefault("schedules", {})[name] = {
             "rows": rows,
-            "iterations_per_batch": [int(b["schedule"].shape[0]) for b in scheduled],
+            "iterations_per_batch": [
+                int(np.sum(np.asarray(b["schedule"])[:, 0] < b["targets"].shape[0]
+                           * b["targets"].shape[1])) for b in scheduled],
+            "padded_iterations_per_batch": [int(b["schedule"].shape[0])
+                                            for b in scheduled],
             "steps_per_batch": [int(np.sum(np.asarray(b["targets"]) > 0))
                                 for b in scheduled],
             "schedule_ms_per_batch": round(1000 * elapsed, 1),
@@ -219,22 +224,25 @@ def main(argv=None):
 
     functions["sequential_lstm"] = (seq_train, seq_score, seq_batches,
                                     int(sequential.count_params()))
-    # Warm up every shape of every function, then time the models in
-    # interleaved rounds and keep each one's fastest pass: the machine's
-    # load drifts, and the fastest pass is the least disturbed one.
+    # Warm up every shape of every function, then time the models batch by
+    # batch, interleaved (batch k of every model, then batch k + 1, ...),
+    # and keep each model's fastest time of each batch over the rounds:
+    # the machine's load drifts, and the fastest step is the least
+    # disturbed one.
     for train_step, score_step, batches, _ in functions.values():
         for batch in batches:
             train_step(batch)
             score_step(batch)
-    best = {name: [float("inf"), float("inf")] for name in functions}
+    best = {name: np.full((2, len(chosen)), np.inf) for name in functions}
     for _ in range(args.repeats):
-        for name, (train_step, score_step, batches, _) in functions.items():
-            for k, step in enumerate((train_step, score_step)):
-                started = time.perf_counter()
-                for batch in batches:
-                    value = step(batch)
-                np.asarray(value)
-                best[name][k] = min(best[name][k], time.perf_counter() - started)
+        for b in range(len(chosen)):
+            for name, (train_step, score_step, batches, _) in functions.items():
+                for k, step in enumerate((train_step, score_step)):
+                    started = time.perf_counter()
+                    np.asarray(step(batches[b]))
+                    best[name][k, b] = min(best[name][k, b],
+                                           time.perf_counter() - started)
+    best = {name: times.sum(axis=1) for name, times in best.items()}
     for name, (_, _, _, parameters) in functions.items():
         result[name] = {
             "train_words_per_second": round(words / best[name][0], 1),

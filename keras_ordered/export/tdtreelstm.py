@@ -28,7 +28,11 @@ built as `keras_ordered.models.tdtreelstm.inputs` builds them (words looked
 up in the model's `DependencyVocabulary`, lower-cased when it lower-cases,
 `<unk>` for the others; the vocabulary file is the asset
 `assets/tdtreelstm_vocabulary.txt`), the model runs in inference mode, and
-each step's log-probability is put back at its word's position.
+each step's log-probability is put back at its word's position. The
+served graph runs the generation LSTMs in generation order (no
+action-homogeneous `schedule`: that is built in NumPy with the training
+and scoring batches, `keras_ordered.models.tdtreelstm.inputs.
+action_schedule`, and has no in-graph version); the numbers are the same.
 
 Outputs, the batch first: `words` (string `[batch, max_words]`, as
 written, padded with `""`), `heads` (int32, padded with 0), `length`

@@ -14,33 +14,41 @@ node's state (row 0: the root, row k: the state written at step k - 1).
 Deep version: layer `l` reads the layer below's new state and its own
 layer's state at `s_t`.
 
-Batched over trees: one `tf.while_loop` over the generation steps, every
-tree of the batch advancing together; the state memory `(T + 1, batch,
-layers * 2 * units)` is read by index (a gather with a hand-written
-gradient, so that the loop's backward pass keeps one row per step, not the
-memory) and written with `tensor_scatter_nd_update`. No Python loop per
-tree; XLA compiles it (`jit_compile=True`).
+Two ways to batch the trees, with the same numbers: in an
+action-homogeneous `schedule` (what the model's training and scoring
+batches carry by default; below), or in generation order (the exported
+SavedModel): one `tf.while_loop` over the generation steps, every tree of
+the batch advancing together; the state memory `(T + 1, batch, layers * 2
+* units)` is read by index (a gather with a hand-written gradient, so that
+the loop's backward pass keeps one row per step, not the memory) and
+written with `tensor_scatter_nd_update`. No Python loop per tree; XLA
+compiles either (`jit_compile=True`).
 
-Choosing the LSTM: the four LSTMs' kernels are stored side by side, each
-layer's `(inputs, 4 actions * 4 gates * units)`. The first layer's input
-projections of all steps are one matmul before the loop (the inputs are
-known), then each row keeps its action's block (a `where` over the
-actions). Inside the loop, the recurrent (and upper-layer input) matmul
-produces the four actions' gate pre-activations in one call and each row
-keeps its own: one LSTM's element-wise work per step, one matmul call,
-at four times one LSTM's multiply-adds on those matrices.
+Choosing the LSTM in generation order: the four LSTMs' kernels are stored
+side by side, each layer's `(inputs, 4 actions * 4 gates * units)`.
+`selection="gates"`: the first layer's input projections of all steps are
+one matmul before the loop (the inputs are known), then each row keeps its
+action's block (a `where` over the actions). Inside the loop, the
+recurrent (and upper-layer input) matmul produces the four actions' gate
+pre-activations in one call and each row keeps its own: one LSTM's
+element-wise work per step, one matmul call, at four times one LSTM's
+multiply-adds on those matrices.
+`selection="states"`: the naive way, four whole LSTM steps per step.
 
-Action-homogeneous schedule (`schedule=`, what the model's batches carry
-by default): the generation order only matters through "a step's source
-state exists before the step runs", so the steps of all the batch's trees
-can run in another order. `keras_ordered.models.tdtreelstm.inputs.
-action_schedule` prepares one with each batch (NumPy, in the input
-pipeline): loop iterations of up to `rows` steps, each iteration one
-action's steps whose sources are already computed. The loop then runs over
-the schedule's iterations, the state memory holds one row per schedule
-slot, and each iteration multiplies `[x_t; h_{s_t}]` by its action's
-kernel only: one LSTM's multiply-adds per step. The benchmark
-`benchmarks/tdtreelstm_throughput.py` measures the three ways.
+Action-homogeneous schedule (`schedule=`): the generation order only
+matters through "a step's source state exists before the step runs", so
+the steps of all the batch's trees can run in another order.
+`keras_ordered.models.tdtreelstm.inputs.action_schedule` prepares one with
+each batch (NumPy, in the input pipeline): loop iterations of up to `rows`
+steps, each iteration one action's steps whose sources are already
+computed. The loop then runs over the schedule's iterations, the state
+memory holds one row per schedule slot, and each iteration multiplies
+`[x_t; h_{s_t}]` by its action's `[W; U]` only: one LSTM's multiply-adds
+per step. Its backward pass is written by hand (`_scheduled_recurrence`):
+a reverse loop that adds into the memory's gradient only the rows an
+iteration read, where automatic differentiation of the loop adds a dense
+memory-sized tensor per iteration (that cost grows with the batch). The
+benchmark `benchmarks/tdtreelstm_throughput.py` measures the three ways.
 
 Reference:
     Zhang, Lu, Lapata. "Top-down Tree Long Short-Term Memory Networks".
@@ -298,11 +306,12 @@ class TopDownTreeLSTM(keras.layers.Layer):
             `H[0]` (hidden and cell; the official `initHidVal`, 0.01).
         kernel_initializer, recurrent_initializer, bias_initializer:
             initializers (official: uniform in +-0.1 for every weight).
-        selection: `"gates"` (default: one matmul gives the four actions'
-            gate pre-activations, each row keeps its own, one LSTM's
-            element-wise work) or `"states"` (the naive way, for
-            benchmarks: four whole LSTM steps, then each row keeps its
-            action's new state). Same results.
+        selection: how a call without `schedule` (generation order)
+            chooses each row's LSTM: `"gates"` (default: one matmul gives
+            the four actions' gate pre-activations, each row keeps its
+            own, one LSTM's element-wise work) or `"states"` (the naive
+            way, for benchmarks: four whole LSTM steps, then each row
+            keeps its action's new state). Same results.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
