@@ -635,3 +635,43 @@ def test_layerwise_reading_loop_applies_dropout_in_training_only():
                                rtol=1e-5, atol=1e-5)
     training = rnn(inputs, initial_state=states, training=True)
     assert not np.allclose(np.asarray(training[0]), reference[0], atol=1e-3)
+
+
+def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
+    import tensorflow as tf
+
+    from keras_ordered.layers.prpn_cell import _tf_reading_recurrence
+
+    rng = np.random.default_rng(1)
+    b, t, m, d = 2, 5, 3, 4
+
+    def normal(*shape):
+        return tf.constant(rng.normal(size=shape).astype("float32"))
+
+    def drop(*shape):
+        return tf.constant(2.0 * (rng.uniform(size=shape) > 0.5), "float32")
+
+    inputs = [normal(b, t, d), normal(b, t, 4 * d),
+              tf.constant(rng.uniform(size=(b, t, m)).astype("float32")),
+              normal(b, m, d), normal(b, m, d)]
+    weights = {"query_kernel": normal(d, d), "recurrent_kernel": normal(d, 4 * d),
+               "recurrent_bias": normal(4 * d), "recurrent_gamma": normal(4 * d),
+               "recurrent_beta": normal(4 * d), "cell_gamma": normal(d),
+               "cell_beta": normal(d)}
+    masks = {"key": drop(b, t, d), "query": drop(b, t, d),
+             "attended": drop(1, d)}
+    probes = normal(b, t, d), normal(b, t, d)
+
+    def gradients(custom):
+        sources = inputs + list(weights.values())
+        with tf.GradientTape() as tape:
+            tape.watch(sources)
+            h, c = _tf_reading_recurrence(
+                *inputs, weights, masks, epsilon=(1e-6, 1e-6),
+                custom_backward=custom)
+            loss = tf.reduce_sum(h * probes[0]) + tf.reduce_sum(c * probes[1])
+        return tape.gradient(loss, sources)
+
+    for mine, autodiff in zip(gradients(True), gradients(False)):
+        np.testing.assert_allclose(np.asarray(mine), np.asarray(autodiff),
+                                   rtol=2e-4, atol=2e-5)

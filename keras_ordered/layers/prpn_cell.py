@@ -547,17 +547,23 @@ def reading_network_loop(cell, sequences, initial_state, training=False):
 
     - every product of a layer's input (the LSTM input projection with its
       layer normalisation, the input half of the attention query) is one
-      `(batch * time, features)` matmul before the layer's loop, with the
-      input dropouts (element-wise, a fresh draw per step and position, as
-      in the per-step cell) drawn for the whole window at once;
+      `(batch * time, features)` matmul before the layer's loop, and the
+      element-wise dropouts (a fresh draw per step and position, as in the
+      per-step cell) are drawn for the whole window at once;
     - inside the loop remain the products of the previous hidden state
       (attention query, LSTM recurrent projection), the attention over the
       `num_slots` slots and the element-wise LSTM update;
+    - on TensorFlow the loop has a hand-written backward pass
+      (`_tf_reading_recurrence`): it keeps only `h`, `c`, the queries,
+      attention weights and recurrent pre-activations of each step, not
+      every step's tapes, and the recurrent kernels' gradients are one
+      product each after the loop instead of a read-modify-write of the
+      whole kernel gradient at every step;
     - under a mixed policy the products run in the compute dtype and the
       tapes, the attention weights, the gates and the cell state stay in
       float32.
 
-    Values equal the per-step cell's in inference (tested); in training the
+    Values and gradients equal the per-step cell's (tested); in training the
     dropout masks are drawn in another order (same distribution).
 
     Args:
@@ -572,15 +578,12 @@ def reading_network_loop(cell, sequences, initial_state, training=False):
         `(last_output, outputs, new_states)` as `keras.layers.RNN`'s
         `inner_loop` returns them.
     """
-    from keras.src.backend import rnn as backend_rnn
-
     dtype = cell.compute_dtype
     units, slots = cell.units, cell.num_slots
     sequences = ops.cast(sequences, dtype)
     x = sequences[..., : cell.input_dim]
     gates = ops.cast(sequences[..., cell.input_dim :], "float32")
     masks = cell.get_dropout_mask(None) if training else None
-    scale = 1.0 / float(units) ** 0.5
     new_states = []
     for index in range(cell.num_layers):
         attention = cell.attentions[index]
@@ -597,65 +600,284 @@ def reading_network_loop(cell, sequences, initial_state, training=False):
             ops.matmul(lstm_input, ops.cast(lstm.kernel, dtype))
             + ops.cast(lstm.input_bias, dtype)
         )
-        step_inputs = ops.concatenate(
-            [ops.cast(query_input, "float32"), ops.cast(z_input, "float32"),
-             gates],
-            axis=-1,
-        )
-        query_kernel = key_kernel[in_dim:]
-        recurrent_kernel = ops.cast(lstm.recurrent_kernel, dtype)
-        recurrent_bias = ops.cast(lstm.recurrent_bias, dtype)
-        mask = None
+        step_masks = {}
+        if training and attention.dropout > 0:
+            ones = ops.ones(ops.shape(query_input), "float32")
+            step_masks["key"] = attention._drop(ones, True)
+            step_masks["query"] = attention._drop(ones, True)
         if masks is not None and masks[index] is not None:
-            mask = ops.cast(masks[index], "float32")
-
-        def step(inputs, states, attention=attention, lstm=lstm,
-                 query_kernel=query_kernel, recurrent_kernel=recurrent_kernel,
-                 recurrent_bias=recurrent_bias, mask=mask):
-            tape_h, tape_c = states
-            query = inputs[:, :units] + ops.cast(
-                ops.matmul(
-                    attention._drop(ops.cast(tape_h[:, -1], dtype), training),
-                    query_kernel,
-                ),
-                "float32",
-            )
-            query = attention._drop(query, training)
-            scores = ops.einsum("bmd,bd->bm", tape_h, query) * scale
-            weights = gated_softmax(scores, inputs[:, 5 * units :])
-            attended_h = ops.einsum("bm,bmd->bd", weights, tape_h)
-            attended_c = ops.einsum("bm,bmd->bd", weights, tape_c)
-            if mask is not None:
-                attended_h = attended_h * mask
-            z = inputs[:, units : 5 * units] + ops.cast(
-                lstm.recurrent_norm(
-                    ops.matmul(ops.cast(attended_h, dtype), recurrent_kernel)
-                    + recurrent_bias
-                ),
-                "float32",
-            )
-            input_gate = ops.sigmoid(z[:, :units])
-            forget_gate = ops.sigmoid(z[:, units : 2 * units])
-            candidate = ops.tanh(z[:, 2 * units : 3 * units])
-            output_gate = ops.sigmoid(z[:, 3 * units :])
-            c = forget_gate * attended_c + input_gate * candidate
-            h = output_gate * ops.tanh(
-                ops.cast(lstm.cell_norm(ops.cast(c, "float32")), "float32")
-            )
-            tape_h = ops.concatenate([tape_h[:, 1:], h[:, None]], axis=1)
-            tape_c = ops.concatenate([tape_c[:, 1:], c[:, None]], axis=1)
-            return h, [tape_h, tape_c]
-
+            step_masks["attended"] = ops.cast(masks[index], "float32")
         shape = (-1, slots, units)
         tapes = [
             ops.reshape(ops.cast(initial_state[2 * index + k], "float32"), shape)
             for k in (0, 1)
         ]
-        _, outputs, (tape_h, tape_c) = backend_rnn(
-            step, step_inputs, tapes, input_length=sequences.shape[1],
-            return_all_outputs=True,
+        weights = dict(
+            query_kernel=key_kernel[in_dim:],
+            recurrent_kernel=ops.cast(lstm.recurrent_kernel, dtype),
+            recurrent_bias=ops.cast(lstm.recurrent_bias, "float32"),
+            recurrent_gamma=ops.cast(lstm.recurrent_norm.gamma, "float32"),
+            recurrent_beta=ops.cast(lstm.recurrent_norm.beta, "float32"),
+            cell_gamma=ops.cast(lstm.cell_norm.gamma, "float32"),
+            cell_beta=ops.cast(lstm.cell_norm.beta, "float32"),
+        )
+        outputs_h, outputs_c = _tf_reading_recurrence(
+            ops.cast(query_input, "float32"), ops.cast(z_input, "float32"),
+            gates, tapes[0], tapes[1], weights, step_masks,
+            epsilon=(lstm.recurrent_norm.epsilon, lstm.cell_norm.epsilon),
         )
         flat = (-1, slots * units)
-        new_states += [ops.reshape(tape_h, flat), ops.reshape(tape_c, flat)]
-        x = ops.cast(outputs, dtype)
+        for tape, outputs in zip(tapes, (outputs_h, outputs_c)):
+            tape = ops.concatenate([tape, outputs], axis=1)[:, -slots:]
+            new_states.append(ops.reshape(tape, flat))
+        x = ops.cast(outputs_h, dtype)
     return x[:, -1], x, new_states
+
+
+def _std_norm(x, gamma, beta, epsilon):
+    # StdLayerNormalization in float32: `x_hat * gamma + beta`.
+    n = x.shape[-1]
+    centred = x - ops.mean(x, axis=-1, keepdims=True)
+    std = ops.sqrt(ops.sum(centred * centred, axis=-1, keepdims=True) / (n - 1))
+    return centred / (std + epsilon) * gamma + beta
+
+
+def _std_norm_backward(d_y, x, gamma, epsilon):
+    """`(d_x, x_hat)` of `_std_norm` for the upstream gradient `d_y`."""
+    n = x.shape[-1]
+    centred = x - ops.mean(x, axis=-1, keepdims=True)
+    std = ops.sqrt(ops.sum(centred * centred, axis=-1, keepdims=True) / (n - 1))
+    denominator = std + epsilon
+    d_hat = d_y * gamma
+    d_std = -ops.sum(d_hat * centred, axis=-1, keepdims=True) / denominator**2
+    d_centred = d_hat / denominator + d_std * centred / ((n - 1) * std)
+    d_x = d_centred - ops.mean(d_centred, axis=-1, keepdims=True)
+    return d_x, centred / denominator
+
+
+def _tf_loop(step, elems, carry, outputs_like, reverse=False):
+    """`tf.scan` that keeps only the last carry (tf.scan stacks them all).
+
+    `step(carry, elems_t) -> (carry, outputs_t)`; `elems` a tuple of
+    time-major tensors, `outputs_like` a tuple of per-step tensors giving
+    the outputs' dtypes. Returns `(last_carry, stacked_outputs)`.
+    """
+    import tensorflow as tf
+
+    steps = tf.shape(elems[0])[0]
+    inputs = [tf.TensorArray(e.dtype, size=steps).unstack(e) for e in elems]
+    outputs = [tf.TensorArray(o.dtype, size=steps) for o in outputs_like]
+
+    def body(i, carry, outputs):
+        t = steps - 1 - i if reverse else i
+        carry, out = step(carry, tuple(a.read(t) for a in inputs))
+        outputs = [a.write(t, o) for a, o in zip(outputs, out)]
+        return i + 1, carry, outputs
+
+    _, carry, outputs = tf.while_loop(
+        lambda i, *_: i < steps, body, (tf.constant(0), carry, outputs)
+    )
+    return carry, tuple(a.stack() for a in outputs)
+
+
+def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
+                           weights, step_masks, epsilon, custom_backward=True):
+    """One reading layer's loop over a window, with a hand-written backward.
+
+    Per step `t` (float32 except the two products, run in the kernels'
+    dtype), with `h_p` the tape's last slot:
+
+    ```
+    q  = (q_x[t] + (h_p * m_key[t]) K_h) * m_query[t]
+    w  = gated_softmax(tape_h . q / sqrt(d), g[t])
+    h~ = (w . tape_h) * m_att ;  c~ = w . tape_c
+    r  = h~ U + b_hh ;  z = z_x[t] + LN_hh(r)
+    c  = sigmoid(f) c~ + sigmoid(i) tanh(g) ;  h = sigmoid(o) tanh(LN_c(c))
+    ```
+
+    then `h`, `c` are pushed onto the tapes. The backward pass rebuilds each
+    step's tapes from the initial tapes and the output sequences, and
+    derives every quantity from `q`, `w`, `r` and `c`, stored per step.
+    Returns the output sequences `(h, c)`, each `(batch, time, units)`.
+    `custom_backward=False` leaves the loop to autodiff (for testing).
+    """
+    import tensorflow as tf
+
+    slots = int(tape_h0.shape[1])
+    units = int(tape_h0.shape[2])
+    scale = 1.0 / float(units) ** 0.5
+    eps_r, eps_c = epsilon
+    key_mask = step_masks.get("key")
+    query_mask = step_masks.get("query")
+    attended_mask = step_masks.get("attended")
+    names = ("query_kernel", "recurrent_kernel", "recurrent_bias",
+             "recurrent_gamma", "recurrent_beta", "cell_gamma", "cell_beta")
+
+    def time_major(x):
+        return tf.transpose(x, (1, 0, 2))
+
+    def split(z):
+        return (tf.sigmoid(z[:, :units]), tf.sigmoid(z[:, units : 2 * units]),
+                tf.tanh(z[:, 2 * units : 3 * units]),
+                tf.sigmoid(z[:, 3 * units :]))
+
+    def attend(tape_h, query, g):
+        scores = tf.einsum("bmd,bd->bm", tape_h, query) * scale
+        shifted = tf.exp(scores - tf.reduce_max(scores, -1, keepdims=True))
+        total = tf.reduce_sum(g * shifted, -1, keepdims=True) + 1e-8
+        return g * shifted / total, shifted / total
+
+    def matmul(a, kernel, transpose_b=False):
+        return tf.cast(
+            tf.matmul(tf.cast(a, kernel.dtype), kernel, transpose_b=transpose_b),
+            "float32",
+        )
+
+    def per_step(x):
+        return time_major(x) if x is not None else tf.zeros((tf.shape(gates)[1],))
+
+    def forward(query_input, z_input, gates, tape_h0, tape_c0, kernels):
+        w_ = dict(zip(names, kernels))
+
+        def step(carry, elems):
+            tape_h, tape_c = carry
+            q_x, z_x, g, m_key, m_query = elems
+            h_p = tape_h[:, -1]
+            if key_mask is not None:
+                h_p = h_p * m_key
+            query = q_x + matmul(h_p, w_["query_kernel"])
+            if query_mask is not None:
+                query = query * m_query
+            attn, _ = attend(tape_h, query, g)
+            attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
+            attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
+            if attended_mask is not None:
+                attended_h = attended_h * attended_mask
+            r = matmul(attended_h, w_["recurrent_kernel"]) + w_["recurrent_bias"]
+            z = z_x + _std_norm(r, w_["recurrent_gamma"], w_["recurrent_beta"],
+                                eps_r)
+            i, f, g_hat, o = split(z)
+            c = f * attended_c + i * g_hat
+            h = o * tf.tanh(_std_norm(c, w_["cell_gamma"], w_["cell_beta"], eps_c))
+            carry = (tf.concat([tape_h[:, 1:], h[:, None]], 1),
+                     tf.concat([tape_c[:, 1:], c[:, None]], 1))
+            return carry, (h, c, query, attn, r)
+
+        batch = tf.shape(tape_h0)[0]
+        zeros_bu = tf.zeros((batch, units))
+        like = (zeros_bu, zeros_bu, zeros_bu, tf.zeros((batch, slots)),
+                tf.zeros((batch, 4 * units)))
+        elems = (time_major(query_input), time_major(z_input),
+                 time_major(gates), per_step(key_mask), per_step(query_mask))
+        _, outputs = _tf_loop(step, elems, (tape_h0, tape_c0), like)
+        return outputs
+
+    @tf.custom_gradient
+    def recurrence(query_input, z_input, gates, tape_h0, tape_c0, *kernels):
+        w_ = dict(zip(names, kernels))
+        hs, cs, queries, attns, rs = forward(
+            query_input, z_input, gates, tape_h0, tape_c0, kernels)
+        outputs_h, outputs_c = time_major(hs), time_major(cs)
+        batch = tf.shape(tape_h0)[0]
+        zeros_bu = tf.zeros((batch, units))
+
+        def grad(d_outputs_h, d_outputs_c):
+            all_h = tf.concat([time_major(tape_h0), hs], 0)  # (M + T, B, d)
+            all_c = tf.concat([time_major(tape_c0), cs], 0)
+            d_hs = tf.zeros_like(hs) if d_outputs_h is None else time_major(
+                tf.cast(d_outputs_h, "float32"))
+            d_cs = tf.zeros_like(cs) if d_outputs_c is None else time_major(
+                tf.cast(d_outputs_c, "float32"))
+            steps = tf.shape(hs)[0]
+
+            def back(carry, elems):
+                d_tape_h, d_tape_c = carry
+                (t, d_out_h, d_out_c, z_x, g, query, attn, r, c,
+                 m_key, m_query) = elems
+                window = (-1, slots, units)
+                tape_h = tf.reshape(time_major(all_h[t : t + slots]), window)
+                tape_c = tf.reshape(time_major(all_c[t : t + slots]), window)
+                d_h = d_out_h + d_tape_h[:, -1]
+                d_c = d_out_c + d_tape_c[:, -1]
+                pad = [[0, 0], [1, 0], [0, 0]]
+                d_tape_h = tf.pad(d_tape_h[:, :-1], pad)
+                d_tape_c = tf.pad(d_tape_c[:, :-1], pad)
+                attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
+                attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
+                z = z_x + _std_norm(r, w_["recurrent_gamma"],
+                                    w_["recurrent_beta"], eps_r)
+                i, f, g_hat, o = split(z)
+                n = _std_norm(c, w_["cell_gamma"], w_["cell_beta"], eps_c)
+                tanh_n = tf.tanh(n)
+                d_o = d_h * tanh_n * o * (1.0 - o)
+                d_n = d_h * o * (1.0 - tanh_n**2)
+                d_c = d_c + _std_norm_backward(d_n, c, w_["cell_gamma"], eps_c)[0]
+                d_z = tf.concat(
+                    [d_c * g_hat * i * (1.0 - i),
+                     d_c * attended_c * f * (1.0 - f),
+                     d_c * i * (1.0 - g_hat**2), d_o], -1)
+                d_attended_c = d_c * f
+                d_r = _std_norm_backward(d_z, r, w_["recurrent_gamma"], eps_r)[0]
+                d_attended_h = matmul(d_r, w_["recurrent_kernel"], True)
+                if attended_mask is not None:
+                    d_attended_h = d_attended_h * attended_mask
+                    attended_h = attended_h * attended_mask
+                d_attn = (tf.einsum("bmd,bd->bm", tape_h, d_attended_h)
+                          + tf.einsum("bmd,bd->bm", tape_c, d_attended_c))
+                d_tape_h += attn[:, :, None] * d_attended_h[:, None]
+                d_tape_c += attn[:, :, None] * d_attended_c[:, None]
+                _, ratio = attend(tape_h, query, g)
+                centred = d_attn - tf.reduce_sum(d_attn * attn, -1, keepdims=True)
+                d_g = ratio * centred
+                d_scores = attn * centred * scale
+                d_tape_h += d_scores[:, :, None] * query[:, None]
+                d_query = tf.einsum("bm,bmd->bd", d_scores, tape_h)
+                if query_mask is not None:
+                    d_query = d_query * m_query
+                d_h_p = matmul(d_query, w_["query_kernel"], True)
+                if key_mask is not None:
+                    d_h_p = d_h_p * m_key
+                d_tape_h += tf.pad(d_h_p[:, None], [[0, 0], [slots - 1, 0], [0, 0]])
+                return ((d_tape_h, d_tape_c),
+                        (d_query, d_z, d_r, d_n, d_g, attended_h))
+
+            zeros_tape = tf.zeros_like(tape_h0)
+            like = (zeros_bu, tf.zeros((batch, 4 * units)),
+                    tf.zeros((batch, 4 * units)), zeros_bu,
+                    tf.zeros((batch, slots)), zeros_bu)
+            elems = (tf.range(steps), d_hs, d_cs, time_major(z_input),
+                     time_major(gates), queries, attns, rs, cs,
+                     per_step(key_mask), per_step(query_mask))
+            (d_tape_h0, d_tape_c0), (d_q, d_z, d_r, d_n, d_g, attended) = _tf_loop(
+                back, elems, (zeros_tape, zeros_tape), like, reverse=True)
+            h_prev = all_h[slots - 1 : -1]
+            if key_mask is not None:
+                h_prev = h_prev * time_major(key_mask)
+
+            def outer(a, b, kernel):
+                return tf.cast(tf.einsum(
+                    "tbi,tbj->ij", tf.cast(a, kernel.dtype),
+                    tf.cast(b, kernel.dtype)), kernel.dtype)
+
+            _, r_hat = _std_norm_backward(d_z, rs, w_["recurrent_gamma"], eps_r)
+            _, c_hat = _std_norm_backward(d_n, cs, w_["cell_gamma"], eps_c)
+            kernel_grads = [
+                outer(h_prev, d_q, w_["query_kernel"]),
+                outer(attended, d_r, w_["recurrent_kernel"]),
+                tf.reduce_sum(d_r, [0, 1]),
+                tf.reduce_sum(d_z * r_hat, [0, 1]),
+                tf.reduce_sum(d_z, [0, 1]),
+                tf.reduce_sum(d_n * c_hat, [0, 1]),
+                tf.reduce_sum(d_n, [0, 1]),
+            ]
+            return (time_major(d_q), time_major(d_z), time_major(d_g),
+                    d_tape_h0, d_tape_c0, *kernel_grads)
+
+        return (outputs_h, outputs_c), grad
+
+    kernels = [tf.convert_to_tensor(weights[k]) for k in names]
+    if not custom_backward:
+        hs, cs = forward(query_input, z_input, gates, tape_h0, tape_c0,
+                         kernels)[:2]
+        return time_major(hs), time_major(cs)
+    return recurrence(query_input, z_input, gates, tape_h0, tape_c0, *kernels)
