@@ -115,12 +115,13 @@ def training_throughput(family, preset, steps, jit_compile, precision,
     try:
         keras.utils.set_random_seed(0)
         model = model_class.from_preset(preset, vocabulary, seed=0)
-        if loop == "per-step":
-            # PRPN: the reading network as `keras.layers.RNN` runs its cell,
-            # one step of all layers at a time (the version before issue 13).
-            del model.get_layer("reading_network").inner_loop
         model.compile(optimizer=make_optimizer(settings),
                       jit_compile=jit_compile)
+        if loop == "per-step" and not jit_compile:
+            # PRPN: the reading network as `keras.layers.RNN` runs its cell,
+            # one step of all layers at a time (the version before issue 13,
+            # and the one PRPN runs under XLA).
+            del model.get_layer("reading_network").inner_loop
         model.configure_bptt(batch, batch, clip_norm=settings["clip_norm"])
     finally:
         keras.mixed_precision.set_global_policy(previous)

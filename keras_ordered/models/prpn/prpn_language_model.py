@@ -349,6 +349,19 @@ class PRPNLanguageModel(
             for kind in ("h", "c")
         ]
 
+    def compile(self, *args, **kwargs):
+        """`keras.Model.compile`; under XLA (`jit_compile=True`) the reading
+        network runs its cell step by step (`keras.layers.RNN`'s own loop):
+        the layer-by-layer loop with its hand-written backward does not
+        compile with XLA yet (TensorArray shapes inside the Keras train
+        step)."""
+        super().compile(*args, **kwargs)
+        reading = self.get_layer("reading_network")
+        if self.jit_compile:
+            reading.__dict__.pop("inner_loop", None)
+        else:
+            reading.inner_loop = functools.partial(_reading_inner_loop, reading)
+
     # --- state ------------------------------------------------------------
     def state_shapes(self):
         """Per-example shapes of the carried state, in input order."""
