@@ -419,3 +419,23 @@ def test_sentence_batches_read_each_sentence_from_zero_state():
     model.compile(optimizer="sgd")
     logs = model.evaluate(batches.dataset(0), verbose=0, return_dict=True)
     assert np.isfinite(logs["loss"])
+
+
+def test_mixed_bfloat16_keeps_logits_and_recurrence_state_in_float32():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        mixed = tiny_model()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    reference = tiny_model()
+    reference.set_weights(mixed.get_weights())
+    assert mixed.rnn_layers[0].cell.compute_dtype == "bfloat16"
+    # The vocabulary projection runs in float32 under the mixed policy.
+    assert mixed.embedding.compute_dtype == "float32"
+    ids = np.random.default_rng(0).integers(0, len(VOCAB), (3, 9)).astype("int32")
+    inputs = [ids, *mixed.initial_state(3)]
+    logits = np.asarray(mixed(inputs)[0])
+    expected = np.asarray(reference(inputs)[0])
+    assert logits.dtype == np.float32
+    # bfloat16 products only: the logits stay within bfloat16 rounding.
+    np.testing.assert_allclose(logits, expected, atol=0.05)
