@@ -374,6 +374,8 @@ def test_action_schedule_runs_every_step_once_after_its_source(rows):
     expected = {(b, t) for b in range(batch) for t in range(lengths[b])}
     assert done == expected
     assert sum(len(it[it != empty]) for it in schedule) == len(expected)
+    with pytest.raises(ValueError, match="Step 1 of tree 0 waits on .* step 2"):
+        action_schedule([[1, 0, 1]], [[0, 3, 2]], [3])  # steps 1, 2: a cycle
 
 
 @pytest.mark.parametrize("context, jit", [(False, False), (True, False),

@@ -102,6 +102,10 @@ def action_schedule(actions, sources, lengths, rows=SCHEDULE_ROWS, pad_to=8):
         step unless the iteration is empty (then all are), and the empty
         iterations come last.
 
+    Raises:
+        ValueError: a step whose source never runs (a cycle of sources,
+            or a source in the padding).
+
     Example:
 
     >>> action_schedule(np.array([[1, 0, 1]]), np.array([[0, 1, 1]]), [3],
@@ -146,6 +150,13 @@ def action_schedule(actions, sources, lengths, rows=SCHEDULE_ROWS, pad_to=8):
             score = (int(height[chosen].sum()) + len(chosen), -action)
             if best is None or score > best[0]:
                 best = (score, chosen)
+        if best is None:
+            b, t = divmod(int(np.flatnonzero(waiting)[0]), steps)
+            raise ValueError(
+                f"Step {t} of tree {b} waits on the state of step "
+                f"{sources[b, t] - 1}, which never runs: each step's source "
+                "must be 0 (the root) or k with 0 < k <= its own step "
+                "(`encode_tree` builds them so).")
         chosen = best[1]
         waiting[chosen] = False
         done[step_column[chosen]] = True
