@@ -2,7 +2,8 @@
 
 The in-graph generation order must be `generation_steps`' on every tree of
 the WSJ sample and on random trees (non-projective ones included), and the
-in-graph tree checks must refuse exactly what `check_heads` refuses. The
+in-graph tree checks must refuse exactly what `check_heads` refuses, and the
+in-graph action schedule must be the NumPy one. The
 exported model, loaded in a fresh TensorFlow-only process (keras_ordered
 made unimportable), must give `TDTreeLSTMLanguageModel.score`'s numbers (to
 1e-5) on the held-out trees sent as Malt-TAB, CoNLL-X and CoNLL-U blocks;
@@ -372,3 +373,33 @@ def test_export_model_and_the_command_line(models, exported, tmp_path, capsys):
     out = tf.saved_model.load(path).signatures["score"](tf.constant([GOOD]))
     assert out["error"].numpy()[0].decode().startswith(
         "the sentence has 6 words, more than the limit of 5")
+
+
+def test_in_graph_action_schedule_equals_the_numpy_one():
+    from keras_ordered.models.tdtreelstm.inputs import action_schedule
+    from keras_ordered.models.tdtreelstm.inputs import batch_arrays
+    from keras_ordered.models.tdtreelstm.inputs import encode_tree
+
+    schedule_in_graph = tf.function(td.action_schedule, input_signature=[
+        tf.TensorSpec([None, None], tf.int32),
+        tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)])
+    rng = np.random.default_rng(8)
+    for sizes in ([1], [3, 9, 1, 14, 6], [30, 2, 17, 5, 25, 11, 8, 40, 3]):
+        encoded = []
+        for n in sizes:
+            order = [int(w) for w in rng.permutation(n) + 1]
+            heads = [0] * n
+            for k, w in enumerate(order[1:], 1):
+                heads[w - 1] = order[int(rng.integers(0, k))]
+            encoded.append(encode_tree(list(rng.integers(3, 9, n)), heads))
+        arrays, _ = batch_arrays(encoded, left_context=False)
+        expected = action_schedule(arrays["actions"], arrays["sources"], sizes,
+                                   pad_to=1)
+        got = schedule_in_graph(arrays["actions"], arrays["sources"],
+                                np.array(sizes, "int32")).numpy()
+        # The same steps in the same iterations (in any order within one).
+        np.testing.assert_array_equal(np.sort(got, axis=1),
+                                      np.sort(expected, axis=1))
+    empty = schedule_in_graph(np.zeros((1, 8), "int32"), np.zeros((1, 8), "int32"),
+                              np.zeros(1, "int32"))
+    assert empty.shape == (0, 8)

@@ -29,10 +29,10 @@ up in the model's `DependencyVocabulary`, lower-cased when it lower-cases,
 `<unk>` for the others; the vocabulary file is the asset
 `assets/tdtreelstm_vocabulary.txt`), the model runs in inference mode, and
 each step's log-probability is put back at its word's position. The
-served graph runs the generation LSTMs in generation order (no
-action-homogeneous `schedule`: that is built in NumPy with the training
-and scoring batches, `keras_ordered.models.tdtreelstm.inputs.
-action_schedule`, and has no in-graph version); the numbers are the same.
+generation LSTMs run in an action-homogeneous schedule built in the graph
+(`action_schedule`, the greedy scheduling of
+`keras_ordered.models.tdtreelstm.inputs.action_schedule`), one action per
+loop iteration, as in training and `score`.
 
 Outputs, the batch first: `words` (string `[batch, max_words]`, as
 written, padded with `""`), `heads` (int32, padded with 0), `length`
@@ -464,6 +464,83 @@ def model_inputs(word_ids, steps, lengths, left_context=True, pad_to=8):
     return inputs
 
 
+def action_schedule(actions, sources, lengths, rows=32):
+    """`keras_ordered.models.tdtreelstm.inputs.action_schedule`, in the graph.
+
+    The same greedy list scheduling (each iteration one action's ready
+    steps, the longest waiting chains first, at most `rows` of them), with
+    core TensorFlow ops, so that the served model runs the generation LSTMs
+    one action per loop iteration as training and `score` do.
+
+    Args:
+        actions, sources: int32 `[batch, T]` (`model_inputs`).
+        lengths: int32 `[batch]`, the steps of each tree.
+        rows: int, the most steps per iteration (the row count is
+            `min(rows, batch rounded up to 8)`).
+
+    Returns:
+        int32 `[iterations, rows]`: flat step indices `b * T + t`, `batch *
+        T` an empty slot (no padded iterations).
+    """
+    actions = tf.cast(actions, tf.int32)
+    batch = tf.shape(actions)[0]
+    steps = tf.shape(actions)[1]
+    total = batch * steps
+    rows = tf.minimum(rows, _pad_length(batch, 8))
+    k = tf.minimum(rows, total)
+    valid = tf.sequence_mask(lengths, steps)
+    sources = tf.where(valid, tf.cast(sources, tf.int32), 0)
+    tree = tf.range(batch)
+
+    # Longest chain of steps waiting on each step (column k: step k - 1).
+    def longest(t, height):
+        value = tf.where(valid[:, t], height[:, t + 1] + 1, 0)
+        return t - 1, tf.tensor_scatter_nd_max(
+            height, tf.stack([tree, sources[:, t]], 1), value)
+
+    _, height = tf.while_loop(
+        lambda t, height: t >= 0, longest,
+        (steps - 1, tf.zeros([batch, steps + 1], tf.int32)))
+    height = tf.reshape(height[:, 1:], [-1])
+    flat_actions = tf.reshape(actions, [-1])
+    source_column = tf.reshape(tree[:, None] * (steps + 1) + sources, [-1])
+    step_column = tf.reshape(
+        tree[:, None] * (steps + 1) + tf.range(1, steps + 1)[None], [-1])
+    done = tf.tensor_scatter_nd_update(
+        tf.zeros([batch * (steps + 1)], tf.bool),
+        (tree * (steps + 1))[:, None], tf.ones([batch], tf.bool))
+    waiting = tf.reshape(valid, [-1])
+
+    def body(waiting, done, schedule):
+        ready = waiting & tf.gather(done, source_column)
+        scores, picks, kept = [], [], []
+        for action in range(4):
+            key = tf.where(ready & tf.equal(flat_actions, action), height, -1)
+            values, index = tf.math.top_k(key, k)
+            chosen = values >= 0
+            scores.append(tf.reduce_sum(tf.where(chosen, values + 1, 0)))
+            picks.append(index)
+            kept.append(chosen)
+        best = tf.argmax(tf.stack(scores), output_type=tf.int32)
+        index = tf.gather(tf.stack(picks), best)
+        chosen = tf.gather(tf.stack(kept), best)
+        waiting = tf.tensor_scatter_nd_update(
+            waiting, index[:, None], tf.gather(waiting, index) & ~chosen)
+        columns = tf.gather(step_column, index)
+        done = tf.tensor_scatter_nd_update(
+            done, columns[:, None], tf.gather(done, columns) | chosen)
+        slot = tf.concat([tf.where(chosen, index, total),
+                          tf.fill([rows - k], total)], 0)
+        return waiting, done, tf.concat([schedule, slot[None]], 0)
+
+    _, _, schedule = tf.while_loop(
+        lambda waiting, done, schedule: tf.reduce_any(waiting), body,
+        (waiting, done, tf.zeros([0, rows], tf.int32)),
+        shape_invariants=(waiting.shape, done.shape, tf.TensorShape([None, None])),
+        maximum_iterations=total + 1)
+    return schedule
+
+
 class _TDTreeLSTMSignatures:
     """The graph function of the `score` signature, over one model."""
 
@@ -498,6 +575,10 @@ class _TDTreeLSTMSignatures:
                               tf.concat([[1], tf.shape(v)[1:]], 0), v.dtype))
             for name, value in inputs.items()
         }
+        # One action per loop iteration, as training and `score` run it.
+        padded["schedule"] = action_schedule(
+            padded["actions"], padded["sources"],
+            tf.cond(batch > 0, lambda: lengths, lambda: tf.zeros([1], tf.int32)))
         log_probs = self.model(padded, training=False)[:batch]
         # Step t generated word `steps["word"][t]`; word p's step is rank - 1.
         step_of_word = tf.maximum(steps["rank"][:, 1:] - 1, 0)

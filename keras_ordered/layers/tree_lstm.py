@@ -16,10 +16,10 @@ layer's state at `s_t`.
 
 Two ways to batch the trees, with the same numbers: in an
 action-homogeneous `schedule` (what the model's training and scoring
-batches carry by default; below), or in generation order (the exported
-SavedModel): one `tf.while_loop` over the generation steps, every tree of
-the batch advancing together; the state memory `(T + 1, batch, layers * 2
-* units)` is read by index (a gather with a hand-written gradient, so that
+batches and the exported SavedModel give it; below), or in generation
+order (without a schedule): one `tf.while_loop` over the generation
+steps, every tree of the batch advancing together; the state memory `(T +
+1, batch, layers * 2 * units)` is read by index (a gather with a hand-written gradient, so that
 the loop's backward pass keeps one row per step, not the memory) and
 written with `tensor_scatter_nd_update`. No Python loop per tree; XLA
 compiles either (`jit_compile=True`).
@@ -597,9 +597,11 @@ class TopDownTreeLSTM(keras.layers.Layer):
         gates = 4 * units
         batch = tf.shape(x)[0]
         steps = tf.shape(x)[1]
+        empty = batch * steps  # the index of an empty slot
+        if schedule.shape[0] == 0:  # no step: one empty iteration (shapes)
+            schedule = tf.fill((1, tf.shape(schedule)[1]), empty)
         iterations = tf.shape(schedule)[0]
         rows = tf.shape(schedule)[1]
-        empty = batch * steps  # the index of an empty slot
         slots = tf.reshape(schedule, (-1,))
         # Memory row of each step: 1 + its slot (0, the root's, for the
         # steps the schedule leaves out).

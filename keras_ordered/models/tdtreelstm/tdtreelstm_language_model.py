@@ -8,8 +8,9 @@ dependency trees): `words`, `actions`, `sources`, `targets` int32 `(batch,
 T)`, for LdTreeLSTM `left_context` int32 `(batch, T, K)`, and optionally
 `schedule` int32 `(iterations, rows)`, the batch's action-homogeneous
 schedule (`inputs.action_schedule`; the batches carry one by default): the
-generation LSTMs then run one action per loop iteration. Without it (the
-exported SavedModel), they run in generation order; same numbers.
+generation LSTMs then run one action per loop iteration (the exported
+SavedModel builds it in the graph). Without it, they run in generation
+order; same numbers.
 
 ```
 x_t = E[words_t]                                   shared word embedding
