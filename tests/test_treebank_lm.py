@@ -48,3 +48,42 @@ def test_no_sentence_short_enough_is_an_error():
     folder = require_data("wsj_sample", "mrg")
     with pytest.raises(ValueError, match="at most 0 words"):
         load_lm_sentences(folder, max_length=0)
+
+
+@pytest.mark.parametrize("kind", ["sentences", "windows"])
+@pytest.mark.parametrize("method", ["dataset", "stream"])
+def test_batches_handed_to_tf_data_own_their_memory(monkeypatch, kind, method):
+    # tf.data may take a generator's numpy arrays without copying them and
+    # TensorFlow may then write a result into an input buffer it thinks no
+    # other tensor holds: a sentence batch's `reset` and `lr_scale` were
+    # one array, and under 2 replicas `lr_scale` became 0 on one replica in
+    # about one run of three (issue 11). Every array must be its own.
+    import tensorflow as tf
+
+    from keras_ordered.training import BPTTBatches
+
+    generators = []
+    original = tf.data.Dataset.from_generator
+
+    def capture(generator, **kwargs):
+        generators.append(generator)
+        return original(generator, **kwargs)
+
+    monkeypatch.setattr(tf.data.Dataset, "from_generator", capture)
+    ids = np.arange(1, 200, dtype="int32") % 13
+    if kind == "sentences":
+        batches = SentenceBatches(ids, 4, eos_id=0, shuffle=False)
+        sources = [ids]
+    else:
+        batches = BPTTBatches(ids, 4, 8, variable_length=False)
+        sources = [batches.streams]
+    if method == "dataset":
+        batches.dataset(0)
+    else:
+        batches.stream(0)
+    batch = next(iter(generators[-1]()))
+    arrays = tf.nest.flatten(batch)
+    assert len(arrays) == 5
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1:] + sources:
+            assert not np.shares_memory(a, b)

@@ -97,6 +97,28 @@ def _with_options(dataset):
     return dataset.with_options(options)
 
 
+def owned_arrays(window):
+    """`window` (a structure of numpy arrays) with every array a copy.
+
+    A `tf.data` generator may hand its numpy arrays to TensorFlow without
+    copying them, and TensorFlow may then write an op's result into an
+    input's buffer that it believes no other tensor holds. Two components
+    backed by one array (a sentence batch's `reset` and `lr_scale` were
+    the same column of ones), or a component that is a view of the corpus
+    (a window of the token streams), would then be overwritten behind the
+    model's back: under 2 replicas that made `lr_scale` 0 on one replica in
+    about one run of three (its gradients lost for that step). Each array
+    yielded is a fresh copy, owned by that batch alone.
+
+    Args:
+        window: a nested structure of numpy arrays (an `(x, y)` batch).
+
+    Returns:
+        The same structure, each array copied.
+    """
+    return tf.nest.map_structure(np.array, window)
+
+
 class _Batches:
     """What the batch sources share: `tf.data` datasets of `windows()`."""
 
@@ -141,7 +163,7 @@ class _Batches:
             for i, window in enumerate(self.windows(epoch, start_batch)):
                 if start_batch + i >= end:
                     return
-                yield window
+                yield owned_arrays(window)
 
         ds = tf.data.Dataset.from_generator(
             generate, output_signature=self._signature()
@@ -165,7 +187,7 @@ class _Batches:
                 for i, window in enumerate(self.windows(epoch)):
                     if i >= end:
                         break
-                    yield window
+                    yield owned_arrays(window)
                 epoch += 1
 
         ds = tf.data.Dataset.from_generator(
@@ -305,7 +327,7 @@ class SentenceBatches(_Batches):
                 y[row, : len(sentence)] = sentence
                 mask[row, : len(sentence) + 1] = 1.0
             yield (
-                {"token_ids": x, "reset": column, "lr_scale": column,
+                {"token_ids": x, "reset": column.copy(), "lr_scale": column,
                  "loss_mask": mask},
                 y,
             )
