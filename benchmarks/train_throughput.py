@@ -117,7 +117,7 @@ def training_throughput(family, preset, steps, jit_compile, precision,
         model = model_class.from_preset(preset, vocabulary, seed=0)
         model.compile(optimizer=make_optimizer(settings),
                       jit_compile=jit_compile)
-        if loop == "per-step" and not jit_compile:
+        if loop == "per-step":
             # PRPN: the reading network as `keras.layers.RNN` runs its cell,
             # one step of all layers at a time (the version before issue 13,
             # and the one PRPN runs under XLA).

@@ -79,6 +79,7 @@ device trains on the same global batch).
 """
 
 import functools
+import weakref
 
 import keras
 import numpy as np
@@ -256,7 +257,13 @@ class PRPNLanguageModel(
         # The same network, one layer after the other with the input
         # projections outside the loop (`reading_network_loop`); the layer
         # stays a `keras.layers.RNN`, so saved weights keep their paths.
-        reading.inner_loop = functools.partial(_reading_inner_loop, reading)
+        # Under XLA (the model compiled with `jit_compile=True`) it runs the
+        # cell step by step: the layer-by-layer loop does not compile with
+        # XLA yet (TensorArray shapes inside the Keras train step).
+        owner = {}
+        reading.inner_loop = functools.partial(
+            _reading_inner_loop, reading, owner
+        )
         predictor = PRPNPredictNetwork(
             embedding_dim,
             num_slots,
@@ -323,6 +330,8 @@ class PRPNLanguageModel(
             **kwargs,
         )
 
+        owner["model"] = weakref.ref(self)
+
         # === Config ===
         self._set_vocabulary(vocabulary_size, words)
         self.embedding_dim = embedding_dim
@@ -348,19 +357,6 @@ class PRPNLanguageModel(
             for index in range(num_layers)
             for kind in ("h", "c")
         ]
-
-    def compile(self, *args, **kwargs):
-        """`keras.Model.compile`; under XLA (`jit_compile=True`) the reading
-        network runs its cell step by step (`keras.layers.RNN`'s own loop):
-        the layer-by-layer loop with its hand-written backward does not
-        compile with XLA yet (TensorArray shapes inside the Keras train
-        step)."""
-        super().compile(*args, **kwargs)
-        reading = self.get_layer("reading_network")
-        if self.jit_compile:
-            reading.__dict__.pop("inner_loop", None)
-        else:
-            reading.inner_loop = functools.partial(_reading_inner_loop, reading)
 
     # --- state ------------------------------------------------------------
     def state_shapes(self):
@@ -448,8 +444,11 @@ class PRPNLanguageModel(
         }
 
 
-def _reading_inner_loop(rnn, sequences, initial_state, mask, training=False):
-    if mask is not None or rnn.go_backwards or rnn.unroll:
+def _reading_inner_loop(rnn, owner, sequences, initial_state, mask,
+                        training=False):
+    model = owner["model"]() if "model" in owner else None
+    xla = model is not None and model._jit_compile is True
+    if mask is not None or rnn.go_backwards or rnn.unroll or xla:
         return keras.layers.RNN.inner_loop(
             rnn, sequences, initial_state, mask, training=training
         )
