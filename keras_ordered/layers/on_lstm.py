@@ -663,7 +663,9 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
     single `(batch, gates) x (gates, units)` product per step, and the
     kernel gradient `dU = sum_t h_{t-1}^T dz_t` is one large product after
     the loop. Values and gradients equal the plain loop's (tested against
-    autodiff through `keras.layers.RNN(ONLSTMCell)`).
+    autodiff through `keras.layers.RNN(ONLSTMCell)`). Under a mixed policy
+    only the products run in the compute dtype: the pre-activations, gates
+    and cell and hidden states of the loop are float32.
     """
     import tensorflow as tf
 

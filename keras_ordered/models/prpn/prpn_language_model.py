@@ -446,9 +446,13 @@ class PRPNLanguageModel(
 
 def _reading_inner_loop(rnn, owner, sequences, initial_state, mask,
                         training=False):
+    """The reading network's loop: `reading_network_loop` (layer by layer,
+    hand-written backward) on TensorFlow, `keras.layers.RNN`'s step-by-step
+    loop over the cell under XLA, with a mask, backwards or unrolled."""
     model = owner["model"]() if "model" in owner else None
     xla = model is not None and model._jit_compile is True
-    if mask is not None or rnn.go_backwards or rnn.unroll or xla:
+    if (mask is not None or rnn.go_backwards or rnn.unroll or xla
+            or keras.backend.backend() != "tensorflow"):
         return keras.layers.RNN.inner_loop(
             rnn, sequences, initial_state, mask, training=training
         )
