@@ -20,7 +20,6 @@ from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
 from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
-from keras_ordered.layers.gated_attention import gated_softmax
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
