@@ -11,6 +11,7 @@ import nltk
 import numpy as np
 import pytest
 from conftest import REPO
+from recipe_crash import CrashAtEpoch
 from conftest import require_data
 
 from keras_ordered import cli
@@ -160,23 +161,6 @@ def test_finished_run_says_so(trained_run, capsys):
     assert "is finished (2 epochs)" in capsys.readouterr().out
 
 
-class _Crash(keras.callbacks.Callback):
-    """Kills training (Ctrl-C) when epoch `at` begins; keeps the weights
-    the epochs before it ended with."""
-
-    def __init__(self, at):
-        super().__init__()
-        self.at = at
-        self.weights = {}
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.weights[epoch] = [np.array(w) for w in self.model.get_weights()]
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.at:
-            raise KeyboardInterrupt
-
-
 class _Recorder(keras.callbacks.Callback):
     def __init__(self):
         super().__init__()
@@ -191,7 +175,7 @@ class _Recorder(keras.callbacks.Callback):
 
 
 def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
-    crash = _Crash(at=1)
+    crash = CrashAtEpoch(at=1)
     status = recipe(tmp_path, "--epochs", "2", callbacks=[crash])
     assert status == 130
     err = capsys.readouterr().err

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import DATA
 from conftest import REPO
+from recipe_crash import CrashAtEpoch
 
 from keras_ordered import cli
 from keras_ordered.datasets import dependency
@@ -215,24 +216,8 @@ def test_throughput_benchmark_prints_json():
     assert figures["tree_gates"]["train_cost_per_word_vs_sequential"] > 0
 
 
-class _Crash(keras.callbacks.Callback):
-    """Ctrl-C when epoch `at` begins; keeps the weights of the epochs before."""
-
-    def __init__(self, at):
-        super().__init__()
-        self.at = at
-        self.weights = {}
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.weights[epoch] = [np.array(w) for w in self.model.get_weights()]
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.at:
-            raise KeyboardInterrupt
-
-
 def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
-    crash = _Crash(at=1)
+    crash = CrashAtEpoch(at=1)
     assert recipe(tmp_path, "--epochs", "2", callbacks=[crash]) == 130
     assert "holds 1 finished epoch(s)" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()

@@ -114,12 +114,9 @@ class ParsingConv(keras.layers.Layer):
             `idropout`, 0.5); element-wise.
         momentum: float, batch-normalisation momentum (Keras convention).
         epsilon: float, batch-normalisation epsilon.
-        synchronized: bool, batch statistics over the whole global batch
-            under a `tf.distribute` strategy with several replicas (Keras'
-            `BatchNormalization(synchronized=True)`, one all-reduce per
-            call); False (the default, the official single-device code)
-            normalises each replica's share of the batch by its own
-            statistics.
+        synchronized: bool, batch statistics over the global batch under
+            a strategy with several replicas (`GlobalBatchNormalization`);
+            False (the default, the official code) each replica's own.
         kernel_initializer: initializer of both convolution kernels; default
             `FanInUniform()`.
         seed: int, random seed of the dropouts and initializers.

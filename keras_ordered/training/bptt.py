@@ -327,7 +327,7 @@ class SentenceBatches(_Batches):
                 y[row, : len(sentence)] = sentence
                 mask[row, : len(sentence) + 1] = 1.0
             yield (
-                {"token_ids": x, "reset": column.copy(), "lr_scale": column,
+                {"token_ids": x, "reset": column, "lr_scale": column,
                  "loss_mask": mask},
                 y,
             )
