@@ -307,15 +307,19 @@ def test_mixed_precision_and_xla():
     np.testing.assert_allclose(model.predict(x, verbose=0), model(x), atol=1e-5)
 
 
-def test_fast_recurrence_gradients_equal_the_plain_loop():
-    """ONLSTM's one-matmul kernel gradient equals autodiff through RNN(cell)."""
+@pytest.mark.parametrize("extra", [False, True])
+def test_fast_recurrence_gradients_equal_the_plain_loop(extra):
+    """ONLSTM's hand-written backward equals autodiff through RNN(cell)."""
     rng = np.random.default_rng(11)
     x = tf.constant(rng.normal(size=(3, 6, 4)).astype("float32"))
     h0 = tf.constant(rng.normal(size=(3, 8)).astype("float32"))
     c0 = tf.constant(rng.normal(size=(3, 8)).astype("float32"))
-    plain = keras.layers.RNN(ONLSTMCell(8, chunk_size=2), return_sequences=True,
-                             return_state=True)
-    fast = ONLSTM(8, chunk_size=2, return_sequences=True, return_state=True)
+    plain = keras.layers.RNN(
+        ONLSTMCell(8, chunk_size=2, extra_master_level=extra),
+        return_sequences=True, return_state=True,
+    )
+    fast = ONLSTM(8, chunk_size=2, extra_master_level=extra,
+                  return_sequences=True, return_state=True)
     plain.build(x.shape)
     fast.build(x.shape)
     weights = random_cell_weights(plain.cell, rng)

@@ -465,10 +465,8 @@ class ONLSTM(keras.layers.RNN):
         cell = self.cell
         dtype = cell.compute_dtype
         sequences = ops.cast(sequences, dtype)
-        # One input projection for every time step.
-        projected = ops.matmul(
-            sequences, ops.cast(cell.kernel, dtype)
-        ) + ops.cast(cell.bias, dtype)
+        kernel = ops.cast(cell.kernel, dtype)
+        bias = ops.cast(cell.bias, dtype)
         recurrent_kernel = cell.effective_recurrent_kernel(training)
         self._last_recurrent_kernel = recurrent_kernel
 
@@ -479,8 +477,12 @@ class ONLSTM(keras.layers.RNN):
             and not self.go_backwards
         ):
             return _tf_fast_recurrence(
-                cell, projected, list(initial_state), recurrent_kernel
+                cell, sequences, kernel, bias, list(initial_state),
+                recurrent_kernel,
             )
+
+        # One input projection for every time step.
+        projected = ops.matmul(sequences, kernel) + bias
 
         def step(z_input, states):
             h_prev, c_prev = states[0], states[1]
@@ -651,70 +653,96 @@ class ONLSTM(keras.layers.RNN):
         return cls(**config)
 
 
-def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
-    """The ON-LSTM recurrence with a hand-written backward pass.
+def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
+                        recurrent_kernel):
+    """The ON-LSTM layer on TensorFlow, with a hand-written backward pass.
 
     Auto-differentiating the loop makes TensorFlow stack every intermediate
     of every step and accumulate `dU += h_{t-1}^T dz_t` step by step (a
     read-modify-write of the whole kernel gradient per step, memory-bound
-    on a CPU). Here the forward loop keeps only the gate pre-activations
-    `z_t` and cell states `c_t`; the backward loop recomputes the gates from
-    them with the derivatives of the paper's equations written out, does a
-    single `(batch, gates) x (gates, units)` product per step, and the
-    kernel gradient `dU = sum_t h_{t-1}^T dz_t` is one large product after
-    the loop. Values and gradients equal the plain loop's (tested against
-    autodiff through `keras.layers.RNN(ONLSTMCell)`). Under a mixed policy
-    only the products run in the compute dtype: the pre-activations, gates
-    and cell and hidden states of the loop are float32.
+    on a CPU). Here:
+
+    - the input projection `x W + b` of all steps is one product, taken
+      time-major so that the loop reads each step's rows as one block;
+    - the forward loop keeps, per step, `h_t`, `c_t` and the activated
+      gates (the master gates' softmax probabilities and `o`, `c^`, `i`,
+      `f`), the same size as the pre-activations;
+    - the backward loop applies the derivatives of the paper's equations to
+      those, with a single `(batch, gates) x (gates, units)` product per
+      step against a kernel transposed once before the loop
+      (`_tf_recurrence.transposed_product`);
+    - the kernel gradient `dU = sum_t h_{t-1}^T dz_t` is one large product
+      after the loop.
+
+    Values and gradients equal autodiff through `keras.layers.RNN(
+    ONLSTMCell)` (tested). Under a mixed policy only the products run in the
+    compute dtype: the pre-activations, gates and cell and hidden states of
+    the loop are float32.
+
+    Returns:
+        `(last_output, outputs, [h_last, c_last])` as `keras.layers.RNN`'s
+        `inner_loop` does.
     """
     import tensorflow as tf
 
-    units, gate_size = cell.units, cell.gate_size
+    from keras_ordered.layers._tf_recurrence import time_loop
+    from keras_ordered.layers._tf_recurrence import transposed_product
+
+    units = cell.units
     n, m, size = cell.n_chunks, cell.master_levels, cell.chunk_size
 
-    def forward(z_inputs, h0, c0, kernel):
-        # Under a mixed policy only the products run in the compute dtype
-        # (bfloat16 / float16): the gate pre-activations are summed, the
-        # gates computed and the cell and hidden states carried in float32.
-        def step(z_input, states):
-            z = tf.cast(z_input, "float32") + tf.cast(
-                tf.matmul(tf.cast(states[0], kernel.dtype), kernel), "float32"
-            )
-            h, c = cell.recurrence(z, states[1])
-            return tf.concat([h, c, z], axis=-1), [h, c]
-
-        _, packed, states = backend_rnn(
-            step, z_inputs, [h0, c0], input_length=z_inputs.shape[1],
-            return_all_outputs=True,
-        )
-        outputs = tf.cast(packed[..., :units], z_inputs.dtype)
-        cells = packed[..., units : 2 * units]
-        pre_activations = packed[..., 2 * units :]
-        return outputs, cells, pre_activations, states[0], states[1]
-
-    def reverse_cumsum(x):
-        return tf.cumsum(x, axis=-1, reverse=True)
-
-    def step_backward(kernel, carry, elems):
-        d_h_next, d_c_next = carry
-        z, c_prev, c, d_out = elems
-        dtype = kernel.dtype
-        z32 = tf.cast(z, "float32")
-        p_input = tf.nn.softmax(z32[:, :m])
-        p_forget = tf.nn.softmax(z32[:, m : 2 * m])
+    def master_gates(p_input, p_forget):
+        # i~ = 1 - cumsum(p_i) and f~ = cumsum(p_f), first n levels, as
+        # (batch, n, 1) to broadcast over each chunk.
         master_input = (1.0 - tf.cumsum(p_input, axis=-1))[:, :n, None]
         master_forget = tf.cumsum(p_forget, axis=-1)[:, :n, None]
-        g = tf.reshape(z32[:, 2 * m :], (-1, 4 * n, size))
-        o = tf.sigmoid(g[:, :n])
-        c_hat = tf.tanh(g[:, n : 2 * n])
-        i = tf.sigmoid(g[:, 2 * n : 3 * n])
-        f = tf.sigmoid(g[:, 3 * n :])
+        return master_input, master_forget
+
+    def forward(z_inputs, h0, c0, kernel):
+        def step(carry, elems):
+            h_prev, c_prev = carry
+            z = tf.cast(elems[0], "float32") + tf.cast(
+                tf.matmul(tf.cast(h_prev, kernel.dtype), kernel), "float32"
+            )
+            p_input = tf.nn.softmax(z[:, :m])
+            p_forget = tf.nn.softmax(z[:, m : 2 * m])
+            master_input, master_forget = master_gates(p_input, p_forget)
+            g = tf.reshape(z[:, 2 * m :], (-1, 4 * n, size))
+            # Blocks o, c^, i, f: one sigmoid over all four, c^ replaced.
+            sig = tf.sigmoid(g)
+            c_hat = tf.tanh(g[:, n : 2 * n])
+            o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
+            overlap = master_forget * master_input
+            c = (f * overlap + (master_forget - overlap)) * tf.reshape(
+                c_prev, (-1, n, size)
+            ) + (i * overlap + (master_input - overlap)) * c_hat
+            h = tf.reshape(o * tf.tanh(c), (-1, units))
+            c = tf.reshape(c, (-1, units))
+            gates = tf.concat([o, c_hat, sig[:, 2 * n :]], axis=1)
+            gates = tf.concat(
+                [p_input, p_forget, tf.reshape(gates, (-1, 4 * units))],
+                axis=-1,
+            )
+            return (h, c), (h, c, gates)
+
+        batch = tf.shape(h0)[0]
+        like = (h0, c0, tf.zeros((batch, cell.gate_size)))
+        return time_loop(step, (z_inputs,), (h0, c0), like)
+
+    def step_backward(product, carry, elems):
+        d_h_next, d_c_next = carry
+        gates, c_prev, c, d_out = elems
+        p_input, p_forget = gates[:, :m], gates[:, m : 2 * m]
+        master_input, master_forget = master_gates(p_input, p_forget)
+        a = tf.reshape(gates[:, 2 * m :], (-1, 4 * n, size))
+        o, c_hat = a[:, :n], a[:, n : 2 * n]
+        i, f = a[:, 2 * n : 3 * n], a[:, 3 * n :]
         overlap = master_forget * master_input
         f_hat = f * overlap + (master_forget - overlap)
         i_hat = i * overlap + (master_input - overlap)
-        c = tf.reshape(tf.cast(c, "float32"), (-1, n, size))
-        c_prev = tf.reshape(tf.cast(c_prev, "float32"), (-1, n, size))
-        d_h = tf.reshape(tf.cast(d_out, "float32") + d_h_next, (-1, n, size))
+        c = tf.reshape(c, (-1, n, size))
+        c_prev = tf.reshape(c_prev, (-1, n, size))
+        d_h = tf.reshape(d_out + d_h_next, (-1, n, size))
         tanh_c = tf.tanh(c)
         d_o = d_h * tanh_c
         d_c = tf.reshape(d_c_next, (-1, n, size)) + d_h * o * (1.0 - tanh_c**2)
@@ -725,11 +753,18 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
         d_overlap = tf.reduce_sum(
             d_f_hat * (f - 1.0) + d_i_hat * (i - 1.0), axis=-1
         )
-        d_master_forget = tf.reduce_sum(d_f_hat, -1) + d_overlap * master_input[..., 0]
-        d_master_input = tf.reduce_sum(d_i_hat, -1) + d_overlap * master_forget[..., 0]
-        pad = [[0, 0], [0, m - n]]
-        d_p_forget = reverse_cumsum(tf.pad(d_master_forget, pad))
-        d_p_input = reverse_cumsum(tf.pad(-d_master_input, pad))
+        d_master_forget = (
+            tf.reduce_sum(d_f_hat, -1) + d_overlap * master_input[..., 0]
+        )
+        d_master_input = (
+            tf.reduce_sum(d_i_hat, -1) + d_overlap * master_forget[..., 0]
+        )
+        if m > n:  # the extra level is not used: no gradient reaches it
+            pad = [[0, 0], [0, m - n]]
+            d_master_forget = tf.pad(d_master_forget, pad)
+            d_master_input = tf.pad(d_master_input, pad)
+        d_p_forget = tf.cumsum(d_master_forget, axis=-1, reverse=True)
+        d_p_input = -tf.cumsum(d_master_input, axis=-1, reverse=True)
         d_v_forget = p_forget * (
             d_p_forget - tf.reduce_sum(d_p_forget * p_forget, -1, keepdims=True)
         )
@@ -749,61 +784,49 @@ def _tf_fast_recurrence(cell, projected, initial_state, recurrent_kernel):
             [d_v_input, d_v_forget, tf.reshape(d_gates, (-1, 4 * units))],
             axis=-1,
         )
-        d_h_prev = tf.cast(
-            tf.matmul(tf.cast(d_z, dtype), kernel, transpose_b=True), "float32"
-        )
-        return (d_h_prev, tf.reshape(d_c_prev, (-1, units))), d_z
+        carry = (product(d_z), tf.reshape(d_c_prev, (-1, units)))
+        return carry, (d_z,)
 
     @tf.custom_gradient
     def recurrence(z_inputs, h0, c0, kernel):
-        outputs, cells, pre_activations, h_last, c_last = forward(
-            z_inputs, h0, c0, kernel
-        )
+        (h_last, c_last), (hs, cs, gates) = forward(z_inputs, h0, c0, kernel)
 
-        def grad(d_outputs, d_h_last, d_c_last):
-            batch = tf.shape(h0)[0]
-            zeros = tf.zeros((batch, units), "float32")
+        def grad(d_hs, d_h_last, d_c_last):
+            zeros = tf.zeros_like(h0)
             d_h_last = zeros if d_h_last is None else tf.cast(d_h_last, "float32")
             d_c_last = zeros if d_c_last is None else tf.cast(d_c_last, "float32")
-            if d_outputs is None:
-                d_outputs = tf.zeros_like(outputs)
-            time_major = lambda x: tf.transpose(x, (1, 0, 2))  # noqa: E731
-            c_prevs = tf.concat([c0[:, None], cells[:, :-1]], axis=1)
-            # Reverse-time scan; carry = (dh, dc) flowing into step t - 1.
-            (d_h_steps, d_c_steps), d_z = tf.scan(
-                lambda acc, elems: step_backward(kernel, acc[0], elems),
-                (
-                    time_major(pre_activations),
-                    time_major(c_prevs),
-                    time_major(cells),
-                    time_major(d_outputs),
-                ),
-                initializer=(
-                    (d_h_last, d_c_last),
-                    tf.zeros((batch, gate_size), "float32"),
-                ),
+            d_hs = tf.zeros_like(hs) if d_hs is None else tf.cast(d_hs, "float32")
+            c_prevs = tf.concat([c0[None], cs[:-1]], axis=0)
+            product = transposed_product(kernel)
+            (d_h0, d_c0), (d_z,) = time_loop(
+                lambda carry, elems: step_backward(product, carry, elems),
+                (gates, c_prevs, cs, d_hs),
+                (d_h_last, d_c_last),
+                (tf.zeros_like(gates[0]),),
                 reverse=True,
             )
-            d_h0, d_c0 = d_h_steps[0], d_c_steps[0]
-            d_z = time_major(d_z)
             d_inputs = tf.cast(d_z, z_inputs.dtype)
-            h_prev = tf.concat(
-                [tf.cast(h0, outputs.dtype)[:, None], outputs[:, :-1]], axis=1
+            h_prevs = tf.concat([h0[None], hs[:-1]], axis=0)
+            d_kernel = tf.matmul(
+                tf.cast(tf.reshape(h_prevs, (-1, units)), d_inputs.dtype),
+                tf.reshape(d_inputs, (-1, cell.gate_size)),
+                transpose_a=True,
             )
-            d_kernel = tf.einsum(
-                "bth,btg->hg", tf.cast(h_prev, d_inputs.dtype), d_inputs
-            )
-            return (
-                d_inputs,
-                tf.cast(d_h0, h0.dtype),
-                tf.cast(d_c0, c0.dtype),
-                tf.cast(d_kernel, kernel.dtype),
-            )
+            return (d_inputs, d_h0, d_c0, tf.cast(d_kernel, kernel.dtype))
 
-        return (outputs, h_last, c_last), grad
+        return (hs, h_last, c_last), grad
 
-    h0, c0 = (tf.cast(s, "float32") for s in initial_state[:2])
-    outputs, h_last, c_last = recurrence(
-        projected, h0, c0, tf.convert_to_tensor(recurrent_kernel)
+    # Time-major from here on: (time, batch, features).
+    shape = tf.shape(sequences)
+    time_major = tf.transpose(sequences, (1, 0, 2))
+    z_inputs = tf.reshape(
+        tf.matmul(tf.reshape(time_major, (-1, sequences.shape[-1])), kernel)
+        + bias,
+        (shape[1], shape[0], cell.gate_size),
     )
+    h0, c0 = (tf.cast(s, "float32") for s in initial_state[:2])
+    hs, h_last, c_last = recurrence(
+        z_inputs, h0, c0, tf.convert_to_tensor(recurrent_kernel)
+    )
+    outputs = tf.cast(tf.transpose(hs, (1, 0, 2)), sequences.dtype)
     return tf.cast(h_last, outputs.dtype), outputs, [h_last, c_last]
