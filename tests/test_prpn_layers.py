@@ -5,6 +5,7 @@ independent NumPy computations of the paper's formulas."""
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers.gated_attention import MemoryGates
@@ -564,7 +565,8 @@ def test_predict_network_forward_and_batch_norm_modes():
     y = np.asarray(predict([hidden, memory, gates]))
     # NumPy: attention over windows, concat, dense, BN (moving stats), tanh
     att = predict.attention
-    windows = np.asarray(memory_windows(memory, hidden, M))
+    full = np.concatenate([memory, hidden], 1)
+    windows = np.stack([full[:, t : t + M] for t in range(T)], 1)
     k = hidden @ np.asarray(att.kernel) + np.asarray(att.bias)
     z = np.einsum("btmd,btd->btm", windows, k) / np.sqrt(d)
     s = np_official_softmax(z, gates)
@@ -582,6 +584,41 @@ def test_predict_network_forward_and_batch_norm_modes():
     assert not np.allclose(y_train, y, atol=1e-3)
     config = predict.get_config()
     assert PRPNPredictNetwork.from_config(config).get_config() == config
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_windowed_attention_equals_attention_over_the_windows(training):
+    """The banded products give the windows' values, gradients and draws."""
+    from keras_ordered.layers.prpn_predict import windowed_attention
+
+    rng = np.random.default_rng(12)
+    B, T, M, d = 3, 7, 4, 5
+    memory = tf.constant(rng.normal(size=(B, M, d)).astype("float32"))
+    hidden = tf.constant(rng.normal(size=(B, T, d)).astype("float32"))
+    gates = tf.constant(rng.uniform(size=(B, T, M)).astype("float32"))
+    results = []
+    for banded in (False, True):
+        attention = GatedAttention(dropout=0.3, seed=5)
+        attention.build([(None, None, M, d), (None, None, d), (None, None, M)])
+        attention.set_weights([rng.normal(size=(d, d)).astype("float32"),
+                               rng.normal(size=(d,)).astype("float32")]
+                              if not results else results[0][0])
+        with tf.GradientTape() as tape:
+            tape.watch([memory, hidden, gates])
+            if banded:
+                out = windowed_attention(attention, memory, hidden, gates, M,
+                                         training=training)
+            else:
+                out = attention([memory_windows(memory, hidden, M), hidden,
+                                 gates], training=training)
+            loss = tf.reduce_sum(out * tf.range(1.0, d + 1.0))
+        grads = tape.gradient(
+            loss, [memory, hidden, gates, *attention.trainable_weights])
+        results.append((attention.get_weights(), out, grads))
+    (_, out_a, grads_a), (_, out_b, grads_b) = results
+    np.testing.assert_allclose(out_b, out_a, rtol=1e-5, atol=1e-5)
+    for a, b in zip(grads_a, grads_b):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
 
 
 def _reading_network_pair(dropout):

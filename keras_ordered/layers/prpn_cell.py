@@ -654,31 +654,6 @@ def _std_norm_backward(d_y, x, gamma, epsilon):
     return d_x, centred / denominator
 
 
-def _tf_loop(step, elems, carry, outputs_like, reverse=False):
-    """`tf.scan` that keeps only the last carry (tf.scan stacks them all).
-
-    `step(carry, elems_t) -> (carry, outputs_t)`; `elems` a tuple of
-    time-major tensors, `outputs_like` a tuple of per-step tensors giving
-    the outputs' dtypes. Returns `(last_carry, stacked_outputs)`.
-    """
-    import tensorflow as tf
-
-    steps = tf.shape(elems[0])[0]
-    inputs = [tf.TensorArray(e.dtype, size=steps).unstack(e) for e in elems]
-    outputs = [tf.TensorArray(o.dtype, size=steps) for o in outputs_like]
-
-    def body(i, carry, outputs):
-        t = steps - 1 - i if reverse else i
-        carry, out = step(carry, tuple(a.read(t) for a in inputs))
-        outputs = [a.write(t, o) for a, o in zip(outputs, out)]
-        return i + 1, carry, outputs
-
-    _, carry, outputs = tf.while_loop(
-        lambda i, *_: i < steps, body, (tf.constant(0), carry, outputs)
-    )
-    return carry, tuple(a.stack() for a in outputs)
-
-
 def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                            weights, step_masks, epsilon, custom_backward=True):
     """One reading layer's loop over a window, with a hand-written backward.
@@ -694,13 +669,19 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     c  = sigmoid(f) c~ + sigmoid(i) tanh(g) ;  h = sigmoid(o) tanh(LN_c(c))
     ```
 
-    then `h`, `c` are pushed onto the tapes. The backward pass rebuilds each
-    step's tapes from the initial tapes and the output sequences, and
-    derives every quantity from `q`, `w`, `r` and `c`, stored per step.
+    then `h`, `c` are pushed onto the tapes. The forward pass stores per
+    step `q`, `w`, `r`, `c`, the read-outs `h~`, `c~` and the gated
+    softmax's `e / total`; the backward pass takes each step's tapes as
+    slices of the time-major output sequences (no copy), carries the tapes'
+    gradients time-major, multiplies by kernels transposed once before its
+    loop, and takes the kernels' gradients as one product each after it.
     Returns the output sequences `(h, c)`, each `(batch, time, units)`.
     `custom_backward=False` leaves the loop to autodiff (for testing).
     """
     import tensorflow as tf
+
+    from keras_ordered.layers._tf_recurrence import time_loop
+    from keras_ordered.layers._tf_recurrence import transposed_product
 
     slots = int(tape_h0.shape[1])
     units = int(tape_h0.shape[2])
@@ -721,16 +702,15 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 tf.sigmoid(z[:, 3 * units :]))
 
     def attend(tape_h, query, g):
+        # `(w, e / total)`: the gated softmax's weights, and its exponentials
+        # over the gated total (the weights' derivative w.r.t. the gates).
         scores = tf.einsum("bmd,bd->bm", tape_h, query) * scale
         shifted = tf.exp(scores - tf.reduce_max(scores, -1, keepdims=True))
         total = tf.reduce_sum(g * shifted, -1, keepdims=True) + 1e-8
         return g * shifted / total, shifted / total
 
-    def matmul(a, kernel, transpose_b=False):
-        return tf.cast(
-            tf.matmul(tf.cast(a, kernel.dtype), kernel, transpose_b=transpose_b),
-            "float32",
-        )
+    def matmul(a, kernel):
+        return tf.cast(tf.matmul(tf.cast(a, kernel.dtype), kernel), "float32")
 
     def per_step(x):
         return time_major(x) if x is not None else tf.zeros((tf.shape(gates)[1],))
@@ -747,7 +727,7 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             query = q_x + matmul(h_p, w_["query_kernel"])
             if query_mask is not None:
                 query = query * m_query
-            attn, _ = attend(tape_h, query, g)
+            attn, ratio = attend(tape_h, query, g)
             attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
             attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
             if attended_mask is not None:
@@ -760,29 +740,36 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             h = o * tf.tanh(_std_norm(c, w_["cell_gamma"], w_["cell_beta"], eps_c))
             carry = (tf.concat([tape_h[:, 1:], h[:, None]], 1),
                      tf.concat([tape_c[:, 1:], c[:, None]], 1))
-            return carry, (h, c, query, attn, r)
+            return carry, (h, c, query, attn, r, ratio, attended_h, attended_c)
 
         batch = tf.shape(tape_h0)[0]
         zeros_bu = tf.zeros((batch, units))
-        like = (zeros_bu, zeros_bu, zeros_bu, tf.zeros((batch, slots)),
-                tf.zeros((batch, 4 * units)))
+        zeros_bm = tf.zeros((batch, slots))
+        like = (zeros_bu, zeros_bu, zeros_bu, zeros_bm,
+                tf.zeros((batch, 4 * units)), zeros_bm, zeros_bu, zeros_bu)
         elems = (time_major(query_input), time_major(z_input),
                  time_major(gates), per_step(key_mask), per_step(query_mask))
-        _, outputs = _tf_loop(step, elems, (tape_h0, tape_c0), like)
+        _, outputs = time_loop(step, elems, (tape_h0, tape_c0), like)
         return outputs
 
     @tf.custom_gradient
     def recurrence(query_input, z_input, gates, tape_h0, tape_c0, *kernels):
         w_ = dict(zip(names, kernels))
-        hs, cs, queries, attns, rs = forward(
-            query_input, z_input, gates, tape_h0, tape_c0, kernels)
+        (hs, cs, queries, attns, rs, ratios, attended_hs,
+         attended_cs) = forward(query_input, z_input, gates, tape_h0, tape_c0,
+                                kernels)
         outputs_h, outputs_c = time_major(hs), time_major(cs)
         batch = tf.shape(tape_h0)[0]
         zeros_bu = tf.zeros((batch, units))
 
         def grad(d_outputs_h, d_outputs_c):
+            # Time-major tapes: step t's tape is all_h[t : t + M], a slice of
+            # the first axis (no copy); the tape gradients are carried
+            # time-major too, `(M, B, d)`.
             all_h = tf.concat([time_major(tape_h0), hs], 0)  # (M + T, B, d)
             all_c = tf.concat([time_major(tape_c0), cs], 0)
+            recurrent_product = transposed_product(w_["recurrent_kernel"])
+            query_product = transposed_product(w_["query_kernel"])
             d_hs = tf.zeros_like(hs) if d_outputs_h is None else time_major(
                 tf.cast(d_outputs_h, "float32"))
             d_cs = tf.zeros_like(cs) if d_outputs_c is None else time_major(
@@ -791,18 +778,16 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
 
             def back(carry, elems):
                 d_tape_h, d_tape_c = carry
-                (t, d_out_h, d_out_c, z_x, g, query, attn, r, c,
-                 m_key, m_query) = elems
-                window = (-1, slots, units)
-                tape_h = tf.reshape(time_major(all_h[t : t + slots]), window)
-                tape_c = tf.reshape(time_major(all_c[t : t + slots]), window)
-                d_h = d_out_h + d_tape_h[:, -1]
-                d_c = d_out_c + d_tape_c[:, -1]
-                pad = [[0, 0], [1, 0], [0, 0]]
-                d_tape_h = tf.pad(d_tape_h[:, :-1], pad)
-                d_tape_c = tf.pad(d_tape_c[:, :-1], pad)
-                attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
-                attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
+                (t, d_out_h, d_out_c, z_x, query, attn, r, c, ratio,
+                 attended_c, m_key, m_query) = elems
+                tape_h = all_h[t : t + slots]
+                tape_c = all_c[t : t + slots]
+                d_h = d_out_h + d_tape_h[-1]
+                d_c = d_out_c + d_tape_c[-1]
+                pad = [[1, 0], [0, 0], [0, 0]]
+                d_tape_h = tf.pad(d_tape_h[:-1], pad)
+                d_tape_c = tf.pad(d_tape_c[:-1], pad)
+                attn_t = tf.transpose(attn)[:, :, None]  # (M, B, 1)
                 z = z_x + _std_norm(r, w_["recurrent_gamma"],
                                     w_["recurrent_beta"], eps_r)
                 i, f, g_hat, o = split(z)
@@ -817,52 +802,51 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                      d_c * i * (1.0 - g_hat**2), d_o], -1)
                 d_attended_c = d_c * f
                 d_r = _std_norm_backward(d_z, r, w_["recurrent_gamma"], eps_r)[0]
-                d_attended_h = matmul(d_r, w_["recurrent_kernel"], True)
+                d_attended_h = recurrent_product(d_r)
                 if attended_mask is not None:
                     d_attended_h = d_attended_h * attended_mask
-                    attended_h = attended_h * attended_mask
-                d_attn = (tf.einsum("bmd,bd->bm", tape_h, d_attended_h)
-                          + tf.einsum("bmd,bd->bm", tape_c, d_attended_c))
-                d_tape_h += attn[:, :, None] * d_attended_h[:, None]
-                d_tape_c += attn[:, :, None] * d_attended_c[:, None]
-                _, ratio = attend(tape_h, query, g)
+                d_attn = tf.transpose(
+                    tf.reduce_sum(tape_h * d_attended_h[None], -1)
+                    + tf.reduce_sum(tape_c * d_attended_c[None], -1))
+                d_tape_h += attn_t * d_attended_h[None]
+                d_tape_c += attn_t * d_attended_c[None]
                 centred = d_attn - tf.reduce_sum(d_attn * attn, -1, keepdims=True)
                 d_g = ratio * centred
-                d_scores = attn * centred * scale
-                d_tape_h += d_scores[:, :, None] * query[:, None]
-                d_query = tf.einsum("bm,bmd->bd", d_scores, tape_h)
+                d_scores = tf.transpose(attn * centred * scale)[:, :, None]
+                d_tape_h += d_scores * query[None]
+                d_query = tf.reduce_sum(d_scores * tape_h, 0)
                 if query_mask is not None:
                     d_query = d_query * m_query
-                d_h_p = matmul(d_query, w_["query_kernel"], True)
+                d_h_p = query_product(d_query)
                 if key_mask is not None:
                     d_h_p = d_h_p * m_key
-                d_tape_h += tf.pad(d_h_p[:, None], [[0, 0], [slots - 1, 0], [0, 0]])
-                return ((d_tape_h, d_tape_c),
-                        (d_query, d_z, d_r, d_n, d_g, attended_h))
+                d_tape_h += tf.pad(d_h_p[None], [[slots - 1, 0], [0, 0], [0, 0]])
+                return ((d_tape_h, d_tape_c), (d_query, d_z, d_r, d_n, d_g))
 
-            zeros_tape = tf.zeros_like(tape_h0)
+            zeros_tape = tf.zeros_like(time_major(tape_h0))
             like = (zeros_bu, tf.zeros((batch, 4 * units)),
                     tf.zeros((batch, 4 * units)), zeros_bu,
-                    tf.zeros((batch, slots)), zeros_bu)
+                    tf.zeros((batch, slots)))
             elems = (tf.range(steps), d_hs, d_cs, time_major(z_input),
-                     time_major(gates), queries, attns, rs, cs,
+                     queries, attns, rs, cs, ratios, attended_cs,
                      per_step(key_mask), per_step(query_mask))
-            (d_tape_h0, d_tape_c0), (d_q, d_z, d_r, d_n, d_g, attended) = _tf_loop(
+            (d_tape_h0, d_tape_c0), (d_q, d_z, d_r, d_n, d_g) = time_loop(
                 back, elems, (zeros_tape, zeros_tape), like, reverse=True)
             h_prev = all_h[slots - 1 : -1]
             if key_mask is not None:
                 h_prev = h_prev * time_major(key_mask)
 
             def outer(a, b, kernel):
-                return tf.cast(tf.einsum(
-                    "tbi,tbj->ij", tf.cast(a, kernel.dtype),
-                    tf.cast(b, kernel.dtype)), kernel.dtype)
+                # sum_t a_t^T b_t as one (i, T*B) x (T*B, j) product.
+                a = tf.reshape(tf.cast(a, kernel.dtype), (-1, a.shape[-1]))
+                b = tf.reshape(tf.cast(b, kernel.dtype), (-1, b.shape[-1]))
+                return tf.matmul(a, b, transpose_a=True)
 
             _, r_hat = _std_norm_backward(d_z, rs, w_["recurrent_gamma"], eps_r)
             _, c_hat = _std_norm_backward(d_n, cs, w_["cell_gamma"], eps_c)
             kernel_grads = [
                 outer(h_prev, d_q, w_["query_kernel"]),
-                outer(attended, d_r, w_["recurrent_kernel"]),
+                outer(attended_hs, d_r, w_["recurrent_kernel"]),
                 tf.reduce_sum(d_r, [0, 1]),
                 tf.reduce_sum(d_z * r_hat, [0, 1]),
                 tf.reduce_sum(d_z, [0, 1]),
@@ -870,7 +854,8 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 tf.reduce_sum(d_n, [0, 1]),
             ]
             return (time_major(d_q), time_major(d_z), time_major(d_g),
-                    d_tape_h0, d_tape_c0, *kernel_grads)
+                    time_major(d_tape_h0), time_major(d_tape_c0),
+                    *kernel_grads)
 
         return (outputs_h, outputs_c), grad
 

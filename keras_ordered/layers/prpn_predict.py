@@ -5,12 +5,15 @@ Reference:
     Learning Syntax and Lexicon". ICLR 2018.
 """
 
+import math
+
 import keras
 from keras import ops
 
 from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.parsing_conv import GlobalBatchNormalization
 from keras_ordered.layers.gated_attention import GatedAttention
+from keras_ordered.layers.gated_attention import gated_softmax
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
@@ -33,6 +36,71 @@ def memory_windows(memory, sequence, num_slots):
     # Slot m of step t is column t + m: columns m .. m + T - 1 of `full`.
     slots = [full[:, m : m - num_slots] for m in range(num_slots)]
     return ops.stack(slots, axis=2)
+
+
+def _band(scores, num_slots):
+    """`(batch, T, T + M) -> (batch, T, M)`: entry `[t, m]` is `[t, t + m]`.
+
+    Row `t` of the result starts at the diagonal element of row `t`: laid
+    out flat, element `[t, t + m]` is at `t (T + M) + t + m`, which is
+    `[t, m]` of the flat array padded with `T` zeros and read as
+    `(T, T + M + 1)`.
+    """
+    shape = ops.shape(scores)
+    batch, steps, width = shape[0], shape[1], shape[2]
+    flat = ops.reshape(scores, (batch, steps * width))
+    flat = ops.pad(flat, [[0, 0], [0, steps]])
+    return ops.reshape(flat, (batch, steps, width + 1))[:, :, :num_slots]
+
+
+def _unband(weights, steps):
+    """The inverse layout of `_band`: `(batch, T, M) -> (batch, T, T + M)`,
+    `[t, m]` placed at `[t, t + m]`, zeros elsewhere."""
+    shape = ops.shape(weights)
+    batch, slots = shape[0], shape[2]
+    width = steps + slots
+    padded = ops.pad(weights, [[0, 0], [0, 0], [0, width + 1 - slots]])
+    flat = ops.reshape(padded, (batch, steps * (width + 1)))[:, : steps * width]
+    return ops.reshape(flat, (batch, steps, width))
+
+
+def windowed_attention(attention, memory, sequence, gates, num_slots,
+                       training=False):
+    """`attention([memory_windows(memory, sequence, M), sequence, gates])`
+    without building the windows.
+
+    Position `t` attends over `full[:, t : t + M]` with `full` the memory
+    followed by the sequence. The windows (`(batch, T, M, d)`, 15 copies of
+    the sequence for PRPN, with as many slicing gradients) are never made:
+    the scores are the band of one `(T, d) x (d, M + T)` product per
+    example, and the read-out is one `(T, M + T) x (M + T, d)` product with
+    the weights placed on the same band. Same values, same dropout draws
+    (the key is dropped and projected exactly as `GatedAttention` does).
+
+    Args:
+        attention: a built `GatedAttention`.
+        memory: `(batch, M, d)`, the states before the window.
+        sequence: `(batch, T, d)`, the states of the window (and the keys).
+        gates: `(batch, T, M)`.
+        num_slots: int, `M`.
+        training: Python boolean, whether the key dropouts are applied.
+
+    Returns:
+        `(batch, T, d)`, the attended summaries.
+    """
+    dtype = attention.compute_dtype
+    sequence = ops.cast(sequence, dtype)
+    full = ops.concatenate([ops.cast(memory, dtype), sequence], axis=1)
+    key = attention._drop(sequence, training)
+    projected = ops.matmul(key, ops.cast(attention.kernel, dtype))
+    projected = attention._drop(
+        projected + ops.cast(attention.bias, dtype), training
+    )
+    scores = _band(ops.einsum("btd,bsd->bts", projected, full), num_slots)
+    scores = ops.cast(scores, "float32") / math.sqrt(attention.units)
+    weights = gated_softmax(scores, gates)
+    band = _unband(ops.cast(weights, dtype), ops.shape(sequence)[1])
+    return ops.matmul(band, full)
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
@@ -190,8 +258,10 @@ class PRPNPredictNetwork(keras.layers.Layer):
     def call(self, inputs, training=False):
         hidden, memory, gates = inputs
         hidden = ops.cast(hidden, self.compute_dtype)
-        windows = memory_windows(memory, hidden, self.num_slots)
-        summary = self.attention([windows, hidden, gates], training=training)
+        summary = windowed_attention(
+            self.attention, memory, hidden, gates, self.num_slots,
+            training=training,
+        )
         x = ops.concatenate([hidden, summary], axis=-1)
         x = self.input_dropout_layer(x, training=training)
         x = self.batch_norm(self.projection(x), training=training)
