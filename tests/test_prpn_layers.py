@@ -699,16 +699,18 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
              "attended": drop(1, d)}
     probes = normal(b, t, d), normal(b, t, d)
 
-    def gradients(custom):
+    def gradients(custom, fuse=True):
         sources = inputs + list(weights.values())
         with tf.GradientTape() as tape:
             tape.watch(sources)
             h, c = _tf_reading_recurrence(
                 *inputs, weights, masks, epsilon=(1e-6, 1e-6),
-                custom_backward=custom)
+                custom_backward=custom, fuse_tape_updates=fuse)
             loss = tf.reduce_sum(h * probes[0]) + tf.reduce_sum(c * probes[1])
         return tape.gradient(loss, sources)
 
-    for mine, autodiff in zip(gradients(True), gradients(False)):
-        np.testing.assert_allclose(np.asarray(mine), np.asarray(autodiff),
-                                   rtol=2e-4, atol=2e-5)
+    autodiff = gradients(False)
+    for fuse in (True, False):  # the tape work XLA-fused, or as TF ops
+        for mine, expected in zip(gradients(True, fuse), autodiff):
+            np.testing.assert_allclose(np.asarray(mine), np.asarray(expected),
+                                       rtol=2e-4, atol=2e-5)

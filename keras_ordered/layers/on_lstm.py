@@ -361,7 +361,9 @@ class ONLSTM(keras.layers.RNN):
       matrix product outside the recurrence, and the DropConnect mask is
       applied to the recurrent kernel once per call, so each step costs a
       single `(batch, units) x (units, 4 units + 2 n)` product plus the
-      gate arithmetic;
+      gate arithmetic; on TensorFlow (without a mask, `unroll` or
+      `go_backwards`) the backward pass is written by hand, one product
+      per step and the kernel gradient as one product after the loop;
     - syntactic distances: with `return_distances=True` the layer also
       returns, per position, the distances of the master forget gate
       `d_f = 1 - sum(f~)/n` and of the master input gate `d_i = sum(i~)/n`,

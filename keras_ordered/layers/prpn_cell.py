@@ -655,7 +655,8 @@ def _std_norm_backward(d_y, x, gamma, epsilon):
 
 
 def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
-                           weights, step_masks, epsilon, custom_backward=True):
+                           weights, step_masks, epsilon, custom_backward=True,
+                           fuse_tape_updates=True):
     """One reading layer's loop over a window, with a hand-written backward.
 
     Per step `t` (float32 except the two products, run in the kernels'
@@ -676,7 +677,9 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     gradients time-major, multiplies by kernels transposed once before its
     loop, and takes the kernels' gradients as one product each after it.
     Returns the output sequences `(h, c)`, each `(batch, time, units)`.
-    `custom_backward=False` leaves the loop to autodiff (for testing).
+    `custom_backward=False` leaves the loop to autodiff (for testing);
+    `fuse_tape_updates=False` runs the backward's tape work as separate
+    TensorFlow ops instead of one XLA-compiled function per step.
     """
     import tensorflow as tf
 
@@ -776,18 +779,40 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 tf.cast(d_outputs_c, "float32"))
             steps = tf.shape(hs)[0]
 
+            def tape_update(d_tape_h, d_tape_c, tape_h, tape_c, attn,
+                            d_attended_h, d_attended_c, query, ratio):
+                # Everything of a step that touches `(M, B, d)` tapes: the
+                # attention's backward and the tape gradients handed on to
+                # the earlier steps (shifted one slot: slot `j` of step t's
+                # tape is slot `j + 1` of step t + 1's).
+                pad = [[1, 0], [0, 0], [0, 0]]
+                attn_t = tf.transpose(attn)[:, :, None]  # (M, B, 1)
+                d_attn = tf.transpose(
+                    tf.reduce_sum(tape_h * d_attended_h[None], -1)
+                    + tf.reduce_sum(tape_c * d_attended_c[None], -1))
+                centred = d_attn - tf.reduce_sum(d_attn * attn, -1, keepdims=True)
+                d_g = ratio * centred
+                d_scores = tf.transpose(attn * centred * scale)[:, :, None]
+                d_query = tf.reduce_sum(d_scores * tape_h, 0)
+                d_tape_h = (tf.pad(d_tape_h[:-1], pad)
+                            + attn_t * d_attended_h[None]
+                            + d_scores * query[None])
+                d_tape_c = tf.pad(d_tape_c[:-1], pad) + attn_t * d_attended_c[None]
+                return d_tape_h, d_tape_c, d_query, d_g
+
+            if fuse_tape_updates:
+                # One XLA cluster per step instead of about 16 passes over
+                # the tapes by separate ops (measured in benchmarks/README.md).
+                tape_update = tf.function(tape_update, jit_compile=True)
+
             def back(carry, elems):
-                d_tape_h, d_tape_c = carry
+                # carry: the gradients of step t + 1's tapes (its last slot is
+                # h_t, c_t) and of h_t through step t + 1's query.
+                d_tape_h, d_tape_c, d_h_query = carry
                 (t, d_out_h, d_out_c, z_x, query, attn, r, c, ratio,
                  attended_c, m_key, m_query) = elems
-                tape_h = all_h[t : t + slots]
-                tape_c = all_c[t : t + slots]
-                d_h = d_out_h + d_tape_h[-1]
+                d_h = d_out_h + d_tape_h[-1] + d_h_query
                 d_c = d_out_c + d_tape_c[-1]
-                pad = [[1, 0], [0, 0], [0, 0]]
-                d_tape_h = tf.pad(d_tape_h[:-1], pad)
-                d_tape_c = tf.pad(d_tape_c[:-1], pad)
-                attn_t = tf.transpose(attn)[:, :, None]  # (M, B, 1)
                 z = z_x + _std_norm(r, w_["recurrent_gamma"],
                                     w_["recurrent_beta"], eps_r)
                 i, f, g_hat, o = split(z)
@@ -805,23 +830,17 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 d_attended_h = recurrent_product(d_r)
                 if attended_mask is not None:
                     d_attended_h = d_attended_h * attended_mask
-                d_attn = tf.transpose(
-                    tf.reduce_sum(tape_h * d_attended_h[None], -1)
-                    + tf.reduce_sum(tape_c * d_attended_c[None], -1))
-                d_tape_h += attn_t * d_attended_h[None]
-                d_tape_c += attn_t * d_attended_c[None]
-                centred = d_attn - tf.reduce_sum(d_attn * attn, -1, keepdims=True)
-                d_g = ratio * centred
-                d_scores = tf.transpose(attn * centred * scale)[:, :, None]
-                d_tape_h += d_scores * query[None]
-                d_query = tf.reduce_sum(d_scores * tape_h, 0)
+                d_tape_h, d_tape_c, d_query, d_g = tape_update(
+                    d_tape_h, d_tape_c, all_h[t : t + slots],
+                    all_c[t : t + slots], attn, d_attended_h, d_attended_c,
+                    query, ratio)
                 if query_mask is not None:
                     d_query = d_query * m_query
                 d_h_p = query_product(d_query)
                 if key_mask is not None:
                     d_h_p = d_h_p * m_key
-                d_tape_h += tf.pad(d_h_p[None], [[slots - 1, 0], [0, 0], [0, 0]])
-                return ((d_tape_h, d_tape_c), (d_query, d_z, d_r, d_n, d_g))
+                return ((d_tape_h, d_tape_c, d_h_p),
+                        (d_query, d_z, d_r, d_n, d_g))
 
             zeros_tape = tf.zeros_like(time_major(tape_h0))
             like = (zeros_bu, tf.zeros((batch, 4 * units)),
@@ -830,8 +849,12 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             elems = (tf.range(steps), d_hs, d_cs, time_major(z_input),
                      queries, attns, rs, cs, ratios, attended_cs,
                      per_step(key_mask), per_step(query_mask))
-            (d_tape_h0, d_tape_c0), (d_q, d_z, d_r, d_n, d_g) = time_loop(
-                back, elems, (zeros_tape, zeros_tape), like, reverse=True)
+            (d_tape_h0, d_tape_c0, d_h_query), (d_q, d_z, d_r, d_n, d_g) = (
+                time_loop(back, elems, (zeros_tape, zeros_tape, zeros_bu),
+                          like, reverse=True))
+            # The first step's query read the initial tape's last slot.
+            d_tape_h0 = tf.concat(
+                [d_tape_h0[:-1], d_tape_h0[-1:] + d_h_query[None]], 0)
             h_prev = all_h[slots - 1 : -1]
             if key_mask is not None:
                 h_prev = h_prev * time_major(key_mask)
