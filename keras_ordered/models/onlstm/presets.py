@@ -5,7 +5,8 @@ Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
 CPU warning quote: `description`, `parameters` (with the 10,000-word PTB
 vocabulary; tests/test_recipe_usability.py checks it) and
 `cpu_minutes_per_epoch` (training plus validation on this project's 2-core
-CPU, measured with `benchmarks/preset_epoch_time.py` on 2026-11-22).
+CPU, measured with `benchmarks/preset_epoch_time.py` on 2026-11-23 after
+the faster recurrence of issue 13; `small` from its recipe run).
 """
 
 from keras_ordered.models.base import lookup_preset
@@ -30,7 +31,7 @@ PRESETS = {
         "description": "The paper's PTB model (embedding 400, 1150/1150/400, "
         "chunk 10); needs a GPU.",
         "parameters": 25220840,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 20.2,
+        "cpu_minutes_per_epoch": 9.9,
         "model": {
             "embedding_dim": 400,
             "hidden_dims": [1150, 1150, 400],
@@ -50,7 +51,7 @@ PRESETS = {
         "description": "A CPU-sized model (embedding 200, 400/400/200, "
         "chunk 10) with lighter dropout.",
         "parameters": 4870200,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 5.0,
+        "cpu_minutes_per_epoch": 3.1,
         "model": {
             "embedding_dim": 200,
             "hidden_dims": [400, 400, 200],
@@ -69,7 +70,7 @@ PRESETS = {
     "tiny": {
         "description": "A test-sized model (embedding 16, 20/16, chunk 4).",
         "parameters": 175994,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 11.4,
+        "cpu_minutes_per_epoch": 11.1,
         "model": {
             "embedding_dim": 16,
             "hidden_dims": [20, 16],

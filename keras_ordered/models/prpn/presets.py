@@ -7,7 +7,8 @@ what the recipes' `--help` and CPU warning quote: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
 tests/test_recipe_usability.py) and `cpu_minutes_per_epoch` (training plus
 validation on this project's 2-core CPU, measured with
-`benchmarks/preset_epoch_time.py` on 2026-11-22).
+`benchmarks/preset_epoch_time.py` on 2026-11-23 after issue 13's faster
+reading and predict networks; `quick` and `up` from their recipe runs).
 
 Notes on the training settings:
 
@@ -55,7 +56,7 @@ PRESETS = {
         "description": "The paper's PTB language model (embedding 800, 2 "
         "layers of 1200, 15 slots, look-back 5); needs a GPU.",
         "parameters": 43607202,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 29.3,
+        "cpu_minutes_per_epoch": 18.9,
         # The official main_LM.py (--tied --hard): --emsize 800 --nhid 1200
         # --nlayers 2 --nslots 15 --nlookback 5 --resolution 0.1, --dropout
         # 0.7 (layer-1 input, output), --idropout 0.5 (later inputs, keys,
@@ -123,7 +124,7 @@ PRESETS = {
         "description": "A CPU-sized model (embedding 200, 2 layers of 256, "
         "parser 128 channels, 15 slots) with lighter dropout.",
         "parameters": 3586426,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 5.1,
+        "cpu_minutes_per_epoch": 2.8,
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 256,
@@ -182,7 +183,7 @@ PRESETS = {
         "description": "A test-sized model (embedding 16, 2 layers of 20, "
         "4 slots, look-back 2).",
         "parameters": 180470,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 18.6,
+        "cpu_minutes_per_epoch": 14.0,
         "model": {
             "embedding_dim": 16,
             "hidden_dim": 20,
