@@ -19,6 +19,12 @@ streams, from the weights after every `--every` steps.
         --weight-drop-scaling inverted
     python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 1 \
         --precision mixed_bfloat16
+    python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 2 \
+        --train-losses 30
+
+`--train-losses N` trains N steps only and prints each step's training
+loss (no validation): two versions of the code run this way from the same
+seed show how soon rounding differences part their trajectories.
 """
 
 import argparse
@@ -55,8 +61,20 @@ class Snapshots(keras.callbacks.Callback):
         self.weights.append([np.array(w) for w in self.model.get_weights()])
 
 
+class StepLosses(keras.callbacks.Callback):
+    """Each step's training loss, with one step per Keras "epoch"."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.losses.append(round(float(logs["loss"]), 7))
+
+
 def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
-        weight_drop_scaling="official", precision="float32"):
+        weight_drop_scaling="official", precision="float32",
+        train_losses=None):
     (train_ids, valid_ids, _), vocabulary = data
     keras.utils.set_random_seed(seed)
     keras.mixed_precision.set_global_policy(precision)
@@ -68,6 +86,13 @@ def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
     train = BPTTBatches(train_ids, batch, bptt, variable_length=False,
                         seed=seed)
     valid = BPTTBatches(valid_ids, eval_batch, bptt, variable_length=False)
+    if train_losses:
+        losses = StepLosses()
+        model.fit(train.stream(0, len(train)), steps_per_epoch=1,
+                  epochs=train_losses, callbacks=[losses], verbose=0,
+                  shuffle=False)
+        return {"seed": seed, "precision": precision,
+                "train_losses": losses.losses}
     snapshots = Snapshots()
     started = time.time()
     # One Keras "epoch" = `every` windows of one continuous stream (the
@@ -114,11 +139,15 @@ def main():
     parser.add_argument("--precision", default="float32",
                         choices=["float32", "mixed_bfloat16"],
                         help="Keras dtype policy of the model")
+    parser.add_argument("--train-losses", type=int, default=None,
+                        metavar="N", help="only train N steps and print "
+                        "each step's training loss")
     args = parser.parse_args()
     data = ptb.load_data(args.data, download=False)
     print(json.dumps(run(data, args.seed, args.steps, args.every,
                          weight_drop_scaling=args.weight_drop_scaling,
-                         precision=args.precision)),
+                         precision=args.precision,
+                         train_losses=args.train_losses)),
           flush=True)
 
 

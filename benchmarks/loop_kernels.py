@@ -1,0 +1,177 @@
+"""The loop-level measurements behind issue 13's choices, as JSON.
+
+Each entry times alternatives side by side in one process (interleaved,
+fastest of `--repeats` calls each), on the shapes of the `ptb` presets:
+
+- `transposed_product`: a loop of 70 (ON-LSTM, `(20, 4830) x (4830, 1150)`)
+  or 35 (PRPN, `(64, 4800) x (4800, 1200)`) dependent per-step products
+  by a kernel, `matmul(d, kernel, transpose_b=True)` against a kernel
+  transposed once before the loop (`_tf_recurrence.transposed_product`),
+  in float32 and bfloat16; milliseconds per step.
+- `parsing_convolution`: PRPN's parsing convolution (batch 64, window
+  35 + 5, 800 -> 1200 channels, width 6), forward and backward, as
+  oneDNN's convolution, as one product over unfolded windows, and as six
+  tap products; milliseconds.
+- `reading_tape_work`: one PRPN reading layer (batch 64, 35 steps, 15
+  slots, 1200 units, dropout masks), forward and backward through
+  `_tf_reading_recurrence`, with the backward's tape work XLA-fused
+  (`fuse_tape_updates=True`, the default) or as separate ops;
+  milliseconds.
+
+    python benchmarks/loop_kernels.py
+"""
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from keras_ordered.layers.prpn_cell import _tf_reading_recurrence  # noqa: E402
+
+
+def fastest(functions, repeats):
+    """Milliseconds of the fastest call of each function, interleaved."""
+    for function in functions.values():
+        function()
+    best = {name: float("inf") for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            result = function()
+            np.asarray(tf.nest.flatten(result)[0])
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: round(1e3 * value, 2) for name, value in best.items()}
+
+
+def transposed_product(repeats):
+    results = {}
+    for name, (rows, width, units, steps) in {
+        "onlstm": (20, 4830, 1150, 70),
+        "prpn": (64, 4800, 1200, 35),
+    }.items():
+        for dtype in ("float32", "bfloat16"):
+            d = tf.cast(tf.random.normal((rows, width)), dtype)
+            kernel = tf.cast(tf.random.normal((units, width)) / width**0.5,
+                             dtype)
+            transposed = tf.transpose(kernel)
+
+            def loop(product):
+                @tf.function
+                def run():
+                    def body(i, x):
+                        return i + 1, tf.tanh(product(x))[:, :1] * d
+                    return tf.while_loop(lambda i, x: i < steps, body,
+                                         (0, d))[1]
+                return run
+
+            times = fastest({
+                "transpose_b": loop(
+                    lambda x: tf.matmul(x, kernel, transpose_b=True)),
+                "transposed_once": loop(lambda x: tf.matmul(x, transposed)),
+            }, repeats)
+            results[f"{name}/{dtype}"] = {
+                k: round(v / steps, 3) for k, v in times.items()}
+    return results
+
+
+def parsing_convolution(repeats):
+    batch, steps, features, units, width = 64, 35, 800, 1200, 6
+    results = {}
+    for dtype in ("float32", "bfloat16"):
+        x = tf.cast(tf.random.normal((batch, steps + width - 1, features)),
+                    dtype)
+        kernel = tf.Variable(
+            tf.cast(tf.random.normal((width, features, units)) / 70, dtype))
+
+        def convolution(x):
+            return tf.nn.conv1d(x, kernel, 1, "VALID")
+
+        def unfolded(x):
+            windows = tf.concat([x[:, k : k + steps] for k in range(width)], -1)
+            flat = tf.matmul(tf.reshape(windows, (-1, width * features)),
+                             tf.reshape(kernel, (width * features, units)))
+            return tf.reshape(flat, (batch, steps, units))
+
+        def taps(x):
+            return tf.add_n([tf.matmul(x[:, k : k + steps], kernel[k])
+                             for k in range(width)])
+
+        def with_gradient(forward):
+            @tf.function
+            def run():
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = tf.cast(forward(x), "float32")
+                    loss = tf.reduce_sum(y * y)
+                return tape.gradient(loss, [x, kernel])
+            return run
+
+        results[dtype] = fastest({
+            "convolution": with_gradient(convolution),
+            "unfolded_product": with_gradient(unfolded),
+            "tap_products": with_gradient(taps),
+        }, repeats)
+    return results
+
+
+def reading_tape_work(repeats):
+    batch, steps, slots, units = 64, 35, 15, 1200
+    rng = np.random.default_rng(0)
+
+    def normal(*shape, scale=1.0):
+        return tf.constant((rng.normal(size=shape) * scale).astype("float32"))
+
+    def drop(*shape):
+        return tf.constant(2.0 * (rng.uniform(size=shape) > 0.5), "float32")
+
+    inputs = [normal(batch, steps, units), normal(batch, steps, 4 * units),
+              tf.constant(rng.uniform(size=(batch, steps, slots)),
+                          "float32"),
+              normal(batch, slots, units), normal(batch, slots, units)]
+    weights = {"query_kernel": normal(units, units, scale=0.03),
+               "recurrent_kernel": normal(units, 4 * units, scale=0.03),
+               "recurrent_bias": normal(4 * units),
+               "recurrent_gamma": normal(4 * units),
+               "recurrent_beta": normal(4 * units),
+               "cell_gamma": normal(units), "cell_beta": normal(units)}
+    masks = {"key": drop(batch, steps, units),
+             "query": drop(batch, steps, units),
+             "attended": drop(batch, units)}
+
+    def layer(fuse):
+        @tf.function
+        def run():
+            sources = inputs + list(weights.values())
+            with tf.GradientTape() as tape:
+                tape.watch(sources)
+                h, c = _tf_reading_recurrence(
+                    *inputs, weights, masks, epsilon=(1e-6, 1e-6),
+                    fuse_tape_updates=fuse)
+                loss = tf.reduce_sum(h) + tf.reduce_sum(c)
+            return tape.gradient(loss, sources)
+        return run
+
+    return fastest({"xla_fused": layer(True), "separate_ops": layer(False)},
+                   repeats)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    result = {"load_average_at_start": [round(v, 2) for v in os.getloadavg()]}
+    result["transposed_product_ms_per_step"] = transposed_product(args.repeats)
+    result["parsing_convolution_ms"] = parsing_convolution(args.repeats)
+    result["reading_layer_forward_backward_ms"] = reading_tape_work(
+        args.repeats)
+    result["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
