@@ -3,6 +3,7 @@ layer-normalised LSTM, the reading cell and the predict network, against
 independent NumPy computations of the paper's formulas."""
 
 import keras
+from keras import ops
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -15,7 +16,6 @@ from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import LayerNormLSTMCell
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
-from keras_ordered.layers.prpn_predict import memory_windows
 
 
 def np_sigmoid(x):
@@ -543,6 +543,14 @@ def test_reading_cell_draws_fresh_step_masks_in_a_compiled_loop():
 
 
 # --- predict network ----------------------------------------------------------
+def memory_windows(memory, sequence, num_slots):
+    """The reference: `(batch, time, M, d)` tapes whose `[:, t]` holds the
+    states of positions `t - M .. t - 1` (the memory, then the sequence)."""
+    full = ops.concatenate([ops.cast(memory, sequence.dtype), sequence], axis=1)
+    return ops.stack([full[:, m : m - num_slots] for m in range(num_slots)],
+                     axis=2)
+
+
 def test_memory_windows_hold_the_previous_states():
     rng = np.random.default_rng(9)
     B, T, M, d = 2, 5, 3, 2

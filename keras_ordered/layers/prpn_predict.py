@@ -18,26 +18,6 @@ from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
 
-def memory_windows(memory, sequence, num_slots):
-    """The memory tape seen at every step of a window, `(batch, time, M, d)`.
-
-    Args:
-        memory: tensor `(batch, M, d)`, the tape at the start of the window
-            (states of the `M` positions before it, oldest first).
-        sequence: tensor `(batch, time, d)`, the states of the window.
-        num_slots: int, `M`.
-
-    Returns:
-        tensor `(batch, time, M, d)` whose `[:, t]` holds the states of
-        positions `t - M .. t - 1` (oldest first): the tape *before* step
-        `t` pushes its own state.
-    """
-    full = ops.concatenate([ops.cast(memory, sequence.dtype), sequence], axis=1)
-    # Slot m of step t is column t + m: columns m .. m + T - 1 of `full`.
-    slots = [full[:, m : m - num_slots] for m in range(num_slots)]
-    return ops.stack(slots, axis=2)
-
-
 def _band(scores, num_slots):
     """`(batch, T, T + M) -> (batch, T, M)`: entry `[t, m]` is `[t, t + m]`.
 
@@ -66,11 +46,13 @@ def _unband(weights, steps):
 
 def windowed_attention(attention, memory, sequence, gates, num_slots,
                        training=False):
-    """`attention([memory_windows(memory, sequence, M), sequence, gates])`
-    without building the windows.
+    """`GatedAttention` at every position of a window over the memory tape
+    of that position, without building the tapes.
 
-    Position `t` attends over `full[:, t : t + M]` with `full` the memory
-    followed by the sequence. The windows (`(batch, T, M, d)`, 15 copies of
+    Position `t` attends over its tape `full[:, t : t + M]` (the states of
+    positions `t - M .. t - 1`, oldest first), with `full` the memory
+    followed by the sequence: `attention([windows, sequence, gates])` for
+    `windows[:, t] = full[:, t : t + M]`. The windows (`(batch, T, M, d)`, 15 copies of
     the sequence for PRPN, with as many slicing gradients) are never made:
     the scores are the band of one `(T, d) x (d, M + T)` product per
     example, and the read-out is one `(T, M + T) x (M + T, d)` product with
