@@ -707,18 +707,26 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
              "attended": drop(1, d)}
     probes = normal(b, t, d), normal(b, t, d)
 
-    def gradients(custom, fuse=True):
+    def gradients(custom, fuse=True, fuse_cell=False):
         sources = inputs + list(weights.values())
         with tf.GradientTape() as tape:
             tape.watch(sources)
             h, c = _tf_reading_recurrence(
                 *inputs, weights, masks, epsilon=(1e-6, 1e-6),
-                custom_backward=custom, fuse_tape_updates=fuse)
+                custom_backward=custom, fuse_tape_updates=fuse,
+                fuse_cell_work=fuse_cell)
             loss = tf.reduce_sum(h * probes[0]) + tf.reduce_sum(c * probes[1])
-        return tape.gradient(loss, sources)
+        return (h, c), tape.gradient(loss, sources)
 
-    autodiff = gradients(False)
-    for fuse in (True, False):  # the tape work XLA-fused, or as TF ops
-        for mine, expected in zip(gradients(True, fuse), autodiff):
-            np.testing.assert_allclose(np.asarray(mine), np.asarray(expected),
+    # The reference: autodiff through the loop of plain TensorFlow ops.
+    (h_ref, c_ref), autodiff = gradients(False, fuse_cell=False)
+    # The tape work XLA-fused or as TF ops; the cell work XLA-fused or not.
+    for fuse, fuse_cell in ((True, False), (False, False), (True, True)):
+        (h, c), mine = gradients(True, fuse, fuse_cell)
+        np.testing.assert_allclose(np.asarray(h), np.asarray(h_ref),
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(c), np.asarray(c_ref),
+                                   rtol=1e-5, atol=1e-6)
+        for got, expected in zip(mine, autodiff):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(expected),
                                        rtol=2e-4, atol=2e-5)

@@ -624,6 +624,7 @@ def reading_network_loop(cell, sequences, initial_state, training=False):
             ops.cast(query_input, "float32"), ops.cast(z_input, "float32"),
             gates, tapes[0], tapes[1], weights, step_masks,
             epsilon=(lstm.recurrent_norm.epsilon, lstm.cell_norm.epsilon),
+            fuse_cell_work=bool(training),
         )
         flat = (-1, slots * units)
         for tape, outputs in zip(tapes, (outputs_h, outputs_c)):
@@ -656,7 +657,7 @@ def _std_norm_backward(d_y, x, gamma, epsilon):
 
 def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                            weights, step_masks, epsilon, custom_backward=True,
-                           fuse_tape_updates=True):
+                           fuse_tape_updates=True, fuse_cell_work=False):
     """One reading layer's loop over a window, with a hand-written backward.
 
     Per step `t` (float32 except the two products, run in the kernels'
@@ -679,7 +680,12 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     Returns the output sequences `(h, c)`, each `(batch, time, units)`.
     `custom_backward=False` leaves the loop to autodiff (for testing);
     `fuse_tape_updates=False` runs the backward's tape work as separate
-    TensorFlow ops instead of one XLA-compiled function per step.
+    TensorFlow ops instead of one XLA-compiled function per step;
+    `fuse_cell_work=True` compiles the rest of each step's element-wise work
+    with XLA too: in the forward, the attention with its read-outs, and the
+    cell update with the tapes' shift; in the backward, the cell's
+    derivatives (the caller turns it on in training only, so that inference
+    and exported graphs hold no XLA functions).
     """
     import tensorflow as tf
 
@@ -721,6 +727,28 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     def forward(query_input, z_input, gates, tape_h0, tape_c0, kernels):
         w_ = dict(zip(names, kernels))
 
+        def read(tape_h, tape_c, query, g):
+            attn, ratio = attend(tape_h, query, g)
+            attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
+            attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
+            if attended_mask is not None:
+                attended_h = attended_h * attended_mask
+            return attn, ratio, attended_h, attended_c
+
+        def update(r, z_x, attended_c, tape_h, tape_c):
+            r = r + w_["recurrent_bias"]
+            z = z_x + _std_norm(r, w_["recurrent_gamma"], w_["recurrent_beta"],
+                                eps_r)
+            i, f, g_hat, o = split(z)
+            c = f * attended_c + i * g_hat
+            h = o * tf.tanh(_std_norm(c, w_["cell_gamma"], w_["cell_beta"], eps_c))
+            return (h, c, r, tf.concat([tape_h[:, 1:], h[:, None]], 1),
+                    tf.concat([tape_c[:, 1:], c[:, None]], 1))
+
+        if fuse_cell_work:
+            read = tf.function(read, jit_compile=True)
+            update = tf.function(update, jit_compile=True)
+
         def step(carry, elems):
             tape_h, tape_c = carry
             q_x, z_x, g, m_key, m_query = elems
@@ -730,20 +758,12 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             query = q_x + matmul(h_p, w_["query_kernel"])
             if query_mask is not None:
                 query = query * m_query
-            attn, ratio = attend(tape_h, query, g)
-            attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
-            attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
-            if attended_mask is not None:
-                attended_h = attended_h * attended_mask
-            r = matmul(attended_h, w_["recurrent_kernel"]) + w_["recurrent_bias"]
-            z = z_x + _std_norm(r, w_["recurrent_gamma"], w_["recurrent_beta"],
-                                eps_r)
-            i, f, g_hat, o = split(z)
-            c = f * attended_c + i * g_hat
-            h = o * tf.tanh(_std_norm(c, w_["cell_gamma"], w_["cell_beta"], eps_c))
-            carry = (tf.concat([tape_h[:, 1:], h[:, None]], 1),
-                     tf.concat([tape_c[:, 1:], c[:, None]], 1))
-            return carry, (h, c, query, attn, r, ratio, attended_h, attended_c)
+            attn, ratio, attended_h, attended_c = read(tape_h, tape_c, query, g)
+            h, c, r, tape_h, tape_c = update(
+                matmul(attended_h, w_["recurrent_kernel"]), z_x, attended_c,
+                tape_h, tape_c)
+            return ((tape_h, tape_c),
+                    (h, c, query, attn, r, ratio, attended_h, attended_c))
 
         batch = tf.shape(tape_h0)[0]
         zeros_bu = tf.zeros((batch, units))
@@ -805,14 +825,7 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 # the tapes by separate ops (measured in benchmarks/README.md).
                 tape_update = tf.function(tape_update, jit_compile=True)
 
-            def back(carry, elems):
-                # carry: the gradients of step t + 1's tapes (its last slot is
-                # h_t, c_t) and of h_t through step t + 1's query.
-                d_tape_h, d_tape_c, d_h_query = carry
-                (t, d_out_h, d_out_c, z_x, query, attn, r, c, ratio,
-                 attended_c, m_key, m_query) = elems
-                d_h = d_out_h + d_tape_h[-1] + d_h_query
-                d_c = d_out_c + d_tape_c[-1]
+            def cell_backward(d_h, d_c, z_x, r, c, attended_c):
                 z = z_x + _std_norm(r, w_["recurrent_gamma"],
                                     w_["recurrent_beta"], eps_r)
                 i, f, g_hat, o = split(z)
@@ -825,8 +838,21 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                     [d_c * g_hat * i * (1.0 - i),
                      d_c * attended_c * f * (1.0 - f),
                      d_c * i * (1.0 - g_hat**2), d_o], -1)
-                d_attended_c = d_c * f
                 d_r = _std_norm_backward(d_z, r, w_["recurrent_gamma"], eps_r)[0]
+                return d_z, d_r, d_n, d_c * f
+
+            if fuse_cell_work:
+                cell_backward = tf.function(cell_backward, jit_compile=True)
+
+            def back(carry, elems):
+                # carry: the gradients of step t + 1's tapes (its last slot is
+                # h_t, c_t) and of h_t through step t + 1's query.
+                d_tape_h, d_tape_c, d_h_query = carry
+                (t, d_out_h, d_out_c, z_x, query, attn, r, c, ratio,
+                 attended_c, m_key, m_query) = elems
+                d_z, d_r, d_n, d_attended_c = cell_backward(
+                    d_out_h + d_tape_h[-1] + d_h_query, d_out_c + d_tape_c[-1],
+                    z_x, r, c, attended_c)
                 d_attended_h = recurrent_product(d_r)
                 if attended_mask is not None:
                     d_attended_h = d_attended_h * attended_mask
