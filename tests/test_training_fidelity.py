@@ -105,16 +105,54 @@ def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
     data = os.path.dirname(require_data("ptb", "train.txt"))
     args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
             "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
-            "--skip-test", "--output", str(tmp_path), "--verbose", "0"]
+            "--skip-test", "--output", str(tmp_path), "--verbose", "0",
+            "--precision", "float32"]
     assert runner.main(args, model_class=ONLSTMLanguageModel,
                        get_preset=get_preset, presets=PRESETS,
                        description="t", default_output=str(tmp_path)) == 0
     results = json.load(open(tmp_path / "results.json"))
     assert results["weights"] == "best checkpoint"
+    assert results["precision"] == results["evaluation_precision"] == "float32"
     # The final validation pass (same windows) re-measures the best loss.
     assert results["valid_loss"] == pytest.approx(results["best_val_loss"],
                                                   rel=1e-5)
     assert "Evaluating the best checkpoint" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_recipe_trained_in_bfloat16_is_evaluated_and_saved_in_float32(
+        tmp_path, capsys):
+    import json
+
+    from conftest import require_data
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.models.onlstm import get_preset
+    from keras_ordered.training import runner
+
+    data = os.path.dirname(require_data("ptb", "train.txt"))
+    args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
+            "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
+            "--skip-test", "--output", str(tmp_path), "--verbose", "0",
+            "--precision", "mixed_bfloat16"]
+    assert runner.main(args, model_class=ONLSTMLanguageModel,
+                       get_preset=get_preset, presets=PRESETS,
+                       description="t", default_output=str(tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert "under the mixed_bfloat16 policy" in out
+    assert "Trained under mixed_bfloat16; evaluating in float32." in out
+    results = json.load(open(tmp_path / "results.json"))
+    assert results["precision"] == "mixed_bfloat16"
+    assert results["evaluation_precision"] == "float32"
+    # The same weights measured in float32 instead of bfloat16: close to the
+    # loss validation saw during training, not equal to it.
+    assert results["valid_loss"] == pytest.approx(results["best_val_loss"],
+                                                  rel=2e-2)
+    assert results["valid_loss"] != results["best_val_loss"]
+    # The global policy is restored, and the saved model computes in float32.
+    assert keras.mixed_precision.global_policy().name == "float32"
+    model = keras.saving.load_model(tmp_path / "model.keras")
+    policies = {layer.dtype_policy.name for layer in model._flatten_layers()}
+    assert policies == {"float32"}, policies
 
 
 def test_plateau_halves_as_the_official_scheduler():
@@ -136,3 +174,38 @@ def test_plateau_halves_as_the_official_scheduler():
     watch_training = make_plateau({"reduce_lr_patience": 0,
                                    "reduce_lr_monitor": "loss"})
     assert (watch_training.monitor, watch_training.patience) == ("loss", 1)
+
+
+def test_training_policy_is_bfloat16_only_on_cpus_that_compute_it_natively(
+        tmp_path):
+    from keras_ordered.training.runner import cpu_has_native_bfloat16
+    from keras_ordered.training.runner import training_policy
+
+    def cpuinfo(flags):
+        path = tmp_path / f"cpuinfo_{len(flags)}"
+        path.write_text("processor\t: 0\nflags\t\t: fpu sse2 "
+                        + " ".join(flags) + "\n\n")
+        return str(path)
+
+    assert cpu_has_native_bfloat16(cpuinfo(["avx512f", "avx512_bf16"]))
+    assert cpu_has_native_bfloat16(cpuinfo(["amx_tile", "amx_bf16"]))
+    assert not cpu_has_native_bfloat16(cpuinfo(["avx512f", "avx2"]))
+    assert not cpu_has_native_bfloat16(str(tmp_path / "missing"))
+
+    assert training_policy("auto", gpus=False,
+                           native_bfloat16=True) == "mixed_bfloat16"
+    assert training_policy("auto", gpus=False, native_bfloat16=False) == (
+        "float32")
+    # On GPUs the official float32 stays the default (not measured here).
+    assert training_policy("auto", gpus=True, native_bfloat16=True) == (
+        "float32")
+    assert training_policy("float32", gpus=False,
+                           native_bfloat16=True) == "float32"
+    assert training_policy("mixed_float16", gpus=True) == "mixed_float16"
+    # --mixed-precision keeps its meaning.
+    assert training_policy("float32", mixed_precision=True,
+                           gpus=True) == "mixed_float16"
+    assert training_policy("auto", mixed_precision=True,
+                           gpus=False) == "mixed_bfloat16"
+    with pytest.raises(ValueError, match="Unknown precision 'half'"):
+        training_policy("half", gpus=False)

@@ -480,7 +480,7 @@ class ONLSTM(keras.layers.RNN):
         ):
             return _tf_fast_recurrence(
                 cell, sequences, kernel, bias, list(initial_state),
-                recurrent_kernel, fuse_cell_work=bool(training),
+                recurrent_kernel,
             )
 
         # One input projection for every time step.
@@ -656,7 +656,7 @@ class ONLSTM(keras.layers.RNN):
 
 
 def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
-                        recurrent_kernel, fuse_cell_work=False):
+                        recurrent_kernel):
     """The ON-LSTM layer on TensorFlow, with a hand-written backward pass.
 
     Auto-differentiating the loop makes TensorFlow stack every intermediate
@@ -679,11 +679,7 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
     Values and gradients equal autodiff through `keras.layers.RNN(
     ONLSTMCell)` (tested). Under a mixed policy only the products run in the
     compute dtype: the pre-activations, gates and cell and hidden states of
-    the loop are float32. `fuse_cell_work=True` compiles each step's
-    element-wise work (forward: the gates and the cell update; backward:
-    their derivatives) with XLA, one function call per step instead of a few
-    dozen small ops; the layer turns it on in training only, so that
-    inference and exported graphs hold no XLA functions.
+    the loop are float32.
 
     Returns:
         `(last_output, outputs, [h_last, c_last])` as `keras.layers.RNN`'s
@@ -704,45 +700,40 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
         master_forget = tf.cumsum(p_forget, axis=-1)[:, :n, None]
         return master_input, master_forget
 
-    def cell_forward(z, c_prev):
-        p_input = tf.nn.softmax(z[:, :m])
-        p_forget = tf.nn.softmax(z[:, m : 2 * m])
-        master_input, master_forget = master_gates(p_input, p_forget)
-        g = tf.reshape(z[:, 2 * m :], (-1, 4 * n, size))
-        # Blocks o, c^, i, f: one sigmoid over all four, c^ replaced.
-        sig = tf.sigmoid(g)
-        c_hat = tf.tanh(g[:, n : 2 * n])
-        o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
-        overlap = master_forget * master_input
-        c = (f * overlap + (master_forget - overlap)) * tf.reshape(
-            c_prev, (-1, n, size)
-        ) + (i * overlap + (master_input - overlap)) * c_hat
-        h = tf.reshape(o * tf.tanh(c), (-1, units))
-        c = tf.reshape(c, (-1, units))
-        gates = tf.concat([o, c_hat, sig[:, 2 * n :]], axis=1)
-        gates = tf.concat(
-            [p_input, p_forget, tf.reshape(gates, (-1, 4 * units))],
-            axis=-1,
-        )
-        return h, c, gates
-
-    if fuse_cell_work:
-        cell_forward = tf.function(cell_forward, jit_compile=True)
-
     def forward(z_inputs, h0, c0, kernel):
         def step(carry, elems):
             h_prev, c_prev = carry
             z = tf.cast(elems[0], "float32") + tf.cast(
                 tf.matmul(tf.cast(h_prev, kernel.dtype), kernel), "float32"
             )
-            h, c, gates = cell_forward(z, c_prev)
+            p_input = tf.nn.softmax(z[:, :m])
+            p_forget = tf.nn.softmax(z[:, m : 2 * m])
+            master_input, master_forget = master_gates(p_input, p_forget)
+            g = tf.reshape(z[:, 2 * m :], (-1, 4 * n, size))
+            # Blocks o, c^, i, f: one sigmoid over all four, c^ replaced.
+            sig = tf.sigmoid(g)
+            c_hat = tf.tanh(g[:, n : 2 * n])
+            o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
+            overlap = master_forget * master_input
+            c = (f * overlap + (master_forget - overlap)) * tf.reshape(
+                c_prev, (-1, n, size)
+            ) + (i * overlap + (master_input - overlap)) * c_hat
+            h = tf.reshape(o * tf.tanh(c), (-1, units))
+            c = tf.reshape(c, (-1, units))
+            gates = tf.concat([o, c_hat, sig[:, 2 * n :]], axis=1)
+            gates = tf.concat(
+                [p_input, p_forget, tf.reshape(gates, (-1, 4 * units))],
+                axis=-1,
+            )
             return (h, c), (h, c, gates)
 
         batch = tf.shape(h0)[0]
         like = (h0, c0, tf.zeros((batch, cell.gate_size)))
         return time_loop(step, (z_inputs,), (h0, c0), like)
 
-    def cell_backward(d_h_next, d_c_next, gates, c_prev, c, d_out):
+    def step_backward(product, carry, elems):
+        d_h_next, d_c_next = carry
+        gates, c_prev, c, d_out = elems
         p_input, p_forget = gates[:, :m], gates[:, m : 2 * m]
         master_input, master_forget = master_gates(p_input, p_forget)
         a = tf.reshape(gates[:, 2 * m :], (-1, 4 * n, size))
@@ -795,14 +786,8 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
             [d_v_input, d_v_forget, tf.reshape(d_gates, (-1, 4 * units))],
             axis=-1,
         )
-        return d_z, tf.reshape(d_c_prev, (-1, units))
-
-    if fuse_cell_work:
-        cell_backward = tf.function(cell_backward, jit_compile=True)
-
-    def step_backward(product, carry, elems):
-        d_z, d_c_prev = cell_backward(*carry, *elems)
-        return (product(d_z), d_c_prev), (d_z,)
+        carry = (product(d_z), tf.reshape(d_c_prev, (-1, units)))
+        return carry, (d_z,)
 
     @tf.custom_gradient
     def recurrence(z_inputs, h0, c0, kernel):

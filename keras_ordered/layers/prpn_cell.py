@@ -727,13 +727,16 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     def forward(query_input, z_input, gates, tape_h0, tape_c0, kernels):
         w_ = dict(zip(names, kernels))
 
-        def read(tape_h, tape_c, query, g):
+        def read(tape_h, tape_c, q_x, q_h, m_query, g):
+            query = q_x + q_h
+            if query_mask is not None:
+                query = query * m_query
             attn, ratio = attend(tape_h, query, g)
             attended_h = tf.einsum("bm,bmd->bd", attn, tape_h)
             attended_c = tf.einsum("bm,bmd->bd", attn, tape_c)
             if attended_mask is not None:
                 attended_h = attended_h * attended_mask
-            return attn, ratio, attended_h, attended_c
+            return query, attn, ratio, attended_h, attended_c
 
         def update(r, z_x, attended_c, tape_h, tape_c):
             r = r + w_["recurrent_bias"]
@@ -755,10 +758,9 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             h_p = tape_h[:, -1]
             if key_mask is not None:
                 h_p = h_p * m_key
-            query = q_x + matmul(h_p, w_["query_kernel"])
-            if query_mask is not None:
-                query = query * m_query
-            attn, ratio, attended_h, attended_c = read(tape_h, tape_c, query, g)
+            query, attn, ratio, attended_h, attended_c = read(
+                tape_h, tape_c, q_x, matmul(h_p, w_["query_kernel"]), m_query,
+                g)
             h, c, r, tape_h, tape_c = update(
                 matmul(attended_h, w_["recurrent_kernel"]), z_x, attended_c,
                 tape_h, tape_c)
@@ -800,11 +802,13 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             steps = tf.shape(hs)[0]
 
             def tape_update(d_tape_h, d_tape_c, tape_h, tape_c, attn,
-                            d_attended_h, d_attended_c, query, ratio):
+                            d_attended_h, d_attended_c, query, ratio, m_query):
                 # Everything of a step that touches `(M, B, d)` tapes: the
                 # attention's backward and the tape gradients handed on to
                 # the earlier steps (shifted one slot: slot `j` of step t's
                 # tape is slot `j + 1` of step t + 1's).
+                if attended_mask is not None:
+                    d_attended_h = d_attended_h * attended_mask
                 pad = [[1, 0], [0, 0], [0, 0]]
                 attn_t = tf.transpose(attn)[:, :, None]  # (M, B, 1)
                 d_attn = tf.transpose(
@@ -818,6 +822,8 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                             + attn_t * d_attended_h[None]
                             + d_scores * query[None])
                 d_tape_c = tf.pad(d_tape_c[:-1], pad) + attn_t * d_attended_c[None]
+                if query_mask is not None:
+                    d_query = d_query * m_query
                 return d_tape_h, d_tape_c, d_query, d_g
 
             if fuse_tape_updates:
@@ -825,7 +831,10 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 # the tapes by separate ops (measured in benchmarks/README.md).
                 tape_update = tf.function(tape_update, jit_compile=True)
 
-            def cell_backward(d_h, d_c, z_x, r, c, attended_c):
+            def cell_backward(d_out_h, d_out_c, d_tape_h_last, d_tape_c_last,
+                              d_h_query, z_x, r, c, attended_c):
+                d_h = d_out_h + d_tape_h_last + d_h_query
+                d_c = d_out_c + d_tape_c_last
                 z = z_x + _std_norm(r, w_["recurrent_gamma"],
                                     w_["recurrent_beta"], eps_r)
                 i, f, g_hat, o = split(z)
@@ -851,17 +860,12 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
                 (t, d_out_h, d_out_c, z_x, query, attn, r, c, ratio,
                  attended_c, m_key, m_query) = elems
                 d_z, d_r, d_n, d_attended_c = cell_backward(
-                    d_out_h + d_tape_h[-1] + d_h_query, d_out_c + d_tape_c[-1],
+                    d_out_h, d_out_c, d_tape_h[-1], d_tape_c[-1], d_h_query,
                     z_x, r, c, attended_c)
-                d_attended_h = recurrent_product(d_r)
-                if attended_mask is not None:
-                    d_attended_h = d_attended_h * attended_mask
                 d_tape_h, d_tape_c, d_query, d_g = tape_update(
                     d_tape_h, d_tape_c, all_h[t : t + slots],
-                    all_c[t : t + slots], attn, d_attended_h, d_attended_c,
-                    query, ratio)
-                if query_mask is not None:
-                    d_query = d_query * m_query
+                    all_c[t : t + slots], attn, recurrent_product(d_r),
+                    d_attended_c, query, ratio, m_query)
                 d_h_p = query_product(d_query)
                 if key_mask is not None:
                     d_h_p = d_h_p * m_key

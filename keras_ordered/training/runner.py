@@ -184,9 +184,18 @@ def build_parser(description, presets, default_output):
         "mirrored runs N replicas without a GPU (for trying and testing "
         "multi-device training; default: one CPU device)",
     )
+    parser.add_argument(
+        "--precision", default="auto", choices=PRECISIONS,
+        help="the Keras dtype policy of training: auto (mixed_bfloat16 on a "
+        "CPU with native bfloat16 arithmetic (AVX512_BF16 or AMX), where it "
+        "is faster and learns as float32 does (benchmarks/README.md); "
+        "float32, as the official code, everywhere else, GPUs included). "
+        "Whatever the policy of training, the final evaluation and the "
+        "saved model are float32",
+    )
     parser.add_argument("--mixed-precision", action="store_true",
-                        help="mixed_float16 on GPU, mixed_bfloat16 on CPU "
-                        "(default: float32)")
+                        help="the same as --precision mixed_float16 on GPU, "
+                        "mixed_bfloat16 on CPU")
     parser.add_argument("--jit-compile", action="store_true",
                         help="XLA-compile the train step (one compilation per "
                         "window length: use with fixed-length windows; "
@@ -397,6 +406,58 @@ def _check_resume(backup, output, start_epoch, start_batch, steps, epochs):
     return "train"
 
 
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+
+
+def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
+    """Whether the CPU does bfloat16 arithmetic natively (AVX512_BF16, AMX).
+
+    Read from the flags of `/proc/cpuinfo` (False where that file does not
+    exist, e.g. on macOS or Windows).
+    """
+    try:
+        with open(cpuinfo) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    except OSError:
+        pass
+    return False
+
+
+def training_policy(precision="auto", mixed_precision=False, gpus=None,
+                    native_bfloat16=None):
+    """The dtype policy a recipe trains under (see `--precision`).
+
+    Args:
+        precision: one of `PRECISIONS`.
+        mixed_precision: the `--mixed-precision` flag (mixed_float16 on
+            GPU, mixed_bfloat16 on CPU); it overrides `precision`.
+        gpus: whether a GPU is visible (default: asks TensorFlow).
+        native_bfloat16: whether the CPU has native bfloat16 arithmetic
+            (default: `cpu_has_native_bfloat16()`).
+
+    Returns:
+        A Keras dtype policy name.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"Unknown precision {precision!r}: expected one of {PRECISIONS}."
+        )
+    if gpus is None:
+        gpus = bool(tf.config.list_physical_devices("GPU"))
+    if mixed_precision:
+        return "mixed_float16" if gpus else "mixed_bfloat16"
+    if precision != "auto":
+        return precision
+    if gpus:
+        return "float32"
+    if native_bfloat16 is None:
+        native_bfloat16 = cpu_has_native_bfloat16()
+    return "mixed_bfloat16" if native_bfloat16 else "float32"
+
+
 def train(args, *, model_class, get_preset, presets=None):
     """Trains, evaluates and saves a language model as `args` say.
 
@@ -410,8 +471,6 @@ def train(args, *, model_class, get_preset, presets=None):
     if cpu_devices:
         split_cpu(cpu_devices)
     strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
-    multi_worker = is_multi_worker(strategy)
-    chief = is_chief(strategy)
     preset = get_preset(args.preset)
     settings = preset["training"]
     for key, value in (
@@ -424,11 +483,21 @@ def train(args, *, model_class, get_preset, presets=None):
             settings[key] = value
     if args.fixed_length:
         settings["variable_length"] = False
-    if args.mixed_precision:
-        gpus = tf.config.list_physical_devices("GPU")
-        keras.mixed_precision.set_global_policy(
-            "mixed_float16" if gpus else "mixed_bfloat16"
-        )
+    policy = training_policy(getattr(args, "precision", "auto"),
+                             getattr(args, "mixed_precision", False))
+    previous_policy = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        return _train(args, model_class, get_preset, presets, strategy,
+                      preset, settings, policy)
+    finally:
+        keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def _train(args, model_class, get_preset, presets, strategy, preset,
+           settings, policy):
+    multi_worker = is_multi_worker(strategy)
+    chief = is_chief(strategy)
     keras.utils.set_random_seed(args.seed)
     if presets is not None:
         warning = cpu_warning(args.preset, preset, presets)
@@ -467,7 +536,7 @@ def train(args, *, model_class, get_preset, presets=None):
     print(
         f"Training {model_class.__name__} preset {args.preset!r} on "
         f"{len(train_ids)} tokens with {replicas} replica(s) "
-        f"({where}); output in {args.output}"
+        f"({where}) under the {policy} policy; output in {args.output}"
         f"{'' if chief else ' (written by the chief only)'}."
     )
     batch = settings["batch_size"]
@@ -657,6 +726,17 @@ def train(args, *, model_class, get_preset, presets=None):
         if ntasgd is not None:
             ntasgd.finalize()
         results["weights"] = "final"
+    results["precision"] = policy
+    if policy != "float32" and loop is None:
+        # Trained under a mixed policy: evaluate and save a float32 copy, so
+        # that the figures follow the official (float32) protocol and the
+        # saved model computes in float32 wherever it is loaded.
+        model = _float32_copy(model, args, model_class, vocabulary, settings,
+                              batch, eval_batch, strategy)
+        print(f"Trained under {policy}; evaluating in float32.")
+    results["evaluation_precision"] = (
+        "float32" if loop is None else policy
+    )
     partial = ""
     if args.eval_steps:
         results["eval_steps"] = args.eval_steps
@@ -707,6 +787,30 @@ def train(args, *, model_class, get_preset, presets=None):
         json.dump(results, f, indent=2)
     print(json.dumps(results))
     return 0
+
+
+def _float32_copy(model, args, model_class, vocabulary, settings, batch,
+                  eval_batch, strategy):
+    """A float32 model of the same preset holding `model`'s weights."""
+    import tempfile
+
+    previous = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy("float32")
+    try:
+        with strategy.scope():
+            copy = model_class.from_preset(args.preset, vocabulary,
+                                           seed=args.seed)
+            copy.compile(optimizer=make_optimizer(settings),
+                         jit_compile=args.jit_compile)
+            copy.configure_bptt(batch, eval_batch,
+                                clip_norm=settings["clip_norm"])
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trained.weights.h5")
+        model.save_weights(path)
+        copy.load_weights(path)
+    return copy
 
 
 def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
