@@ -43,6 +43,13 @@ import tensorflow as tf  # noqa: E402
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
 from keras_ordered.training.runner import make_optimizer  # noqa: E402
+from keras_ordered.training.runner import training_policy  # noqa: E402
+
+# The official implementations' training throughput on this project's CPU,
+# as fractions of the float32 matmul rate (issue 13: ON-LSTM 350 tokens/s x
+# 151.2 MFLOP, PRPN 287 x 262.0 MFLOP, at a 209 GFLOP/s reference). Each run
+# reports `times_official`, its own fraction over these.
+OFFICIAL_FRACTION = {"onlstm": 0.25, "prpn": 0.36}
 
 FAMILIES = {
     "onlstm": (onlstm.ONLSTMLanguageModel, onlstm.get_preset),
@@ -187,10 +194,15 @@ def main():
     args = parser.parse_args()
     load = os.getloadavg()
     before = {d: matmul_flops(d) for d in ("float32", "bfloat16")}
+    default = training_policy("auto")
     result = {
         "model": args.model, "preset": args.preset,
         "threads": os.cpu_count(),
         "load_average_at_start": [round(v, 2) for v in load],
+        # What the recipes train under by default on this machine
+        # (`--precision auto`), without XLA, with the default loop.
+        "recipe_default": {"precision": default, "jit_compile": False,
+                           "loop": "default"},
         "runs": [],
     }
     for loop in args.loop:
@@ -208,6 +220,11 @@ def main():
         for d in peak:
             run[f"fraction_of_{d}_matmul"] = round(
                 run["achieved_flops"] / peak[d], 3)
+        run["times_official"] = round(
+            run["fraction_of_float32_matmul"] / OFFICIAL_FRACTION[args.model],
+            2)
+        run["recipe_default"] = all(
+            run[k] == v for k, v in result["recipe_default"].items())
         run["achieved_flops"] = f"{run['achieved_flops'] / 1e9:.2f} GFLOP/s"
     result["matmul_flops"] = {
         d: f"{peak[d] / 1e9:.2f} GFLOP/s" for d in peak}
