@@ -93,8 +93,8 @@ def test_best_checkpoint_under_averaging_holds_the_validated_weights(tmp_path):
     assert abs(raw - checkpoint.best) > 1e-3
 
 
-@pytest.mark.slow
-def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
+def _tiny_recipe_results(output, precision):
+    """Runs the ON-LSTM recipe's `tiny` preset briefly; its results.json."""
     import json
 
     from conftest import require_data
@@ -105,12 +105,17 @@ def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
     data = os.path.dirname(require_data("ptb", "train.txt"))
     args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
             "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
-            "--skip-test", "--output", str(tmp_path), "--verbose", "0",
-            "--precision", "float32"]
+            "--skip-test", "--output", str(output), "--verbose", "0",
+            "--precision", precision]
     assert runner.main(args, model_class=ONLSTMLanguageModel,
                        get_preset=get_preset, presets=PRESETS,
-                       description="t", default_output=str(tmp_path)) == 0
-    results = json.load(open(tmp_path / "results.json"))
+                       description="t", default_output=str(output)) == 0
+    return json.load(open(output / "results.json"))
+
+
+@pytest.mark.slow
+def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
+    results = _tiny_recipe_results(tmp_path, "float32")
     assert results["weights"] == "best checkpoint"
     assert results["precision"] == results["evaluation_precision"] == "float32"
     # The final validation pass (same windows) re-measures the best loss.
@@ -122,25 +127,10 @@ def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
 @pytest.mark.slow
 def test_recipe_trained_in_bfloat16_is_evaluated_and_saved_in_float32(
         tmp_path, capsys):
-    import json
-
-    from conftest import require_data
-    from keras_ordered.models.onlstm import PRESETS
-    from keras_ordered.models.onlstm import get_preset
-    from keras_ordered.training import runner
-
-    data = os.path.dirname(require_data("ptb", "train.txt"))
-    args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
-            "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
-            "--skip-test", "--output", str(tmp_path), "--verbose", "0",
-            "--precision", "mixed_bfloat16"]
-    assert runner.main(args, model_class=ONLSTMLanguageModel,
-                       get_preset=get_preset, presets=PRESETS,
-                       description="t", default_output=str(tmp_path)) == 0
+    results = _tiny_recipe_results(tmp_path, "mixed_bfloat16")
     out = capsys.readouterr().out
     assert "under the mixed_bfloat16 policy" in out
     assert "Trained under mixed_bfloat16; evaluating in float32." in out
-    results = json.load(open(tmp_path / "results.json"))
     assert results["precision"] == "mixed_bfloat16"
     assert results["evaluation_precision"] == "float32"
     # The same weights measured in float32 instead of bfloat16: close to the

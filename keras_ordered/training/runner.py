@@ -15,6 +15,7 @@ import textwrap
 import time
 
 import keras
+from keras import ops
 import numpy as np
 import tensorflow as tf
 
@@ -792,8 +793,6 @@ def _train(args, model_class, get_preset, presets, strategy, preset,
 def _float32_copy(model, args, model_class, vocabulary, settings, batch,
                   eval_batch, strategy):
     """A float32 model of the same preset holding `model`'s weights."""
-    import tempfile
-
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy("float32")
     try:
@@ -806,10 +805,17 @@ def _float32_copy(model, args, model_class, vocabulary, settings, batch,
                                 clip_norm=settings["clip_norm"])
     finally:
         keras.mixed_precision.set_global_policy(previous)
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "trained.weights.h5")
-        model.save_weights(path)
-        copy.load_weights(path)
+    # The same preset built the same way: the same variables in the same
+    # order (the optimizer's are not copied: the copy only evaluates).
+    if len(copy.weights) != len(model.weights):
+        raise ValueError("The float32 copy does not have the trained "
+                         "model's variables.")
+    for target, source in zip(copy.weights, model.weights):
+        if tuple(target.shape) != tuple(source.shape):
+            raise ValueError(f"The float32 copy's {target.path} has shape "
+                             f"{target.shape}, the trained {source.path} "
+                             f"{source.shape}.")
+        target.assign(ops.cast(source.value, target.dtype))
     return copy
 
 
