@@ -806,16 +806,25 @@ def _float32_copy(model, args, model_class, vocabulary, settings, batch,
     finally:
         keras.mixed_precision.set_global_policy(previous)
     # The same preset built the same way: the same variables in the same
-    # order (the optimizer's are not copied: the copy only evaluates).
-    if len(copy.weights) != len(model.weights):
-        raise ValueError("The float32 copy does not have the trained "
-                         "model's variables.")
-    for target, source in zip(copy.weights, model.weights):
-        if tuple(target.shape) != tuple(source.shape):
-            raise ValueError(f"The float32 copy's {target.path} has shape "
-                             f"{target.shape}, the trained {source.path} "
-                             f"{source.shape}.")
-        target.assign(ops.cast(source.value, target.dtype))
+    # order, the optimizer's too (the saved model can go on training).
+    pairs = [(copy.weights, model.weights)]
+    source_optimizer = getattr(model.optimizer, "inner_optimizer",
+                               model.optimizer)
+    if source_optimizer is not None and source_optimizer.built:
+        with strategy.scope():
+            copy.optimizer.build(copy.trainable_variables)
+        pairs.append((copy.optimizer.variables, source_optimizer.variables))
+    for targets, sources in pairs:
+        if len(targets) != len(sources):
+            raise ValueError("The float32 copy does not have the trained "
+                             "model's variables.")
+        for target, source in zip(targets, sources):
+            if tuple(target.shape) != tuple(source.shape):
+                raise ValueError(
+                    f"The float32 copy's {target.path} has shape "
+                    f"{target.shape}, the trained {source.path} "
+                    f"{source.shape}.")
+            target.assign(ops.cast(source.value, target.dtype))
     return copy
 
 
