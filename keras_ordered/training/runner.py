@@ -192,7 +192,7 @@ def build_parser(description, presets, default_output):
         "is faster and learns as float32 does (benchmarks/README.md); "
         "float32, as the official code, everywhere else, GPUs included). "
         "Whatever the policy of training, the final evaluation and the "
-        "saved model are float32",
+        "saved model are float32 (except under --strategy multi-worker)",
     )
     parser.add_argument("--mixed-precision", action="store_true",
                         help="the same as --precision mixed_float16 on GPU, "
@@ -489,14 +489,13 @@ def train(args, *, model_class, get_preset, presets=None):
     previous_policy = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(policy)
     try:
-        return _train(args, model_class, get_preset, presets, strategy,
-                      preset, settings, policy)
+        return _train(args, model_class, presets, strategy, preset,
+                      settings, policy)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
 
 
-def _train(args, model_class, get_preset, presets, strategy, preset,
-           settings, policy):
+def _train(args, model_class, presets, strategy, preset, settings, policy):
     multi_worker = is_multi_worker(strategy)
     chief = is_chief(strategy)
     keras.utils.set_random_seed(args.seed)
@@ -586,11 +585,8 @@ def _train(args, model_class, get_preset, presets, strategy, preset,
         "bptt": settings["bptt"],
         "vocabulary_size": len(vocabulary),
     }
-    with strategy.scope():
-        model = model_class.from_preset(args.preset, vocabulary, seed=args.seed)
-        optimizer = make_optimizer(settings)
-        model.compile(optimizer=optimizer, jit_compile=args.jit_compile)
-        model.configure_bptt(batch, eval_batch, clip_norm=settings["clip_norm"])
+    model = _build_model(args, model_class, vocabulary, settings, batch,
+                         eval_batch, strategy)
     fingerprint["parameters"] = int(model.count_params())
 
     # Under a multi-worker strategy only the chief writes files; the others
@@ -790,19 +786,28 @@ def _train(args, model_class, get_preset, presets, strategy, preset,
     return 0
 
 
+def _build_model(args, model_class, vocabulary, settings, batch,
+                 eval_batch, strategy):
+    """The preset's model, compiled and configured for BPTT, under
+    `strategy` and the global dtype policy."""
+    with strategy.scope():
+        model = model_class.from_preset(args.preset, vocabulary,
+                                        seed=args.seed)
+        model.compile(optimizer=make_optimizer(settings),
+                      jit_compile=args.jit_compile)
+        model.configure_bptt(batch, eval_batch,
+                             clip_norm=settings["clip_norm"])
+    return model
+
+
 def _float32_copy(model, args, model_class, vocabulary, settings, batch,
                   eval_batch, strategy):
     """A float32 model of the same preset holding `model`'s weights."""
     previous = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy("float32")
     try:
-        with strategy.scope():
-            copy = model_class.from_preset(args.preset, vocabulary,
-                                           seed=args.seed)
-            copy.compile(optimizer=make_optimizer(settings),
-                         jit_compile=args.jit_compile)
-            copy.configure_bptt(batch, eval_batch,
-                                clip_norm=settings["clip_norm"])
+        copy = _build_model(args, model_class, vocabulary, settings, batch,
+                            eval_batch, strategy)
     finally:
         keras.mixed_precision.set_global_policy(previous)
     # The same preset built the same way: the same variables in the same
