@@ -6,8 +6,13 @@ fastest of `--repeats` calls each), on the shapes of the `ptb` presets:
 - `transposed_product`: a loop of 70 (ON-LSTM, `(20, 4830) x (4830, 1150)`)
   or 35 (PRPN, `(64, 4800) x (4800, 1200)`) dependent per-step products
   by a kernel, `matmul(d, kernel, transpose_b=True)` against a kernel
-  transposed once before the loop (`_tf_recurrence.transposed_product`),
-  in float32 and bfloat16; milliseconds per step.
+  transposed once before the loop and against the kernel as the left
+  operand, `transpose(matmul(kernel, d, transpose_b=True))`
+  (`_tf_recurrence.transposed_product` uses the fastest), in float32 and
+  bfloat16; milliseconds per step.
+- `row_layouts`: bfloat16 per-step products by the presets' kernels for
+  20 to 128 rows, forward (`a @ K`) and backward (`d @ K^T`), plain against
+  the kernel as the left operand; milliseconds per step.
 - `parsing_convolution`: PRPN's parsing convolution (batch 64, window
   35 + 5, 800 -> 1200 channels, width 6), forward and backward, as
   oneDNN's convolution, as one product over unfolded windows, and as six
@@ -19,6 +24,7 @@ fastest of `--repeats` calls each), on the shapes of the `ptb` presets:
   milliseconds.
 
     python benchmarks/loop_kernels.py
+    python benchmarks/loop_kernels.py --only transposed_product
 """
 
 import argparse
@@ -73,8 +79,60 @@ def transposed_product(repeats):
                 "transpose_b": loop(
                     lambda x: tf.matmul(x, kernel, transpose_b=True)),
                 "transposed_once": loop(lambda x: tf.matmul(x, transposed)),
+                "kernel_on_the_left": loop(lambda x: tf.transpose(
+                    tf.matmul(kernel, x, transpose_b=True))),
             }, repeats)
             results[f"{name}/{dtype}"] = {
+                k: round(v / steps, 3) for k, v in times.items()}
+    return results
+
+
+def row_layouts(repeats):
+    """bfloat16 per-step products by a kernel as the rows grow, both ways.
+
+    Forward `a @ K` (`plain` against `kernel_on_the_left`, the kernel
+    transposed once) and backward `d @ K^T` (`transpose_b` against
+    `kernel_on_the_left`), for the `ptb` presets' kernels: where the
+    `_tf_recurrence.LEFT_OPERAND_MIN_ROWS` threshold comes from.
+    """
+    steps = 35
+    results = {}
+    for name, (inputs, outputs) in {
+        "onlstm": (1150, 4830),
+        "prpn": (1200, 4800),
+    }.items():
+        kernel = tf.cast(
+            tf.random.normal((inputs, outputs)) / inputs**0.5, "bfloat16")
+        transposed = tf.transpose(kernel)
+        for rows in (20, 32, 48, 64, 128):
+            a = tf.cast(tf.random.normal((rows, inputs)), "bfloat16")
+            d = tf.cast(tf.random.normal((rows, outputs)), "bfloat16")
+
+            def loop(product, start, keep):
+                # Each step's product feeds the next (tiled back to width).
+                times = -(-keep // min(inputs, outputs))
+
+                @tf.function
+                def run():
+                    def body(i, x):
+                        y = tf.tile(tf.tanh(product(x)), (1, times))
+                        return i + 1, y[:, :keep] * start
+                    return tf.while_loop(lambda i, x: i < steps, body,
+                                         (0, start))[1]
+                return run
+
+            times = fastest({
+                "forward/plain": loop(
+                    lambda x: tf.matmul(x, kernel), a, inputs),
+                "forward/kernel_on_the_left": loop(lambda x: tf.transpose(
+                    tf.matmul(transposed, x, transpose_b=True)), a, inputs),
+                "backward/transpose_b": loop(
+                    lambda x: tf.matmul(x, kernel, transpose_b=True), d,
+                    outputs),
+                "backward/kernel_on_the_left": loop(lambda x: tf.transpose(
+                    tf.matmul(kernel, x, transpose_b=True)), d, outputs),
+            }, repeats)
+            results[f"{name}/{rows}_rows"] = {
                 k: round(v / steps, 3) for k, v in times.items()}
     return results
 
@@ -160,15 +218,27 @@ def reading_tape_work(repeats):
                    repeats)
 
 
+MEASUREMENTS = {
+    "transposed_product": (
+        "transposed_product_ms_per_step", transposed_product),
+    "row_layouts": ("bfloat16_row_layouts_ms_per_step", row_layouts),
+    "parsing_convolution": ("parsing_convolution_ms", parsing_convolution),
+    "reading_tape_work": (
+        "reading_layer_forward_backward_ms", reading_tape_work),
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", nargs="+", choices=sorted(MEASUREMENTS),
+                        default=sorted(MEASUREMENTS),
+                        help="the measurements to run (default: all)")
     args = parser.parse_args()
     result = {"load_average_at_start": [round(v, 2) for v in os.getloadavg()]}
-    result["transposed_product_ms_per_step"] = transposed_product(args.repeats)
-    result["parsing_convolution_ms"] = parsing_convolution(args.repeats)
-    result["reading_layer_forward_backward_ms"] = reading_tape_work(
-        args.repeats)
+    for name in args.only:
+        key, function = MEASUREMENTS[name]
+        result[key] = function(args.repeats)
     result["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(result, indent=2))
 

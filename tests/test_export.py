@@ -157,15 +157,22 @@ def test_bad_requests_are_answered_per_sentence(exported_prpn):
         for bad in (0, 2, 3, 5, 6):
             assert out["length"][bad] == 0
             assert all(t == b"" for t in out["tokens"][bad])
+        # Floats to within rounding: on some CPUs (an AVX2 one) oneDNN picks
+        # products whose summation order depends on the batch's shape, so a
+        # sentence's log-probabilities move by ~1e-7 with its neighbours;
+        # a neighbour leaking in moves them by far more.
         for row, good_row in ((1, 0), (4, 1)):
             for key, value in alone[name].items():
                 value = value.numpy()
                 width = value.shape[1] if value.ndim > 1 else None
-                if width is None:
-                    assert out[key][row] == value[good_row], key
+                got = out[key][row] if width is None else out[key][row][:width]
+                if value.dtype.kind == "f":
+                    np.testing.assert_allclose(
+                        got, value[good_row], rtol=1e-5, atol=1e-6, err_msg=key
+                    )
                 else:
                     np.testing.assert_array_equal(
-                        out[key][row][:width], value[good_row], err_msg=key
+                        got, value[good_row], err_msg=key
                     )
 
 

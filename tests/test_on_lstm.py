@@ -336,3 +336,43 @@ def test_fast_recurrence_gradients_equal_the_plain_loop(extra):
 
     for a, b in zip(grads(plain), grads(fast)):
         np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "dtype, rows, flags",
+    [
+        ("float32", 3, {"avx512f", "avx2"}),  # kernel transposed once
+        ("float32", 3, {"avx2"}),  # kernel as the left operand
+        ("bfloat16", 3, {"avx512f"}),  # few rows: plain / transpose_b
+        ("bfloat16", 40, {"avx512f"}),  # many rows: kernel on the left
+        ("bfloat16", None, {"avx512f"}),  # rows unknown: plain
+    ],
+)
+def test_loop_products_multiply_by_the_kernel_in_every_layout(
+    dtype, rows, flags
+):
+    """`kernel_product` is `a @ K` and `transposed_product` is `d @ K^T`."""
+    from keras_ordered.layers import _tf_recurrence
+
+    rng = np.random.default_rng(5)
+    kernel = rng.normal(size=(9, 4)).astype("float32")
+    a = rng.normal(size=(rows or 3, 9)).astype("float32")
+    d = rng.normal(size=(rows or 3, 4)).astype("float32")
+    cast_kernel = tf.cast(kernel, dtype)
+    forward = _tf_recurrence.kernel_product(cast_kernel, rows)
+    backward = _tf_recurrence.transposed_product(
+        cast_kernel, rows, cpu_flags=flags
+    )
+    # bfloat16 keeps 8 bits of mantissa: compare with rounded operands.
+    rounded = tf.cast(cast_kernel, "float32").numpy()
+
+    def round_(x):
+        return tf.cast(tf.cast(x, dtype), "float32").numpy()
+
+    tolerance = 1e-6 if dtype == "float32" else 1e-2
+    for got, expected in (
+        (forward(tf.constant(a)), round_(a) @ rounded),
+        (backward(tf.constant(d)), round_(d) @ rounded.T),
+    ):
+        assert got.dtype == tf.float32
+        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)

@@ -682,13 +682,13 @@ def test_layerwise_reading_loop_applies_dropout_in_training_only():
     assert not np.allclose(np.asarray(training[0]), reference[0], atol=1e-3)
 
 
-def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
+def _reading_problem(b, t, m, d, kernel_dtype="float32", seed=1):
+    """Inputs, weights, dropout masks and a loss of one reading layer."""
     import tensorflow as tf
 
     from keras_ordered.layers.prpn_cell import _tf_reading_recurrence
 
-    rng = np.random.default_rng(1)
-    b, t, m, d = 2, 5, 3, 4
+    rng = np.random.default_rng(seed)
 
     def normal(*shape):
         return tf.constant(rng.normal(size=shape).astype("float32"))
@@ -703,6 +703,8 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
                "recurrent_bias": normal(4 * d), "recurrent_gamma": normal(4 * d),
                "recurrent_beta": normal(4 * d), "cell_gamma": normal(d),
                "cell_beta": normal(d)}
+    for name in ("query_kernel", "recurrent_kernel"):
+        weights[name] = tf.cast(weights[name], kernel_dtype)
     masks = {"key": drop(b, t, d), "query": drop(b, t, d),
              "attended": drop(1, d)}
     probes = normal(b, t, d), normal(b, t, d)
@@ -718,6 +720,11 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
             loss = tf.reduce_sum(h * probes[0]) + tf.reduce_sum(c * probes[1])
         return (h, c), tape.gradient(loss, sources)
 
+    return gradients
+
+
+def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
+    gradients = _reading_problem(b=2, t=5, m=3, d=4)
     # The reference: autodiff through the loop of plain TensorFlow ops.
     (h_ref, c_ref), autodiff = gradients(False, fuse_cell=False)
     # The tape work XLA-fused or as TF ops; the cell work XLA-fused or not.
@@ -730,3 +737,24 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
         for got, expected in zip(mine, autodiff):
             np.testing.assert_allclose(np.asarray(got), np.asarray(expected),
                                        rtol=2e-4, atol=2e-5)
+
+
+def test_reading_recurrence_in_bfloat16_with_many_rows_equals_autodiff():
+    """bfloat16 kernels and a batch of 32: the products take the kernel as
+    their left operand (`_tf_recurrence.LEFT_OPERAND_MIN_ROWS`), forward
+    and in the hand-written backward, and still agree with autodiff."""
+    from keras_ordered.layers._tf_recurrence import LEFT_OPERAND_MIN_ROWS
+
+    gradients = _reading_problem(
+        b=LEFT_OPERAND_MIN_ROWS, t=4, m=3, d=8, kernel_dtype="bfloat16"
+    )
+    (h_ref, c_ref), autodiff = gradients(False)
+    (h, c), mine = gradients(True, fuse=True, fuse_cell=True)
+    np.testing.assert_allclose(np.asarray(h), np.asarray(h_ref), atol=1e-5)
+    np.testing.assert_allclose(np.asarray(c), np.asarray(c_ref), atol=1e-5)
+    for got, expected in zip(mine, autodiff):
+        got = np.asarray(got, "float32")
+        expected = np.asarray(expected, "float32")
+        # Both round the products' operands to bfloat16, in other places.
+        scale = np.abs(expected).max()
+        assert np.abs(got - expected).max() <= 2e-2 * scale

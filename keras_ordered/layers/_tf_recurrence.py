@@ -3,8 +3,8 @@
 `ONLSTM` and PRPN's reading network run their recurrences as TensorFlow
 while loops with a hand-written backward pass (see
 `on_lstm._tf_fast_recurrence` and `prpn_cell._tf_reading_recurrence`).
-What they share is here: the loop itself, and the per-step product of a
-gradient with a transposed kernel.
+What they share is here: the loop itself, and the per-step products by a
+kernel (forward) and by its transpose (backward), laid out for the CPU.
 """
 
 
@@ -45,25 +45,106 @@ def time_loop(step, elems, carry, outputs_like, reverse=False):
     return carry, tuple(a.stack() for a in outputs)
 
 
-def transposed_product(kernel):
+# In bfloat16, oneDNN multiplies a block of 32 rows or more by a large
+# kernel faster with the kernel as the left operand, `(kernel^T a^T)^T`,
+# and a block of fewer rows faster as it is (`benchmarks/loop_kernels.py
+# --only row_layouts`, ms per forward step by PRPN's `(1200, 4800)` kernel,
+# plain / kernel on the left: 0.50 / 0.61 at 20 rows, 0.67 / 0.61 at 32,
+# 1.26 / 1.08 at 64; the same crossing backward and for ON-LSTM's kernel).
+LEFT_OPERAND_MIN_ROWS = 32
+
+
+def _kernel_on_the_left(dtype, rows):
+    import tensorflow as tf
+
+    return (
+        dtype == tf.bfloat16
+        and rows is not None
+        and rows >= LEFT_OPERAND_MIN_ROWS
+    )
+
+
+def kernel_product(kernel, rows=None):
+    """`f(a) = a @ kernel` in float32, for a loop's per-step forward.
+
+    `a` is float32 and is multiplied in the kernel's dtype. With a bfloat16
+    kernel and `rows` (the static number of rows of `a`) at least
+    `LEFT_OPERAND_MIN_ROWS`, the kernel is transposed once, here, and each
+    call multiplies with it as the left operand; otherwise each call is a
+    plain `matmul(a, kernel)`.
+
+    Args:
+        kernel: the `(in, out)` kernel.
+        rows: the static number of rows of `a`, or None where unknown.
+    """
+    import tensorflow as tf
+
+    dtype = kernel.dtype
+    if _kernel_on_the_left(dtype, rows):
+        transposed = tf.transpose(kernel)
+
+        def product(a):
+            out = tf.matmul(transposed, tf.cast(a, dtype), transpose_b=True)
+            return tf.cast(tf.transpose(out), "float32")
+
+        return product
+
+    def product(a):
+        return tf.cast(tf.matmul(tf.cast(a, dtype), kernel), "float32")
+
+    return product
+
+
+def transposed_product(kernel, rows=None, cpu_flags=None):
     """`f(d) = d @ kernel^T` in float32, for a loop's per-step backward.
 
-    With a float32 kernel the transpose is taken once, before the loop:
-    oneDNN's float32 `matmul(..., transpose_b=True)` re-lays out the whole
-    kernel at every call, and measured 2.3 times slower than a plain
-    product with a pre-transposed kernel for a `(20, 4830) x (4830, 1150)`
-    step on this project's CPU (1.9 times for `(64, 4800) x (4800, 1200)`).
-    In bfloat16 the transposed product is as fast or faster, and the kernel
-    is used as it is.
+    oneDNN's float32 `matmul(d, kernel, transpose_b=True)` re-lays out the
+    whole kernel at every call, so in float32 the product is arranged by
+    the CPU's instruction set, after `benchmarks/loop_kernels.py` (ms per
+    `(20, 4830) x (4830, 1150)` step, `transpose_b` / kernel transposed
+    once before the loop / kernel as the left operand):
+
+    - with AVX-512 (`avx512f`), `d @ kernel_t` with the kernel transposed
+      once before the loop: 1.41 / **0.69** / 0.96;
+    - without it (an AVX2 CPU), `(kernel @ d^T)^T`, the kernel used as
+      stored on the left of the small `d^T`: 6.00 / 4.06 / **3.09**.
+
+    In bfloat16 (measured on AVX-512 BF16 CPUs only), `(kernel @ d^T)^T`
+    from `LEFT_OPERAND_MIN_ROWS` rows on, `matmul(d, kernel, transpose_b=
+    True)` below (at 20 rows: 0.48 / 0.54 / 0.56).
+
+    Args:
+        kernel: the `(gates, units)` kernel.
+        rows: the static number of rows of `d`, or None where unknown.
+        cpu_flags: the CPU's flags (default: this machine's
+            `/proc/cpuinfo`).
     """
     import tensorflow as tf
 
     dtype = kernel.dtype
     if dtype == tf.float32:
-        transposed = tf.transpose(kernel)
+        if cpu_flags is None:
+            from keras_ordered._cpu import cpu_flags as read_flags
+
+            cpu_flags = read_flags()
+        if "avx512f" in cpu_flags:
+            transposed = tf.transpose(kernel)
+
+            def product(d):
+                return tf.matmul(d, transposed)
+
+        else:
+
+            def product(d):
+                return tf.transpose(tf.matmul(kernel, d, transpose_b=True))
+
+        return product
+
+    if _kernel_on_the_left(dtype, rows):
 
         def product(d):
-            return tf.matmul(d, transposed)
+            out = tf.matmul(kernel, tf.cast(d, dtype), transpose_b=True)
+            return tf.cast(tf.transpose(out), "float32")
 
         return product
 

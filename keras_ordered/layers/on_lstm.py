@@ -667,11 +667,13 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
     - the input projection `x W + b` of all steps is one product, taken
       time-major so that the loop reads each step's rows as one block;
     - the forward loop keeps, per step, `h_t`, `c_t` and the activated
-      gates (the master gates' softmax probabilities and `o`, `c^`, `i`,
-      `f`), the same size as the pre-activations;
+      gates as separate arrays (no concatenation per step): the master
+      gates' softmax probabilities (both from one softmax over a
+      `(batch, 2, levels)` view), one sigmoid over the `o`, `c^`, `i`, `f`
+      blocks and `c^` itself;
     - the backward loop applies the derivatives of the paper's equations to
-      those, with a single `(batch, gates) x (gates, units)` product per
-      step against a kernel transposed once before the loop
+      those, with one concatenation and a single `(batch, gates) x (gates,
+      units)` product per step, laid out for the CPU
       (`_tf_recurrence.transposed_product`);
     - the kernel gradient `dU = sum_t h_{t-1}^T dz_t` is one large product
       after the loop.
@@ -687,6 +689,7 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
     """
     import tensorflow as tf
 
+    from keras_ordered.layers._tf_recurrence import kernel_product
     from keras_ordered.layers._tf_recurrence import time_loop
     from keras_ordered.layers._tf_recurrence import transposed_product
 
@@ -701,16 +704,19 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
         return master_input, master_forget
 
     def forward(z_inputs, h0, c0, kernel):
+        product = kernel_product(kernel, h0.shape[0])
+
         def step(carry, elems):
             h_prev, c_prev = carry
-            z = tf.cast(elems[0], "float32") + tf.cast(
-                tf.matmul(tf.cast(h_prev, kernel.dtype), kernel), "float32"
+            z = tf.cast(elems[0], "float32") + product(h_prev)
+            # Both master gates' softmax in one op over a (batch, 2, m) view.
+            p_master = tf.nn.softmax(tf.reshape(z[:, : 2 * m], (-1, 2, m)))
+            master_input, master_forget = master_gates(
+                p_master[:, 0], p_master[:, 1]
             )
-            p_input = tf.nn.softmax(z[:, :m])
-            p_forget = tf.nn.softmax(z[:, m : 2 * m])
-            master_input, master_forget = master_gates(p_input, p_forget)
             g = tf.reshape(z[:, 2 * m :], (-1, 4 * n, size))
-            # Blocks o, c^, i, f: one sigmoid over all four, c^ replaced.
+            # Blocks o, c^, i, f: one sigmoid over all four (its c^ block
+            # unused), c^ kept apart: no concatenation per step.
             sig = tf.sigmoid(g)
             c_hat = tf.tanh(g[:, n : 2 * n])
             o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
@@ -720,25 +726,24 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
             ) + (i * overlap + (master_input - overlap)) * c_hat
             h = tf.reshape(o * tf.tanh(c), (-1, units))
             c = tf.reshape(c, (-1, units))
-            gates = tf.concat([o, c_hat, sig[:, 2 * n :]], axis=1)
-            gates = tf.concat(
-                [p_input, p_forget, tf.reshape(gates, (-1, 4 * units))],
-                axis=-1,
-            )
-            return (h, c), (h, c, gates)
+            return (h, c), (h, c, p_master, sig, c_hat)
 
         batch = tf.shape(h0)[0]
-        like = (h0, c0, tf.zeros((batch, cell.gate_size)))
+        like = (
+            h0,
+            c0,
+            tf.zeros((batch, 2, m)),
+            tf.zeros((batch, 4 * n, size)),
+            tf.zeros((batch, n, size)),
+        )
         return time_loop(step, (z_inputs,), (h0, c0), like)
 
     def step_backward(product, carry, elems):
         d_h_next, d_c_next = carry
-        gates, c_prev, c, d_out = elems
-        p_input, p_forget = gates[:, :m], gates[:, m : 2 * m]
+        p_master, sig, c_hat, c_prev, c, d_out = elems
+        p_input, p_forget = p_master[:, 0], p_master[:, 1]
         master_input, master_forget = master_gates(p_input, p_forget)
-        a = tf.reshape(gates[:, 2 * m :], (-1, 4 * n, size))
-        o, c_hat = a[:, :n], a[:, n : 2 * n]
-        i, f = a[:, 2 * n : 3 * n], a[:, 3 * n :]
+        o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
         overlap = master_forget * master_input
         f_hat = f * overlap + (master_forget - overlap)
         i_hat = i * overlap + (master_input - overlap)
@@ -773,17 +778,17 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
         d_v_input = p_input * (
             d_p_input - tf.reduce_sum(d_p_input * p_input, -1, keepdims=True)
         )
-        d_gates = tf.concat(
-            [
-                d_o * o * (1.0 - o),
-                d_c_hat * (1.0 - c_hat**2),
-                d_i_hat * overlap * i * (1.0 - i),
-                d_f_hat * overlap * f * (1.0 - f),
-            ],
-            axis=1,
+        # One concatenation per step: each (batch, n, size) gate block,
+        # flattened, lands where it would in the (batch, 4n, size) layout.
+        d_gates = (
+            d_o * o * (1.0 - o),
+            d_c_hat * (1.0 - c_hat**2),
+            d_i_hat * overlap * i * (1.0 - i),
+            d_f_hat * overlap * f * (1.0 - f),
         )
         d_z = tf.concat(
-            [d_v_input, d_v_forget, tf.reshape(d_gates, (-1, 4 * units))],
+            [d_v_input, d_v_forget]
+            + [tf.reshape(block, (-1, units)) for block in d_gates],
             axis=-1,
         )
         carry = (product(d_z), tf.reshape(d_c_prev, (-1, units)))
@@ -791,7 +796,9 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
 
     @tf.custom_gradient
     def recurrence(z_inputs, h0, c0, kernel):
-        (h_last, c_last), (hs, cs, gates) = forward(z_inputs, h0, c0, kernel)
+        (h_last, c_last), (hs, cs, p_master, sig, c_hat) = forward(
+            z_inputs, h0, c0, kernel
+        )
 
         def grad(d_hs, d_h_last, d_c_last):
             zeros = tf.zeros_like(h0)
@@ -799,12 +806,12 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
             d_c_last = zeros if d_c_last is None else tf.cast(d_c_last, "float32")
             d_hs = tf.zeros_like(hs) if d_hs is None else tf.cast(d_hs, "float32")
             c_prevs = tf.concat([c0[None], cs[:-1]], axis=0)
-            product = transposed_product(kernel)
+            product = transposed_product(kernel, h0.shape[0])
             (d_h0, d_c0), (d_z,) = time_loop(
                 lambda carry, elems: step_backward(product, carry, elems),
-                (gates, c_prevs, cs, d_hs),
+                (p_master, sig, c_hat, c_prevs, cs, d_hs),
                 (d_h_last, d_c_last),
-                (tf.zeros_like(gates[0]),),
+                (tf.zeros((tf.shape(h0)[0], cell.gate_size)),),
                 reverse=True,
             )
             d_inputs = tf.cast(d_z, z_inputs.dtype)

@@ -689,9 +689,11 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     """
     import tensorflow as tf
 
+    from keras_ordered.layers._tf_recurrence import kernel_product
     from keras_ordered.layers._tf_recurrence import time_loop
     from keras_ordered.layers._tf_recurrence import transposed_product
 
+    rows = tape_h0.shape[0]  # the static batch size, where known
     slots = int(tape_h0.shape[1])
     units = int(tape_h0.shape[2])
     scale = 1.0 / float(units) ** 0.5
@@ -718,14 +720,13 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
         total = tf.reduce_sum(g * shifted, -1, keepdims=True) + 1e-8
         return g * shifted / total, shifted / total
 
-    def matmul(a, kernel):
-        return tf.cast(tf.matmul(tf.cast(a, kernel.dtype), kernel), "float32")
-
     def per_step(x):
         return time_major(x) if x is not None else tf.zeros((tf.shape(gates)[1],))
 
     def forward(query_input, z_input, gates, tape_h0, tape_c0, kernels):
         w_ = dict(zip(names, kernels))
+        query_product = kernel_product(w_["query_kernel"], rows)
+        recurrent_product = kernel_product(w_["recurrent_kernel"], rows)
 
         def read(tape_h, tape_c, q_x, q_h, m_query, g):
             query = q_x + q_h
@@ -759,11 +760,9 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             if key_mask is not None:
                 h_p = h_p * m_key
             query, attn, ratio, attended_h, attended_c = read(
-                tape_h, tape_c, q_x, matmul(h_p, w_["query_kernel"]), m_query,
-                g)
+                tape_h, tape_c, q_x, query_product(h_p), m_query, g)
             h, c, r, tape_h, tape_c = update(
-                matmul(attended_h, w_["recurrent_kernel"]), z_x, attended_c,
-                tape_h, tape_c)
+                recurrent_product(attended_h), z_x, attended_c, tape_h, tape_c)
             return ((tape_h, tape_c),
                     (h, c, query, attn, r, ratio, attended_h, attended_c))
 
@@ -793,8 +792,9 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
             # time-major too, `(M, B, d)`.
             all_h = tf.concat([time_major(tape_h0), hs], 0)  # (M + T, B, d)
             all_c = tf.concat([time_major(tape_c0), cs], 0)
-            recurrent_product = transposed_product(w_["recurrent_kernel"])
-            query_product = transposed_product(w_["query_kernel"])
+            recurrent_product = transposed_product(
+                w_["recurrent_kernel"], rows)
+            query_product = transposed_product(w_["query_kernel"], rows)
             d_hs = tf.zeros_like(hs) if d_outputs_h is None else time_major(
                 tf.cast(d_outputs_h, "float32"))
             d_cs = tf.zeros_like(cs) if d_outputs_c is None else time_major(

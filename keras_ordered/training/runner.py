@@ -19,6 +19,8 @@ from keras import ops
 import numpy as np
 import tensorflow as tf
 
+from keras_ordered._cpu import CPUINFO
+from keras_ordered._cpu import cpu_flags
 from keras_ordered.datasets import ptb
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
@@ -410,21 +412,13 @@ def _check_resume(backup, output, start_epoch, start_batch, steps, epochs):
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
-def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
+def cpu_has_native_bfloat16(cpuinfo=CPUINFO):
     """Whether the CPU does bfloat16 arithmetic natively (AVX512_BF16, AMX).
 
     Read from the flags of `/proc/cpuinfo` (False where that file does not
     exist, e.g. on macOS or Windows).
     """
-    try:
-        with open(cpuinfo) as f:
-            for line in f:
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return bool(flags & {"avx512_bf16", "amx_bf16"})
-    except OSError:
-        pass
-    return False
+    return bool(cpu_flags(cpuinfo) & {"avx512_bf16", "amx_bf16"})
 
 
 def training_policy(precision="auto", mixed_precision=False, gpus=None,

@@ -1,0 +1,36 @@
+"""The CPU's feature flags, read once from `/proc/cpuinfo`.
+
+Used to choose between equivalent computations whose speed depends on the
+instruction set (`training.runner.training_policy`,
+`layers._tf_recurrence.transposed_product`).
+"""
+
+import functools
+
+CPUINFO = "/proc/cpuinfo"
+
+
+def cpu_flags(cpuinfo=CPUINFO):
+    """The set of flags of the first processor in `cpuinfo`.
+
+    Empty where the file does not exist or lists no flags (macOS, Windows).
+    """
+    if cpuinfo == CPUINFO:
+        return _machine_flags()
+    return _read_flags(cpuinfo)
+
+
+@functools.lru_cache(maxsize=1)
+def _machine_flags():
+    return _read_flags(CPUINFO)
+
+
+def _read_flags(cpuinfo):
+    try:
+        with open(cpuinfo) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
