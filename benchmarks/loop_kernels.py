@@ -92,14 +92,17 @@ def row_layouts(repeats):
 
     Forward `a @ K` (`plain` against `kernel_on_the_left`, the kernel
     transposed once) and backward `d @ K^T` (`transpose_b` against
-    `kernel_on_the_left`), for the `ptb` presets' kernels: where the
-    `_tf_recurrence.LEFT_OPERAND_MIN_ROWS` threshold comes from.
+    `kernel_on_the_left`), for the `ptb` presets' kernels, PRPN `small`'s
+    recurrent kernel and one in between: where the thresholds of
+    `_tf_recurrence._kernel_on_the_left` come from.
     """
     steps = 35
     results = {}
     for name, (inputs, outputs) in {
         "onlstm": (1150, 4830),
         "prpn": (1200, 4800),
+        "prpn_small": (256, 1024),
+        "512x2048": (512, 2048),
     }.items():
         kernel = tf.cast(
             tf.random.normal((inputs, outputs)) / inputs**0.5, "bfloat16")

@@ -339,21 +339,24 @@ def test_fast_recurrence_gradients_equal_the_plain_loop(extra):
 
 
 @pytest.mark.parametrize(
-    "dtype, rows, flags",
+    "dtype, rows, flags, small_kernels_on_the_left",
     [
-        ("float32", 3, {"avx512f", "avx2"}),  # kernel transposed once
-        ("float32", 3, {"avx2"}),  # kernel as the left operand
-        ("bfloat16", 3, {"avx512f"}),  # few rows: plain / transpose_b
-        ("bfloat16", 40, {"avx512f"}),  # many rows: kernel on the left
-        ("bfloat16", None, {"avx512f"}),  # rows unknown: plain
+        ("float32", 3, {"avx512f", "avx2"}, False),  # transposed once
+        ("float32", 3, {"avx2"}, False),  # kernel as the left operand
+        ("bfloat16", 3, {"avx512f"}, True),  # few rows: plain / transpose_b
+        ("bfloat16", 40, {"avx512f"}, True),  # many rows: on the left
+        ("bfloat16", 40, {"avx512f"}, False),  # small kernel: plain
+        ("bfloat16", None, {"avx512f"}, True),  # rows unknown: plain
     ],
 )
 def test_loop_products_multiply_by_the_kernel_in_every_layout(
-    dtype, rows, flags
+    dtype, rows, flags, small_kernels_on_the_left, monkeypatch
 ):
     """`kernel_product` is `a @ K` and `transposed_product` is `d @ K^T`."""
     from keras_ordered.layers import _tf_recurrence
 
+    if small_kernels_on_the_left:
+        monkeypatch.setattr(_tf_recurrence, "LEFT_OPERAND_MIN_KERNEL_SIZE", 1)
     rng = np.random.default_rng(5)
     kernel = rng.normal(size=(9, 4)).astype("float32")
     a = rng.normal(size=(rows or 3, 9)).astype("float32")
@@ -376,3 +379,15 @@ def test_loop_products_multiply_by_the_kernel_in_every_layout(
     ):
         assert got.dtype == tf.float32
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+def test_bfloat16_products_take_the_kernel_on_the_left_only_when_large():
+    from keras_ordered.layers._tf_recurrence import _kernel_on_the_left
+
+    large = tf.zeros((1200, 4800), "bfloat16")
+    small = tf.zeros((256, 1024), "bfloat16")
+    assert _kernel_on_the_left(large, 64)
+    assert not _kernel_on_the_left(large, 20)  # ON-LSTM's batch
+    assert not _kernel_on_the_left(large, None)
+    assert not _kernel_on_the_left(small, 64)  # PRPN small's kernel
+    assert not _kernel_on_the_left(tf.zeros((1200, 4800)), 64)  # float32

@@ -47,20 +47,26 @@ def time_loop(step, elems, carry, outputs_like, reverse=False):
 
 # In bfloat16, oneDNN multiplies a block of 32 rows or more by a large
 # kernel faster with the kernel as the left operand, `(kernel^T a^T)^T`,
-# and a block of fewer rows faster as it is (`benchmarks/loop_kernels.py
-# --only row_layouts`, ms per forward step by PRPN's `(1200, 4800)` kernel,
-# plain / kernel on the left: 0.50 / 0.61 at 20 rows, 0.67 / 0.61 at 32,
-# 1.26 / 1.08 at 64; the same crossing backward and for ON-LSTM's kernel).
+# and a block of fewer rows, or a small kernel, faster as it is
+# (`benchmarks/loop_kernels.py --only row_layouts`, ms per forward step,
+# plain / kernel on the left: PRPN `ptb`'s `(1200, 4800)` kernel 0.50 /
+# 0.61 at 20 rows, 0.67 / 0.61 at 32, 1.26 / 1.08 at 64; PRPN `small`'s
+# `(256, 1024)` 0.16 / 0.17 at 64 rows and slower on the left at every row
+# count; `(512, 2048)` even; the same backward and for ON-LSTM's kernel).
 LEFT_OPERAND_MIN_ROWS = 32
+LEFT_OPERAND_MIN_KERNEL_SIZE = 1 << 20  # elements
 
 
-def _kernel_on_the_left(dtype, rows):
+def _kernel_on_the_left(kernel, rows):
     import tensorflow as tf
 
+    size = kernel.shape.num_elements()
     return (
-        dtype == tf.bfloat16
+        kernel.dtype == tf.bfloat16
         and rows is not None
         and rows >= LEFT_OPERAND_MIN_ROWS
+        and size is not None
+        and size >= LEFT_OPERAND_MIN_KERNEL_SIZE
     )
 
 
@@ -68,10 +74,11 @@ def kernel_product(kernel, rows=None):
     """`f(a) = a @ kernel` in float32, for a loop's per-step forward.
 
     `a` is float32 and is multiplied in the kernel's dtype. With a bfloat16
-    kernel and `rows` (the static number of rows of `a`) at least
-    `LEFT_OPERAND_MIN_ROWS`, the kernel is transposed once, here, and each
-    call multiplies with it as the left operand; otherwise each call is a
-    plain `matmul(a, kernel)`.
+    kernel of at least `LEFT_OPERAND_MIN_KERNEL_SIZE` elements and `rows`
+    (the static number of rows of `a`) at least `LEFT_OPERAND_MIN_ROWS`,
+    the kernel is transposed once, here, and each call multiplies with it
+    as the left operand; otherwise each call is a plain `matmul(a,
+    kernel)`.
 
     Args:
         kernel: the `(in, out)` kernel.
@@ -80,7 +87,7 @@ def kernel_product(kernel, rows=None):
     import tensorflow as tf
 
     dtype = kernel.dtype
-    if _kernel_on_the_left(dtype, rows):
+    if _kernel_on_the_left(kernel, rows):
         transposed = tf.transpose(kernel)
 
         def product(a):
@@ -110,8 +117,9 @@ def transposed_product(kernel, rows=None, cpu_flags=None):
       stored on the left of the small `d^T`: 6.00 / 4.06 / **3.09**.
 
     In bfloat16 (measured on AVX-512 BF16 CPUs only), `(kernel @ d^T)^T`
-    from `LEFT_OPERAND_MIN_ROWS` rows on, `matmul(d, kernel, transpose_b=
-    True)` below (at 20 rows: 0.48 / 0.54 / 0.56).
+    for a kernel of `LEFT_OPERAND_MIN_KERNEL_SIZE` elements or more from
+    `LEFT_OPERAND_MIN_ROWS` rows on, `matmul(d, kernel, transpose_b=True)`
+    otherwise (at 20 rows: 0.48 / 0.54 / 0.56).
 
     Args:
         kernel: the `(gates, units)` kernel.
@@ -140,7 +148,7 @@ def transposed_product(kernel, rows=None, cpu_flags=None):
 
         return product
 
-    if _kernel_on_the_left(dtype, rows):
+    if _kernel_on_the_left(kernel, rows):
 
         def product(d):
             out = tf.matmul(kernel, tf.cast(d, dtype), transpose_b=True)

@@ -264,24 +264,7 @@ class ParsingConv(keras.layers.Layer):
             )
         window = ops.concatenate([ops.cast(previous, dtype), embeddings], axis=1)
         x = self.input_dropout(window, training=training)
-        # The width-(Q + 1) convolution as one product over the unfolded
-        # windows `[x_{t-Q} ; ... ; x_t]`: same values as `ops.conv(x,
-        # kernel, padding="valid")`, and faster on the CPUs measured (forward
-        # and backward, `benchmarks/loop_kernels.py`: 669 against 774 ms in
-        # float32 on an AVX2 CPU, 224 against 217 on an AVX-512 one; 157
-        # against 169 ms in bfloat16 there).
-        width, features = self.lookback + 1, x.shape[-1]
-        steps = ops.shape(x)[1] - self.lookback
-        windows = ops.concatenate(
-            [x[:, k : k + steps] for k in range(width)], axis=-1
-        )
-        x = ops.matmul(
-            windows,
-            ops.reshape(
-                ops.cast(self.window_kernel, dtype),
-                (width * features, self.units),
-            ),
-        )
+        x = ops.conv(x, ops.cast(self.window_kernel, dtype), padding="valid")
         x = x + ops.cast(self.window_bias, dtype)
         x = ops.relu(self.batch_norm(x, training=training))
         x = self.hidden_dropout(x, training=training)
