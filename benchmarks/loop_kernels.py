@@ -113,12 +113,12 @@ def row_layouts(repeats):
 
             def loop(product, start, keep):
                 # Each step's product feeds the next (tiled back to width).
-                times = -(-keep // min(inputs, outputs))
+                tiles = -(-keep // min(inputs, outputs))
 
                 @tf.function
                 def run():
                     def body(i, x):
-                        y = tf.tile(tf.tanh(product(x)), (1, times))
+                        y = tf.tile(tf.tanh(product(x)), (1, tiles))
                         return i + 1, y[:, :keep] * start
                     return tf.while_loop(lambda i, x: i < steps, body,
                                          (0, start))[1]

@@ -141,24 +141,21 @@ def transposed_product(kernel, rows=None, cpu_flags=None):
             def product(d):
                 return tf.matmul(d, transposed)
 
-        else:
+            return product
+        on_the_left = True
+    else:
+        on_the_left = _kernel_on_the_left(kernel, rows)
 
-            def product(d):
-                return tf.transpose(tf.matmul(kernel, d, transpose_b=True))
-
-        return product
-
-    if _kernel_on_the_left(kernel, rows):
+    if on_the_left:
 
         def product(d):
             out = tf.matmul(kernel, tf.cast(d, dtype), transpose_b=True)
             return tf.cast(tf.transpose(out), "float32")
 
-        return product
+    else:
 
-    def product(d):
-        return tf.cast(
-            tf.matmul(tf.cast(d, dtype), kernel, transpose_b=True), "float32"
-        )
+        def product(d):
+            out = tf.matmul(tf.cast(d, dtype), kernel, transpose_b=True)
+            return tf.cast(out, "float32")
 
     return product
