@@ -439,3 +439,71 @@ def test_mixed_bfloat16_keeps_logits_and_recurrence_state_in_float32():
     assert logits.dtype == np.float32
     # bfloat16 products only: the logits stay within bfloat16 rounding.
     np.testing.assert_allclose(logits, expected, atol=0.05)
+
+
+def _bfloat16(array):
+    import ml_dtypes
+
+    return np.asarray(array, "float32").astype(ml_dtypes.bfloat16)
+
+
+def test_tied_projection_backward_products_in_the_gradient_dtype():
+    rng = np.random.default_rng(3)
+    layer = EmbeddingDropout(
+        23, 8, reverse_gradient_dtype="bfloat16", dtype="float32"
+    )
+    layer.build()
+    matrix = rng.normal(size=(23, 8)).astype("float32")
+    layer.embeddings.assign(matrix)
+    x = tf.constant(rng.normal(size=(2, 5, 8)).astype("float32"))
+    upstream = rng.normal(size=(2, 5, 23)).astype("float32")
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        logits = layer(x, reverse=True)
+        weighted = tf.reduce_sum(logits * upstream)
+    d_x, d_matrix, d_bias = tape.gradient(
+        weighted, [x, layer.embeddings, layer.output_bias]
+    )
+    # Forward in float32: the plain product, not rounded.
+    np.testing.assert_allclose(
+        logits, np.asarray(x) @ matrix.T, rtol=1e-5, atol=1e-6
+    )
+    assert logits.dtype == tf.float32 and d_x.dtype == tf.float32
+    # Backward: the products of bfloat16-rounded operands (float32 sums),
+    # each result rounded to bfloat16.
+    up16, m16 = _bfloat16(upstream), _bfloat16(matrix)
+    x16 = _bfloat16(x)
+    expected_d_x = up16.astype("float32") @ m16.astype("float32")
+    expected_d_matrix = np.einsum(
+        "btv,btd->vd", up16.astype("float32"), x16.astype("float32")
+    )
+    np.testing.assert_allclose(
+        d_x, _bfloat16(expected_d_x).astype("float32"), rtol=1e-2, atol=1e-2
+    )
+    np.testing.assert_allclose(
+        d_matrix, _bfloat16(expected_d_matrix).astype("float32"),
+        rtol=1e-2, atol=1e-2,
+    )
+    # They are rounded: not the float32 gradient.
+    exact_d_x = upstream @ matrix
+    assert np.abs(np.asarray(d_x) - exact_d_x).max() > 1e-4
+    np.testing.assert_allclose(d_x, exact_d_x, rtol=0.05, atol=0.05)
+    np.testing.assert_allclose(d_bias, upstream.sum((0, 1)), rtol=1e-5)
+    config = layer.get_config()
+    assert config["reverse_gradient_dtype"] == "bfloat16"
+    assert EmbeddingDropout.from_config(config).reverse_gradient_dtype == (
+        "bfloat16"
+    )
+    with pytest.raises(ValueError, match="reverse_gradient_dtype"):
+        EmbeddingDropout(23, 8, reverse_gradient_dtype="int32")
+
+
+def test_mixed_policy_model_takes_projection_gradients_in_bfloat16():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        mixed = tiny_model()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert mixed.embedding.reverse_gradient_dtype == "bfloat16"
+    assert tiny_model().embedding.reverse_gradient_dtype is None
+    assert ONLSTMLanguageModel.fused_token_loss

@@ -87,6 +87,12 @@ class EmbeddingDropout(keras.layers.Layer):
     Reverse (`reverse=True`): logits `x E^T + b` over the vocabulary, with
     the same matrix `E` (weight tying, Press & Wolf 2017; Inan et al. 2017)
     and an output bias `b` when `use_output_bias=True`. No dropout.
+    With `reverse_gradient_dtype` set, the two products of the reverse
+    direction's backward pass (`dz E` for the inputs, `dz^T x` for `E`) run
+    in that dtype, the forward in the layer's own: the language models put
+    the layer in float32 under a mixed policy (float32 logits) and its
+    gradient products in the policy's bfloat16, like the rest of their
+    matrix work.
 
     Args:
         input_dim: int, vocabulary size.
@@ -96,6 +102,10 @@ class EmbeddingDropout(keras.layers.Layer):
             bias over the vocabulary.
         embeddings_initializer: initializer of the matrix.
         seed: int, random seed.
+        reverse_gradient_dtype: None (default: the layer's compute dtype)
+            or a float dtype name, the dtype of the reverse direction's
+            gradient products (the gradients themselves are returned in the
+            dtypes of the inputs and the matrix).
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -124,9 +134,20 @@ class EmbeddingDropout(keras.layers.Layer):
         use_output_bias=True,
         embeddings_initializer="uniform",
         seed=None,
+        reverse_gradient_dtype=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if reverse_gradient_dtype is not None:
+            reverse_gradient_dtype = keras.backend.standardize_dtype(
+                reverse_gradient_dtype
+            )
+            if "float" not in reverse_gradient_dtype:
+                raise ValueError(
+                    "`reverse_gradient_dtype` must be a float dtype or None. "
+                    f"Received: {reverse_gradient_dtype}"
+                )
+        self.reverse_gradient_dtype = reverse_gradient_dtype
         self.input_dim = int(input_dim)
         self.output_dim = int(output_dim)
         self.embeddings_initializer = keras.initializers.get(
@@ -153,7 +174,12 @@ class EmbeddingDropout(keras.layers.Layer):
     def call(self, inputs, training=False, reverse=False):
         if reverse:
             matrix = ops.cast(self.embeddings, self.compute_dtype)
-            logits = ops.matmul(inputs, ops.transpose(matrix))
+            if self.reverse_gradient_dtype in (None, self.compute_dtype):
+                logits = ops.matmul(inputs, ops.transpose(matrix))
+            else:
+                logits = _projection(
+                    inputs, matrix, self.reverse_gradient_dtype
+                )
             if self.use_output_bias:
                 logits = logits + ops.cast(self.output_bias, self.compute_dtype)
             return logits
@@ -189,7 +215,37 @@ class EmbeddingDropout(keras.layers.Layer):
                 self.embeddings_initializer
             ),
             "seed": self.seed,
+            "reverse_gradient_dtype": self.reverse_gradient_dtype,
         }
+
+
+def _projection(inputs, matrix, gradient_dtype):
+    """`inputs @ matrix^T`, its two backward products in `gradient_dtype`."""
+
+    @ops.custom_gradient
+    def project(inputs, matrix):
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            rows = ops.reshape(
+                ops.cast(upstream, gradient_dtype), (-1, matrix.shape[0])
+            )
+            low_matrix = ops.cast(matrix, gradient_dtype)
+            low_inputs = ops.reshape(
+                ops.cast(inputs, gradient_dtype), (-1, matrix.shape[1])
+            )
+            d_inputs = ops.reshape(
+                ops.matmul(rows, low_matrix), ops.shape(inputs)
+            )
+            d_matrix = ops.matmul(ops.transpose(rows), low_inputs)
+            return (
+                ops.cast(d_inputs, inputs.dtype),
+                ops.cast(d_matrix, matrix.dtype),
+            )
+
+        return ops.matmul(inputs, ops.transpose(matrix)), grad
+
+    return project(inputs, matrix)
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")

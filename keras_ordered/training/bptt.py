@@ -19,6 +19,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_ordered.training.losses import token_cross_entropy
+
 
 def batchify(ids, batch_size):
     """Cuts a 1-D id stream into `batch_size` contiguous streams.
@@ -353,6 +355,11 @@ class CarriedStateMixin:
     """
 
     clip_norm = None
+    # Whether the token loss is `keras_ordered.training.losses.
+    # token_cross_entropy` (XLA-compiled; equal to the plain op to float32
+    # rounding) instead of Keras' sparse cross-entropy. A model class opts
+    # in where its learning with it was checked (benchmarks/README.md).
+    fused_token_loss = False
 
     def configure_bptt(self, batch_size, eval_batch_size=None, clip_norm=None):
         """Creates the carried-state variables.
@@ -415,9 +422,12 @@ class CarriedStateMixin:
 
     def _token_loss_sum(self, targets, logits, mask=None):
         """Summed token cross-entropy of a batch (over `mask` if given)."""
-        loss = keras.losses.sparse_categorical_crossentropy(
-            targets, ops.cast(logits, "float32"), from_logits=True
-        )
+        if self.fused_token_loss:
+            loss = token_cross_entropy(targets, logits)
+        else:
+            loss = keras.losses.sparse_categorical_crossentropy(
+                targets, ops.cast(logits, "float32"), from_logits=True
+            )
         if mask is None:
             return ops.sum(loss)
         return ops.sum(loss * ops.cast(mask, "float32"))

@@ -79,6 +79,11 @@ class ONLSTMLanguageModel(
         "Regularizing and Optimizing LSTM Language Models", ICLR 2018.
     """
 
+    # The token loss as two XLA-compiled passes (`keras_ordered.training.
+    # losses`): faster, equal to float32 rounding; the learning-parity
+    # runs with it are in benchmarks/README.md.
+    fused_token_loss = True
+
     get_preset = staticmethod(get_preset)
 
     def __init__(
@@ -120,10 +125,13 @@ class ONLSTMLanguageModel(
 
         # Under a mixed policy the vocabulary projection (the tied embedding
         # in reverse, or the softmax layer) runs in float32: logits rounded
-        # to bfloat16 (3 significant digits) train measurably worse.
-        output_dtype = None
-        if keras.mixed_precision.global_policy().compute_dtype != "float32":
-            output_dtype = "float32"
+        # to bfloat16 (3 significant digits) train measurably worse. The
+        # tied projection's two gradient products run in the policy's
+        # compute dtype, as the rest of the matrix work does.
+        output_dtype = gradient_dtype = None
+        compute_dtype = keras.mixed_precision.global_policy().compute_dtype
+        if compute_dtype != "float32":
+            output_dtype, gradient_dtype = "float32", compute_dtype
         embedding = EmbeddingDropout(
             vocabulary_size,
             embedding_dim,
@@ -131,6 +139,7 @@ class ONLSTMLanguageModel(
             embeddings_initializer=keras.initializers.RandomUniform(-0.1, 0.1),
             seed=layer_seed(0),
             dtype=output_dtype,
+            reverse_gradient_dtype=gradient_dtype,
             name="embedding",
         )
         input_dropout = LockedDropout(
