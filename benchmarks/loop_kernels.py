@@ -22,6 +22,15 @@ fastest of `--repeats` calls each), on the shapes of the `ptb` presets:
   `_tf_reading_recurrence`, with the backward's tape work XLA-fused
   (`fuse_tape_updates=True`, the default) or as separate ops;
   milliseconds.
+- `token_loss`: the token cross-entropy of an ON-LSTM `ptb` batch (1,400
+  tokens, 10,000 words), forward and backward, as Keras' sparse
+  cross-entropy (TensorFlow's fused op) and as the XLA-compiled
+  `keras_ordered.training.losses.token_cross_entropy`; milliseconds.
+- `vocabulary_projection`: the tied projection of the same batch
+  (`(1400, 400)` vectors by the `(10000, 400)` embedding, float32 logits)
+  with that loss, forward and backward, its gradient products in float32
+  or in bfloat16 (`EmbeddingDropout(reverse_gradient_dtype="bfloat16")`,
+  what ON-LSTM uses under `mixed_bfloat16`); milliseconds.
 
     python benchmarks/loop_kernels.py
     python benchmarks/loop_kernels.py --only transposed_product
@@ -37,7 +46,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_ordered.layers.dropout import EmbeddingDropout  # noqa: E402
 from keras_ordered.layers.prpn_cell import _tf_reading_recurrence  # noqa: E402
+from keras_ordered.training.losses import token_cross_entropy  # noqa: E402
 
 
 def fastest(functions, repeats):
@@ -221,6 +232,59 @@ def reading_tape_work(repeats):
                    repeats)
 
 
+def _onlstm_batch(rng, tokens=1400, vocabulary=10000):
+    return tf.constant(rng.integers(0, vocabulary, tokens).astype("int32"))
+
+
+def token_loss(repeats):
+    rng = np.random.default_rng(0)
+    targets = _onlstm_batch(rng)
+    logits = tf.constant(rng.normal(size=(1400, 10000)).astype("float32"))
+
+    def with_gradient(loss_function):
+        @tf.function
+        def run():
+            with tf.GradientTape() as tape:
+                tape.watch(logits)
+                loss = tf.reduce_mean(loss_function(targets, logits))
+            return tape.gradient(loss, logits)
+        return run
+
+    def keras_loss(targets, logits):
+        import keras
+
+        return keras.losses.sparse_categorical_crossentropy(
+            targets, logits, from_logits=True)
+
+    return fastest({"keras_sparse_cross_entropy": with_gradient(keras_loss),
+                    "token_cross_entropy_xla": with_gradient(
+                        token_cross_entropy)}, repeats)
+
+
+def vocabulary_projection(repeats):
+    rng = np.random.default_rng(0)
+    targets = _onlstm_batch(rng)
+    vectors = tf.constant(rng.normal(size=(1400, 400)).astype("float32"))
+
+    def projection(gradient_dtype):
+        layer = EmbeddingDropout(10000, 400, dtype="float32",
+                                 reverse_gradient_dtype=gradient_dtype)
+        layer.build()
+
+        @tf.function
+        def run():
+            with tf.GradientTape() as tape:
+                tape.watch(vectors)
+                logits = layer(vectors, reverse=True)
+                loss = tf.reduce_mean(token_cross_entropy(targets, logits))
+            return tape.gradient(loss, [vectors, *layer.trainable_weights])
+        return run
+
+    return fastest({"float32": projection(None),
+                    "bfloat16_gradient_products": projection("bfloat16")},
+                   repeats)
+
+
 MEASUREMENTS = {
     "transposed_product": (
         "transposed_product_ms_per_step", transposed_product),
@@ -228,6 +292,9 @@ MEASUREMENTS = {
     "parsing_convolution": ("parsing_convolution_ms", parsing_convolution),
     "reading_tape_work": (
         "reading_layer_forward_backward_ms", reading_tape_work),
+    "token_loss": ("token_loss_forward_backward_ms", token_loss),
+    "vocabulary_projection": (
+        "vocabulary_projection_forward_backward_ms", vocabulary_projection),
 }
 
 
