@@ -430,8 +430,12 @@ def test_mixed_bfloat16_keeps_logits_and_recurrence_state_in_float32():
     reference = tiny_model()
     reference.set_weights(mixed.get_weights())
     assert mixed.rnn_layers[0].cell.compute_dtype == "bfloat16"
-    # The vocabulary projection runs in float32 under the mixed policy.
+    # The vocabulary projection runs in float32 under the mixed policy, its
+    # gradient products in bfloat16; the loss is the fused one.
     assert mixed.embedding.compute_dtype == "float32"
+    assert mixed.embedding.reverse_gradient_dtype == "bfloat16"
+    assert reference.embedding.reverse_gradient_dtype is None
+    assert ONLSTMLanguageModel.fused_token_loss
     ids = np.random.default_rng(0).integers(0, len(VOCAB), (3, 9)).astype("int32")
     inputs = [ids, *mixed.initial_state(3)]
     logits = np.asarray(mixed(inputs)[0])
@@ -496,14 +500,3 @@ def test_tied_projection_backward_products_in_the_gradient_dtype():
     )
     with pytest.raises(ValueError, match="reverse_gradient_dtype"):
         EmbeddingDropout(23, 8, reverse_gradient_dtype="int32")
-
-
-def test_mixed_policy_model_takes_projection_gradients_in_bfloat16():
-    keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        mixed = tiny_model()
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
-    assert mixed.embedding.reverse_gradient_dtype == "bfloat16"
-    assert tiny_model().embedding.reverse_gradient_dtype is None
-    assert ONLSTMLanguageModel.fused_token_loss
