@@ -349,11 +349,11 @@ class CarriedStateMixin:
 
     Loss: mean token cross-entropy (Keras' sparse cross-entropy, or with
     `fused_token_loss = True` on the model class the XLA-compiled
-    `keras_ordered.training.losses.token_cross_entropy`) (+ the model's
-    regularisation losses, e.g. AR/TAR), gradients clipped to a global norm (`clip_norm`, of the
-    true gradients also under a loss-scaling optimizer) and
-    multiplied by the window's `lr_scale` (equivalent, for SGD, to scaling
-    the learning rate by `T / bptt`, as AWD-LSTM does).
+    `keras_ordered.training.losses.token_cross_entropy`) plus the model's
+    regularisation losses (e.g. AR/TAR); gradients clipped to a global norm
+    (`clip_norm`, of the true gradients also under a loss-scaling
+    optimizer) and multiplied by the window's `lr_scale` (equivalent, for
+    SGD, to scaling the learning rate by `T / bptt`, as AWD-LSTM does).
     """
 
     clip_norm = None

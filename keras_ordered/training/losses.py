@@ -97,7 +97,9 @@ def token_cross_entropy(targets, logits):
         log_normaliser, loss = forward(flat_logits, flat_targets)
 
         def grad(upstream):
-            return backward(flat_logits, flat_targets, log_normaliser, upstream)
+            return backward(
+                flat_logits, flat_targets, log_normaliser, upstream
+            )
 
         return loss, grad
 
