@@ -43,6 +43,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
@@ -251,8 +252,6 @@ def token_loss(repeats):
         return run
 
     def keras_loss(targets, logits):
-        import keras
-
         return keras.losses.sparse_categorical_crossentropy(
             targets, logits, from_logits=True)
 

@@ -18,31 +18,27 @@ follows a trajectory that parts from the plain op's after some steps; the
 ON-LSTM evidence that it learns as well is in benchmarks/README.md.
 """
 
-import functools
-
 import tensorflow as tf
 
 
-@functools.cache
-def _kernels():
-    """The two XLA-compiled kernels (built once, traced per input shape)."""
+# XLA compiles each kernel once per distinct input shape and caches it:
+# with variable-length BPTT windows, once per window length met (
+# a fraction of a second each on a 2-core CPU).
+@tf.function(jit_compile=True)
+def _log_normaliser_and_loss(logits, targets):
+    # Rows of `logits` (N, V), `targets` (N,).
+    top = tf.reduce_max(logits, axis=-1, keepdims=True)
+    log_normaliser = top + tf.math.log(
+        tf.reduce_sum(tf.exp(logits - top), axis=-1, keepdims=True)
+    )
+    picked = tf.gather(logits, targets[:, None], batch_dims=1)
+    return log_normaliser, (log_normaliser - picked)[:, 0]
 
-    @tf.function(jit_compile=True)
-    def log_normaliser_and_loss(logits, targets):
-        # Rows of `logits` (N, V), `targets` (N,).
-        top = tf.reduce_max(logits, axis=-1, keepdims=True)
-        log_normaliser = top + tf.math.log(
-            tf.reduce_sum(tf.exp(logits - top), axis=-1, keepdims=True)
-        )
-        picked = tf.gather(logits, targets[:, None], batch_dims=1)
-        return log_normaliser, (log_normaliser - picked)[:, 0]
 
-    @tf.function(jit_compile=True)
-    def logits_gradient(logits, targets, log_normaliser, upstream):
-        one_hot = tf.one_hot(targets, tf.shape(logits)[-1], dtype=logits.dtype)
-        return (tf.exp(logits - log_normaliser) - one_hot) * upstream[:, None]
-
-    return log_normaliser_and_loss, logits_gradient
+@tf.function(jit_compile=True)
+def _logits_gradient(logits, targets, log_normaliser, upstream):
+    one_hot = tf.one_hot(targets, tf.shape(logits)[-1], dtype=logits.dtype)
+    return (tf.exp(logits - log_normaliser) - one_hot) * upstream[:, None]
 
 
 def token_cross_entropy(targets, logits):
@@ -90,14 +86,15 @@ def token_cross_entropy(targets, logits):
     with tf.control_dependencies(checks):
         flat_targets = tf.reshape(targets, (-1,))
     flat_logits = tf.reshape(logits, (-1, vocabulary))
-    forward, backward = _kernels()
 
     @tf.custom_gradient
     def cross_entropy(flat_logits):
-        log_normaliser, loss = forward(flat_logits, flat_targets)
+        log_normaliser, loss = _log_normaliser_and_loss(
+            flat_logits, flat_targets
+        )
 
         def grad(upstream):
-            return backward(
+            return _logits_gradient(
                 flat_logits, flat_targets, log_normaliser, upstream
             )
 
