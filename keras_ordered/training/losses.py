@@ -22,8 +22,8 @@ import tensorflow as tf
 
 
 # XLA compiles each kernel once per distinct input shape and caches it:
-# with variable-length BPTT windows, once per window length met (
-# a fraction of a second each on a 2-core CPU).
+# with variable-length BPTT windows, once per window length met (a
+# fraction of a second each on a 2-core CPU).
 @tf.function(jit_compile=True)
 def _log_normaliser_and_loss(logits, targets):
     # Rows of `logits` (N, V), `targets` (N,).
