@@ -42,6 +42,7 @@ import tensorflow as tf  # noqa: E402
 
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
+from keras_ordered.training.runner import DEFAULT_PRECISION  # noqa: E402
 from keras_ordered.training.runner import make_optimizer  # noqa: E402
 from keras_ordered.training.runner import training_policy  # noqa: E402
 
@@ -194,13 +195,13 @@ def main():
     args = parser.parse_args()
     load = os.getloadavg()
     before = {d: matmul_flops(d) for d in ("float32", "bfloat16")}
-    default = training_policy("auto")
+    default = training_policy(DEFAULT_PRECISION)
     result = {
         "model": args.model, "preset": args.preset,
         "threads": os.cpu_count(),
         "load_average_at_start": [round(v, 2) for v in load],
         # What the recipes train under by default on this machine
-        # (`--precision auto`), without XLA, with the default loop.
+        # (`DEFAULT_PRECISION`), without XLA, with the default loop.
         "recipe_default": {"precision": default, "jit_compile": False,
                            "loop": "default"},
         "runs": [],

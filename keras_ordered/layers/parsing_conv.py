@@ -30,7 +30,16 @@ class GlobalBatchNormalization(keras.layers.BatchNormalization):
     `synchronized=False`, these are the statistics of the replica's own
     batch, as in `keras.layers.BatchNormalization`.
 
-    Args: those of `keras.layers.BatchNormalization`.
+    The moving variance is updated with the unbiased batch variance
+    (`n / (n - 1)` times the one that normalises the batch, `n` the values
+    per channel), as PyTorch's batch norms (the official code's) do; Keras'
+    takes the biased one. Only inference-mode outputs see the difference.
+
+    Args:
+        unbiased_moving_variance: bool, update the moving variance with the
+            unbiased batch variance (PyTorch's arithmetic; default True).
+            False: Keras' biased update.
+        **kwargs: those of `keras.layers.BatchNormalization`.
 
     Example:
 
@@ -42,27 +51,67 @@ class GlobalBatchNormalization(keras.layers.BatchNormalization):
     ```
     """
 
+    def __init__(self, unbiased_moving_variance=True, **kwargs):
+        super().__init__(**kwargs)
+        self.unbiased_moving_variance = bool(unbiased_moving_variance)
+
     def _moments(self, inputs, mask):
+        mean, variance, _ = self._statistics(inputs, mask)
+        return mean, variance
+
+    def _statistics(self, inputs, mask):
+        """Batch mean, (biased) variance and values per channel."""
         context = tf.distribute.get_replica_context()
+        x = tf.cast(inputs, "float32")
+        count = tf.cast(tf.size(x) // tf.shape(x)[self.axis], "float32")
         if mask is not None:
-            return super()._moments(inputs, mask)
+            mean, variance = super()._moments(inputs, mask)
+            return mean, variance, tf.reduce_sum(tf.cast(mask, "float32"))
         if (
             not self.synchronized
             or context is None
             or context.num_replicas_in_sync == 1
         ):
             # The statistics of this replica's batch (the official ones).
-            return ops.moments(inputs, axes=self._reduction_axes)
+            mean, variance = ops.moments(inputs, axes=self._reduction_axes)
+            return mean, variance, count
         axes = self._reduction_axes
-        x = tf.cast(inputs, "float32")
-        count = tf.cast(tf.size(x) // tf.shape(x)[self.axis], "float32")
         total, count = context.all_reduce(
             tf.distribute.ReduceOp.SUM, [tf.reduce_sum(x, axis=axes), count]
         )
         mean = total / count
         deviations = tf.reduce_sum(tf.square(x - mean), axis=axes)
         variance = context.all_reduce(tf.distribute.ReduceOp.SUM, deviations)
-        return mean, variance / count
+        return mean, variance / count, count
+
+    def call(self, inputs, training=None, mask=None):
+        if not (
+            training and self.trainable and self.unbiased_moving_variance
+        ) or self.renorm:
+            return super().call(inputs, training=training, mask=mask)
+        # Keras' training branch, with PyTorch's moving-variance update.
+        x = ops.cast(inputs, "float32")
+        mean, variance, count = self._statistics(x, mask)
+        unbiased = variance * count / ops.maximum(count - 1.0, 1.0)
+        momentum = self.momentum
+        self.moving_mean.assign(
+            self.moving_mean * momentum + mean * (1.0 - momentum)
+        )
+        self.moving_variance.assign(
+            self.moving_variance * momentum + unbiased * (1.0 - momentum)
+        )
+        outputs = ops.batch_normalization(
+            x, mean, variance, axis=self.axis,
+            offset=self.beta if self.center else None,
+            scale=self.gamma if self.scale else None,
+            epsilon=self.epsilon,
+        )
+        return ops.cast(outputs, self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config["unbiased_moving_variance"] = self.unbiased_moving_variance
+        return config
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")

@@ -1,0 +1,138 @@
+"""Optimizers with the arithmetic of the official PyTorch code.
+
+PRPN's official code trains with `torch.optim.Adam(lr, betas=(0, 0.999),
+eps=1e-9, weight_decay=1e-6)`. Keras' `Adam` differs from it in two ways
+that change what PRPN learns (its training is chaotic: any change of
+arithmetic sends a run down another path, and some paths end with trees
+no better than random):
+
+- weight decay: PyTorch adds `weight_decay * w` to the gradient before the
+  moments (coupled L2 regularisation, so the decay is normalised by the
+  second moment like the gradient); Keras' `weight_decay` is decoupled
+  (`w -= lr * weight_decay * w`, AdamW-style). With `beta_1 = 0` and a
+  near-zero gradient, the coupled term alone moves a weight by up to `lr`
+  a step; the decoupled one by `lr * 1e-6 * w`.
+- epsilon: PyTorch divides by `sqrt(v / (1 - beta_2^t)) + eps`, Keras by
+  `sqrt(v) + eps` and folds the bias correction into the step size.
+
+`TorchAdam` is Adam as PyTorch computes it; the PRPN presets train with it
+(`optimizer: "adam"`). Keras' own Adam stays available as a documented
+departure (`optimizer: "keras_adam"`, or the recipes' `--adam keras`).
+"""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class TorchAdam(keras.optimizers.Optimizer):
+    """Adam with coupled L2 weight decay, as `torch.optim.Adam` computes it.
+
+    Per variable `w` with gradient `g` (after any clipping), at step `t`:
+
+    ```
+    g   = g + l2 * w                           # coupled weight decay
+    m   = beta_1 * m + (1 - beta_1) * g
+    v   = beta_2 * v + (1 - beta_2) * g^2
+    w  -= lr / (1 - beta_1^t) * m / (sqrt(v) / sqrt(1 - beta_2^t) + epsilon)
+    ```
+
+    This is PyTorch's `Adam(..., weight_decay=l2)` (PyTorch 1.x and 2.x);
+    PyTorch 0.3, with which the papers' code was written, added `epsilon`
+    before the bias correction, as Keras does: at PRPN's `epsilon = 1e-9`
+    the two agree to float32 rounding except where `|g|` is itself about
+    `1e-9`.
+
+    Args:
+        learning_rate: float or a schedule, the step size `lr`.
+        beta_1: float, decay of the first moment (PRPN: 0, no momentum).
+        beta_2: float, decay of the second moment.
+        epsilon: float, added to the bias-corrected root of `v`.
+        l2: float, coupled weight decay (PyTorch's `weight_decay`).
+        name: string, the optimizer's name.
+        **kwargs: the other arguments of `keras.optimizers.Optimizer`
+            (`clipnorm`, `global_clipnorm`, ...). Its decoupled
+            `weight_decay` is refused: that is Keras' `Adam`/`AdamW`.
+
+    Example:
+
+    ```python
+    optimizer = keras_ordered.training.optimizers.TorchAdam(
+        0.003, beta_1=0.0, epsilon=1e-9, l2=1e-6
+    )
+    w = keras.Variable([1.0, -2.0])
+    optimizer.apply_gradients([(keras.ops.convert_to_tensor([0.5, 0.0]), w)])
+    # a sign step of size lr, the zero gradient's taken by the L2 term:
+    # w is about [0.997, -1.997]
+    ```
+
+    Reference:
+        Kingma and Ba, "Adam: A Method for Stochastic Optimization", ICLR
+        2015; PyTorch's `torch.optim.Adam` documentation (the algorithm
+        with `weight_decay`).
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-8, l2=0.0, name="torch_adam", **kwargs):
+        if kwargs.get("weight_decay"):
+            raise ValueError(
+                "TorchAdam's weight decay is the coupled `l2` argument (as "
+                "PyTorch's Adam(weight_decay=...)); for decoupled decay use "
+                "keras.optimizers.AdamW."
+            )
+        kwargs.pop("weight_decay", None)
+        for label, value in (("beta_1", beta_1), ("beta_2", beta_2)):
+            if not 0.0 <= value < 1.0:
+                raise ValueError(
+                    f"`{label}` must be in [0, 1). Received: {label}={value}"
+                )
+        if epsilon < 0 or l2 < 0:
+            raise ValueError(
+                "`epsilon` and `l2` must be >= 0. Received: "
+                f"epsilon={epsilon}, l2={l2}"
+            )
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+        self.l2 = float(l2)
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._momentums, self._velocities = self.add_optimizer_variables(
+            var_list, ["momentum", "velocity"]
+        )
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        gradient = ops.cast(gradient, dtype)
+        if self.l2:
+            gradient = gradient + ops.cast(self.l2, dtype) * variable
+        # The bias corrections in float64, as PyTorch computes them (in
+        # Python floats): 1 - 0.999 in float32 is 1.3e-5 off.
+        step = ops.cast(self.iterations + 1, "float64")
+        correction_1 = 1.0 - ops.power(ops.cast(self.beta_1, "float64"), step)
+        correction_2 = 1.0 - ops.power(ops.cast(self.beta_2, "float64"), step)
+        step_size = ops.cast(learning_rate, "float64") / correction_1
+        root_2 = ops.cast(ops.sqrt(correction_2), dtype)
+        index = self._get_variable_index(variable)
+        m = self._momentums[index]
+        v = self._velocities[index]
+        self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
+        self.assign(
+            v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient)
+        )
+        denominator = ops.sqrt(v) / root_2 + self.epsilon
+        self.assign_sub(variable, ops.cast(step_size, dtype) * (m / denominator))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "beta_1": self.beta_1,
+            "beta_2": self.beta_2,
+            "epsilon": self.epsilon,
+            "l2": self.l2,
+        })
+        return config
