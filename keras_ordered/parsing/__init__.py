@@ -27,6 +27,7 @@ from keras_ordered.parsing.evaluate import evaluate_distances
 from keras_ordered.parsing.evaluate import evaluate_model
 from keras_ordered.parsing.evaluate import evaluate_parsing
 from keras_ordered.parsing.evaluate import evaluate_trees
+from keras_ordered.parsing.evaluate import shift_distances
 from keras_ordered.parsing.linearize import WORD_SYMBOL
 from keras_ordered.parsing.linearize import Repairs
 from keras_ordered.parsing.linearize import delinearize
@@ -36,6 +37,7 @@ from keras_ordered.parsing.linearize import source_tokens
 from keras_ordered.parsing.metrics import LABELS
 from keras_ordered.parsing.metrics import BracketScorer
 from keras_ordered.parsing.metrics import corpus_f1
+from keras_ordered.parsing.metrics import self_f1
 from keras_ordered.parsing.metrics import sentence_f1
 from keras_ordered.parsing.metrics import sentence_scores
 from keras_ordered.parsing.metrics import sentence_spans

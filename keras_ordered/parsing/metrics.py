@@ -273,3 +273,39 @@ def sentence_f1(predicted, gold, lengths):
     for p, g, n in zip(predicted, gold, lengths):
         total += sentence_scores(sentence_spans(p, n), sentence_spans(g, n))[2]
     return total / len(lengths)
+
+
+def self_f1(runs, lengths):
+    """Agreement between the trees of several runs: mean pairwise F1.
+
+    The "self-F1" of the unsupervised-parsing literature (Williams et al.,
+    2018; Kim et al., 2019): for every pair of runs (e.g. seeds), the
+    sentence-level F1 of one run's trees against the other's (the measure
+    is symmetric), averaged over the pairs. 100 % means that every run
+    induces the same trees.
+
+    Args:
+        runs: list of runs, each a list of span sets, one per sentence, all
+            over the same sentences.
+        lengths: list of sentence lengths (number of words).
+
+    Returns:
+        A float in [0, 1]; None with fewer than two runs.
+
+    Example:
+
+    >>> self_f1([[{(0, 2)}], [{(0, 2)}], [{(1, 3)}]], [3])
+    0.3333333333333333
+
+    Reference:
+        Williams, Drozdov, Bowman, 2018, "Do latent tree learning models
+        identify meaningful structure in sentences?", TACL.
+    """
+    runs = [list(run) for run in runs]
+    if len(runs) < 2:
+        return None
+    pairs = [
+        sentence_f1(runs[a], runs[b], lengths)
+        for a in range(len(runs)) for b in range(a + 1, len(runs))
+    ]
+    return sum(pairs) / len(pairs)

@@ -1,0 +1,319 @@
+"""Parsing quality over seeds: the distribution of a recipe's trees, as JSON.
+
+Trains one model per seed through the recipe's own path
+(`recipes/ptb_{family}.py`, in a subprocess, with `--seed`), then parses
+two disjoint splits of the WSJ sample with each model:
+
+- development: files wsj_0001-0099 (anything may be chosen on it: a
+  checkpoint, a seed, a preset);
+- test: files wsj_0100-0149 (reported, never used to choose).
+
+Per seed it records validation perplexity (PTB valid) and, on each split,
+sentence-level F1 (the papers' measure), corpus-level F1 (EVALB-style) and
+WSJ10 sentence F1, for every distance of the model, plus the model's
+default distance read one word later (`shift_distances(..., 1)`: a
+collapsed PRPN run is often aligned one word late). Over the seeds: mean
++- std, min and max, the fraction of seeds whose sentence F1 beats
+right-branching by at least 2 points, and the agreement between the seeds'
+trees (self-F1: mean pairwise sentence-level F1). Baselines on the same
+splits: right-branching, left-branching, balanced, and random (mean over
+5 seeds).
+
+A study resumes: a seed whose `parsing.json` exists is not trained or
+parsed again, and a seed whose training was interrupted resumes from the
+recipe's backup (the recipe's own resumption).
+
+    python benchmarks/parsing_quality.py --family prpn --preset quick \
+        --precision float32 --seeds 1 2 3 4 5 6 7 8 9 10 \
+        --data ../shared/data/ptb --treebank ../shared/data/wsj_sample/mrg \
+        --output runs/parsing_quality/prpn_quick_float32
+
+`--summary-only` prints the summary of the seeds already finished. Extra
+recipe options go after `--`, e.g. `-- --epochs 1 --steps-per-epoch 50`.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPLITS = {
+    "dev": r"wsj_00(0[1-9]|[1-9][0-9])\.mrg",  # wsj_0001 .. wsj_0099
+    "test": r"wsj_01[0-4][0-9]\.mrg",  # wsj_0100 .. wsj_0149
+}
+MARGIN = 2.0  # sentence-F1 points above right-branching that count as parsing
+MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
+
+
+def _seed_dir(output, seed):
+    return os.path.join(output, f"seed_{seed}")
+
+
+def train_seed(args, seed, extra):
+    """Runs (or resumes) the recipe for one seed; returns its results dict."""
+    out = _seed_dir(args.output, seed)
+    results_path = os.path.join(out, "results.json")
+    if os.path.exists(results_path):
+        with open(results_path) as f:
+            return json.load(f)
+    os.makedirs(out, exist_ok=True)
+    command = [
+        sys.executable, os.path.join(ROOT, "recipes", f"ptb_{args.family}.py"),
+        "--preset", args.preset, "--output", out, "--seed", str(seed),
+        "--precision", args.precision, "--skip-test", "--verbose", "2",
+    ]
+    if args.data:
+        command += ["--data", args.data]
+    if args.parse_eval:
+        # The recipe's per-epoch F1 reads the first sentences of this
+        # folder: give it the development files only.
+        command += ["--parse-eval", args.parse_eval]
+    command += extra
+    print(f"[seed {seed}] {' '.join(command)}", flush=True)
+    started = time.time()
+    with open(os.path.join(out, "train.log"), "a") as log:
+        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+    if code != 0:
+        raise SystemExit(
+            f"The recipe failed for seed {seed} (exit {code}): see "
+            f"{os.path.join(out, 'train.log')}. Run the same command again "
+            "to resume."
+        )
+    print(f"[seed {seed}] trained in {time.time() - started:.0f} s",
+          flush=True)
+    with open(results_path) as f:
+        return json.load(f)
+
+
+def _spans(trees):
+    from keras_ordered.parsing import tree_to_spans
+
+    return [sorted(tree_to_spans(t)) for t in trees]
+
+
+def parse_seed(args, seed, records, results):
+    """Parses both splits with one seed's model; returns its `parsing.json`."""
+    from keras_ordered.parsing import distances_to_tree
+    from keras_ordered.parsing import evaluate_trees
+    from keras_ordered.parsing import shift_distances
+    from keras_ordered.saving import load_model
+
+    out = _seed_dir(args.output, seed)
+    path = os.path.join(out, "parsing.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    model = load_model(os.path.join(out, "model.keras"), compile=False)
+    entry = {
+        "seed": seed,
+        "valid_perplexity": results["valid_perplexity"],
+        "train_seconds": results.get("train_seconds"),
+        "precision": results.get("precision"),
+        "default_distance": model.default_distance,
+        "splits": {},
+    }
+    for split, split_records in records.items():
+        words = [list(r.words) for r in split_records]
+        distances = model.sentence_distances(words, batch_size=64)
+        scores, trees = {}, None
+        variants = {name: distances[name] for name in model.distance_names}
+        variants[f"{model.default_distance}@shift1"] = shift_distances(
+            distances[model.default_distance], 1
+        )
+        for name, values in variants.items():
+            predicted = [distances_to_tree(w, d)
+                         for w, d in zip(words, values)]
+            result = evaluate_trees(split_records, predicted)
+            scores[name] = {key: result[key] for key in MEASURES}
+            if name == model.default_distance:
+                trees = predicted
+        entry["splits"][split] = {"scores": scores, "spans": _spans(trees)}
+    with open(path + ".tmp", "w") as f:
+        json.dump(entry, f)
+    os.replace(path + ".tmp", path)
+    return entry
+
+
+def baselines(records):
+    """Baseline F1 on each split (random: mean over 5 seeds)."""
+    from keras_ordered.parsing import baseline_predictor
+    from keras_ordered.parsing import evaluate_parsing
+
+    table = {}
+    for split, split_records in records.items():
+        table[split] = {}
+        for name in ("right-branching", "left-branching", "balanced"):
+            result = evaluate_parsing(split_records, baseline_predictor(name))
+            table[split][name] = {key: result[key] for key in MEASURES}
+        draws = [evaluate_parsing(split_records,
+                                  baseline_predictor("random", seed=s))
+                 for s in range(5)]
+        table[split]["random"] = {
+            key: float(np.mean([d[key] for d in draws])) for key in MEASURES
+        }
+    return table
+
+
+def _stats(values):
+    values = np.asarray(values, dtype="float64")
+    return {
+        "mean": float(values.mean()),
+        "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+        "min": float(values.min()),
+        "max": float(values.max()),
+    }
+
+
+def summarize(entries, records, table):
+    """Seed statistics of the finished seeds."""
+    from keras_ordered.parsing import self_f1
+
+    if not entries:
+        return {"seeds": []}
+    default = entries[0]["default_distance"]
+    summary = {
+        "seeds": [e["seed"] for e in entries],
+        "default_distance": default,
+        "valid_perplexity": _stats([e["valid_perplexity"] for e in entries]),
+        "baselines": table,
+        "splits": {},
+    }
+    for split, split_records in records.items():
+        right = table[split]["right-branching"]["sentence_f1"]
+        names = list(entries[0]["splits"][split]["scores"])
+        block = {"distances": {}}
+        for name in names:
+            block["distances"][name] = {
+                key: _stats([e["splits"][split]["scores"][name][key]
+                             for e in entries])
+                for key in MEASURES
+            }
+        f1s = [e["splits"][split]["scores"][default]["sentence_f1"]
+               for e in entries]
+        block["beats_right_branching"] = {
+            "margin": MARGIN,
+            "seeds": int(sum(f >= right + MARGIN for f in f1s)),
+            "of": len(f1s),
+        }
+        lengths = [len(r.words) for r in split_records]
+        runs = [[set(map(tuple, spans))
+                 for spans in e["splits"][split]["spans"]] for e in entries]
+        agreement = self_f1(runs, lengths)
+        block["self_f1"] = None if agreement is None else 100.0 * agreement
+        summary["splits"][split] = block
+    return summary
+
+
+def print_summary(summary, entries):
+    default = summary.get("default_distance")
+    if not entries:
+        print("No finished seed yet.")
+        return
+    header = (f"{'seed':>6} {'valid ppl':>9}  " + "  ".join(
+        f"{split} sent / corpus / WSJ10 / @shift1" for split in SPLITS))
+    print(header)
+    for e in entries:
+        cells = []
+        for split in SPLITS:
+            scores = e["splits"][split]["scores"]
+            main = scores[default]
+            cells.append(
+                f"{main['sentence_f1']:5.1f} / {main['corpus_f1']:5.1f} / "
+                f"{main['wsj10_sentence_f1']:5.1f} / "
+                f"{scores[default + '@shift1']['sentence_f1']:5.1f}")
+        print(f"{e['seed']:>6} {e['valid_perplexity']:9.2f}  "
+              + "  ".join(cells))
+    ppl = summary["valid_perplexity"]
+    print(f"valid perplexity {ppl['mean']:.2f} +- {ppl['std']:.2f} "
+          f"({ppl['min']:.2f}-{ppl['max']:.2f})")
+    for split in SPLITS:
+        block = summary["splits"][split]
+        stats = block["distances"][default]
+        beats = block["beats_right_branching"]
+        rb = summary["baselines"][split]["right-branching"]
+        rnd = summary["baselines"][split]["random"]
+        print(f"{split}: " + ", ".join(
+            f"{key} {stats[key]['mean']:.1f} +- {stats[key]['std']:.1f} "
+            f"({stats[key]['min']:.1f}-{stats[key]['max']:.1f})"
+            for key in MEASURES))
+        print(f"  right-branching {rb['sentence_f1']:.1f} / "
+              f"{rb['corpus_f1']:.1f} / {rb['wsj10_sentence_f1']:.1f}; "
+              f"random {rnd['sentence_f1']:.1f} / {rnd['corpus_f1']:.1f} / "
+              f"{rnd['wsj10_sentence_f1']:.1f}; seeds beating "
+              f"right-branching by {beats['margin']:.0f}+ points: "
+              f"{beats['seeds']} of {beats['of']}; self-F1 "
+              + ("n/a" if block["self_f1"] is None
+                 else f"{block['self_f1']:.1f}"))
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--family", choices=("prpn", "onlstm"),
+                        required=True)
+    parser.add_argument("--preset", default="quick")
+    parser.add_argument("--precision", default="float32",
+                        choices=("float32", "mixed_bfloat16", "auto"))
+    parser.add_argument("--seeds", type=int, nargs="+",
+                        default=[1, 2, 3, 4, 5])
+    parser.add_argument("--data", default=None,
+                        help="PTB folder (the recipe's --data)")
+    parser.add_argument("--treebank", required=True,
+                        help="WSJ sample .mrg folder (wsj_0001-0149)")
+    parser.add_argument("--parse-eval", default=None, metavar="DIR",
+                        help="pass the recipe this --parse-eval folder "
+                        "(per-epoch F1 in TensorBoard; its first 200 "
+                        "sentences are development sentences)")
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args(argv)
+
+    from keras_ordered.datasets.treebank import load_treebank
+
+    records = {split: load_treebank(args.treebank, fileids=pattern)
+               for split, pattern in SPLITS.items()}
+    for split, split_records in records.items():
+        if not split_records:
+            raise SystemExit(f"No {split} trees ({SPLITS[split]}) in "
+                             f"{args.treebank}.")
+    os.makedirs(args.output, exist_ok=True)
+    entries = []
+    for seed in args.seeds:
+        done = os.path.join(_seed_dir(args.output, seed), "parsing.json")
+        if args.summary_only and not os.path.exists(done):
+            continue
+        results = train_seed(args, seed, extra)
+        entries.append(parse_seed(args, seed, records, results))
+        print(f"[seed {seed}] done", flush=True)
+    table = baselines(records)
+    summary = summarize(entries, records, table)
+    summary.update({"family": args.family, "preset": args.preset,
+                    "precision": args.precision,
+                    "recipe_options": extra,
+                    "splits_files": SPLITS})
+    per_seed = [{key: e[key] for key in e if key != "splits"} | {
+        "scores": {split: e["splits"][split]["scores"] for split in SPLITS}}
+        for e in entries]
+    summary["per_seed"] = per_seed
+    with open(os.path.join(args.output, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print_summary(summary, entries)
+    print(json.dumps({key: summary[key] for key in (
+        "family", "preset", "precision", "seeds", "valid_perplexity")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
