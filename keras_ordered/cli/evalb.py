@@ -1,8 +1,8 @@
 """`keras-ordered evalb`: EVALB's bracketing scores of a test file of trees.
 
 Scores the test trees (one per line) against the gold trees (one per
-line) with the semantics of EVALB (Sekine & Collins), and prints the C
-program's report: one row per sentence, the totals, and the summary for
+line) with the semantics of EVALB (Sekine & Collins), and prints the
+report its C program `evalb.c` prints, character for character: one row per sentence, the totals, and the summary for
 all sentences and for those of length <= `CUTOFF_LEN`, each with its
 `Bracketing FMeasure` line. Without `-p`, the parameters are those of
 `COLLINS.prm` (`keras_ordered.parsing.evalb.COLLINS_PARAMS`).
@@ -45,7 +45,9 @@ def add_parser(subparsers):
         "--max-error",
         type=int,
         metavar="N",
-        help="Stop after N error sentences (overrides MAX_ERROR; 0: never).",
+        help="Give up as EVALB's -e N does, at the error after N + 1 "
+        "errors (overrides MAX_ERROR; 0: never, where the C program gives up "
+        "at the second).",
     )
     return parser
 

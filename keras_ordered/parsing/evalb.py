@@ -1,43 +1,58 @@
 """EVALB: labelled bracketing scores of parsed trees, as the C program gives them.
 
-A Python implementation, written from the documentation of EVALB (Sekine &
-Collins, 1997: its README and parameter files), of the scorer every
-supervised constituency parsing paper reports. It reproduces the report of
-the C program on EVALB's own sample (`sample.gld`, `sample.tst` with
-`sample.prm` give the figures of `sample.rsl`, to the last digit).
+A Python implementation of the scorer every supervised constituency parsing
+paper reports, written from the behaviour of EVALB's C program (Sekine &
+Collins, 1997; `evalb.c`, the version with the F-measure lines). On every
+input the C program accepts, `format_report` writes, character for
+character, the report `evalb -p PRM GOLD TEST` prints; a differential test
+(`tests/test_evalb_differential.py`) compiles `evalb.c` and compares the
+two reports over thousands of perturbed WSJ and synthetic tree pairs with
+`COLLINS.prm`, `new.prm` and `sample.prm`.
 
-The semantics:
+The semantics (those of `evalb.c`):
 
 - The gold and test files hold one tree per line (a line may hold several
   bracketings, which then form one sentence); line `i` of one is compared
-  with line `i` of the other. An empty test line is a parse failure: the
-  sentence is *skipped* (status 2).
-- Function tags and indices are stripped from every label (`NP-SBJ-1`,
-  `NP=2` -> `NP`; a label that begins with a dash, `-NONE-`, is kept).
-- A node whose label is a `DELETE_LABEL` is removed: a preterminal with its
-  word (punctuation, `-NONE-` traces), a constituent with its bracket only
-  (its children stay). Constituents left dominating no word are removed
-  too. An unlabelled bracket (the `( (S ...))` top of `.mrg` files) is
-  removed like `TOP`.
-- Preterminals (a tag over one word) are not brackets. Every other node is
-  a bracket `(label, start, end)` over the words that are left; brackets
-  are compared as multisets (a duplicated bracket matches only as many
-  times as the other side has it), labels ignored when `LABELED 0`, and
-  equal under `EQ_LABEL` (non-directional).
-- A sentence whose gold and test words differ in number or (outside
-  `EQ_WORD` pairs) in spelling is an *error* sentence (status 1); after
-  `MAX_ERROR` of them the evaluation stops. Error and skipped sentences are
-  left out of every total.
-- A sentence's length counts its words whose tag is not a
-  `DELETE_LABEL_FOR_LENGTH`; the second summary keeps the sentences of
-  length <= `CUTOFF_LEN`.
+  with line `i` of the other.
+- A preterminal is `(TAG word)`: a label, whitespace, one word, `)`. A tag
+  that is a `DELETE_LABEL` (compared as written) removes its word
+  (punctuation, `-NONE-` traces). Every other bracket is a constituent,
+  an unlabelled one (the `( (S ...) )` top of `.mrg` files) included.
+- A sentence whose test line has no word left is *skipped* (status 2: a
+  parse failure). A sentence whose gold and test words differ in number or
+  (outside `EQ_WORD` pairs) in spelling is an *error* sentence (status 1),
+  and so is one with an unclosed bracket (it is still scored in its row).
+  Error and skipped sentences print zeros and are left out of every total.
+  The evaluation gives up (`TooManyErrors`) at the error after
+  `MAX_ERROR + 1` errors, as the C program does (`MAX_ERROR 0`: no limit,
+  where the C program gives up at the second error).
+- `QUOTE_LABEL` (the 2006 update, `new.prm`): when the word counts differ,
+  a quote word (`'`, `"` or `/`) under a `QUOTE_LABEL` tag that one side
+  deleted and the other tagged with a kept label at the same position is
+  put back on the deleting side.
+- A constituent over no word is removed. The others lose their function
+  tags and indices (everything from the first `-` or `=`: `NP-SBJ-1`,
+  `NP=2` -> `NP`, `-NONE-` -> ``) and are removed when the label is, or is
+  an `EQ_LABEL` of, a `DELETE_LABEL`. Brackets `(label, start, end)` are
+  matched greedily, each gold bracket in order with the first unmatched
+  test bracket of its span and an equal label (`EQ_LABEL` pairs are
+  non-directional and not transitive; labels are ignored with `LABELED
+  0`).
+- A sentence's length counts its gold preterminals (deleted ones included)
+  whose tag is not a `DELETE_LABEL_FOR_LENGTH`; the second summary keeps
+  the sentences of length <= `CUTOFF_LEN`.
 - Crossing brackets: test brackets that cross a gold bracket (overlap it
   without either containing the other). Tagging accuracy: the words left
-  whose test tag equals (`EQ_LABEL`) the gold tag.
-- `QUOTE_LABEL` (the 2006 update, `new.prm`): when deleting labels leaves
-  the two sides with different numbers of words only because one side
-  tagged a word with a deleted label and the other did not, both tags being
-  `QUOTE_LABEL`s, the word is kept on both sides.
+  whose test tag is the gold tag (as written, or an `EQ_LABEL` of it).
+
+Where the C program's behaviour is undefined (a `)` that closes nothing, a
+word not alone under a tag, which sends it into a loop of errors, a line
+that ends inside a bracket's label or words) or it splits a line (lines
+longer than its 5000-character buffer), the functions here raise a
+`ValueError` that names the sentence instead. The C program's fixed
+arrays (200 words, 200 brackets, 20 quote words a sentence) are no limit
+here. With `DEBUG` >= 1 the C program prints its internal tables; here
+`format_report` adds the reason of each error or skipped sentence.
 
 Plain Python: nothing here imports nltk at module level, a model or
 TensorFlow. `nltk.Tree` objects are accepted by `evaluate_trees`.
@@ -51,17 +66,36 @@ Reference:
 import collections
 import dataclasses
 import os
+import platform
 import re
 
 STATUS_OK = 0
 """Status of a sentence that was scored."""
 STATUS_ERROR = 1
-"""Status of an error sentence: gold and test words differ (length or spelling)."""
+"""Status of an error sentence: gold and test words differ (length or
+spelling), or a bracket is left unclosed."""
 STATUS_SKIPPED = 2
-"""Status of a skipped sentence: no test tree (a parse failure)."""
+"""Status of a skipped sentence: no test word (a parse failure)."""
 
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# The C program's whitespace (isspace in the C locale) and its reading of a
+# bracket: "(" and a label, then, after whitespace, a word; see `_read`.
+_SPACE = " \t\n\v\f\r"
+_ITEM = re.compile(
+    r"[ \t\n\v\f\r]*(?:"
+    r"\(([^ \t\n\v\f\r()]*)(?:[ \t\n\v\f\r]+([^ \t\n\v\f\r()]*))?"
+    r"|(\))"
+    r"|([^ \t\n\v\f\r()]+))"
+)
 _FUNCTION_TAG = re.compile(r"[-=]")
+_QUOTE_WORDS = frozenset(["'", '"', "/"])
+_LINE_BUFFER = 5000  # the C program reads lines with fgets(buff, 5000, ...)
+# 0.0 / 0.0 is a NaN with the sign bit set on x86 (printf: "-nan"), a
+# positive one elsewhere: what the C program prints for an F-measure 0/0.
+_C_NAN = (
+    "-nan"
+    if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+    else "nan"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,19 +107,23 @@ class EvalbParams:
 
     Args:
         debug: int, `DEBUG` (0: none; 1 or more: `format_report` adds each
-            error sentence's reason). Defaults to 0.
-        max_error: int, `MAX_ERROR`: the evaluation stops when this many
-            error sentences are counted (0: no limit). Defaults to 10.
+            error or skipped sentence's reason). Defaults to 0.
+        max_error: int, `MAX_ERROR`: as in the C program, the evaluation
+            gives up (`TooManyErrors`) at the error after `max_error + 1`
+            errors (0: no limit). Defaults to 10.
         cutoff_len: int, `CUTOFF_LEN`: the second summary keeps sentences
             of at most this length. Defaults to 40.
         labeled: bool, `LABELED`: whether a bracket must have the gold
             label to match. Defaults to `True`.
-        delete_labels: frozenset of str, `DELETE_LABEL` lines. Defaults to
-            `TOP -NONE- , : `` '' .`.
+        delete_labels: frozenset of str, `DELETE_LABEL` lines: tags as
+            written, constituent labels once stripped (`strip_label`) or
+            through an `EQ_LABEL` pair. Defaults to `TOP -NONE- , : `` ''
+            .`.
         delete_labels_for_length: frozenset of str,
             `DELETE_LABEL_FOR_LENGTH` lines. Defaults to `-NONE-`.
-        eq_labels: tuple of `(label, label)` pairs, `EQ_LABEL` lines.
-            Defaults to `(("ADVP", "PRT"),)`.
+        eq_labels: tuple of `(label, label)` pairs, `EQ_LABEL` lines
+            (each pair non-directional; pairs do not chain). Defaults to
+            `(("ADVP", "PRT"),)`.
         eq_words: tuple of `(word, word)` pairs, `EQ_WORD` lines. Defaults
             to none.
         quote_labels: frozenset of str, `QUOTE_LABEL` lines. Defaults to
@@ -245,44 +283,137 @@ def _resolve_params(params):
 
 
 def strip_label(label):
-    """A label without its function tags and indices (EVALB's rule).
+    """A constituent label without its function tags and indices (EVALB's rule).
+
+    As the C program does to every constituent label (never to a POS
+    tag): the label is cut at its first `-` or `=`, so a label that begins
+    with a dash becomes empty.
 
     Args:
         label: a Treebank label (`"NP-SBJ-1"`, `"NP=2"`, `"-NONE-"`).
 
     Returns:
-        The part before the first `-` or `=` (`"NP"`), or the label itself
-        when it begins with a dash.
+        The part before the first `-` or `=` (`"NP"`; `""` for `-NONE-`).
 
     Example:
 
     ```python
     from keras_ordered.parsing import evalb
     assert evalb.strip_label("NP=2") == "NP"
+    assert evalb.strip_label("PP-LOC-CLR") == "PP"
     ```
     """
-    if label.startswith("-"):
-        return label
-    return _FUNCTION_TAG.split(label)[0]
+    return _FUNCTION_TAG.split(label, 1)[0]
 
 
 # ---------------------------------------------------------------------------
-# Reading trees.
+# Reading a line as the C program does (its read_line).
 
 
-class _Tree:
-    """A sentence as EVALB sees it: its leaves and its constituents."""
+class _Quote:
+    """A quote word under a `QUOTE_LABEL` tag, where the C program saw it.
 
-    __slots__ = ("words", "tags", "nodes")
+    `index` is the number of kept words before it, `bracket` the number of
+    constituents opened before it and `ends` those open around it: what
+    `_reinsert` needs to put the word back.
+    """
+
+    __slots__ = ("word", "label", "index", "bracket", "ends")
+
+    def __init__(self, word, label, index, bracket, ends):
+        self.word, self.label, self.index = word, label, index
+        self.bracket, self.ends = bracket, ends
+
+
+class _Line:
+    """One side of a sentence: kept words, constituents, quote words, length.
+
+    `terminals` are `(word, tag)` pairs of the words whose tag is not a
+    `DELETE_LABEL`; `brackets` are `[start, end, label]` lists in the order
+    their `(` was read (`end` is -1 for one left unclosed, as in the C
+    program).
+    """
+
+    __slots__ = ("terminals", "brackets", "quotes", "length", "unclosed")
 
     def __init__(self):
-        self.words = []
-        self.tags = []
-        self.nodes = []  # (label, first leaf, end leaf), preorder
+        self.terminals = []
+        self.brackets = []
+        self.quotes = []
+        self.length = 0
+        self.unclosed = 0
+
+
+def _read(text, delete_labels, length_labels, quote_labels):
+    """Reads a bracketed line the way `evalb.c`'s `read_line` does.
+
+    `(` and the characters up to whitespace or a bracket are a label
+    (possibly empty); when whitespace follows, a word ending at `)` makes
+    the bracket a preterminal (an empty word too: `(X )`), and no word
+    before a `(` makes it a constituent, as does a `(` or `)` right after
+    the label.
+
+    Raises:
+        ValueError: input on which the C program's behaviour is undefined
+            or which sends it into a loop of errors (the message says why).
+    """
+    line = _Line()
+    terminals, brackets, stack = line.terminals, line.brackets, []
+    position, size = 0, len(text)
+    while True:
+        item = _ITEM.match(text, position)
+        if item is None:  # only whitespace is left
+            break
+        position = item.end()
+        label, word, close, stray = item.groups()
+        if close is not None:
+            if not stack:
+                raise ValueError(
+                    "a ')' closes no bracket (the C program's behaviour is "
+                    "undefined there)"
+                )
+            brackets[stack.pop()][1] = len(terminals)
+            continue
+        if stray is not None:
+            raise ValueError(
+                f"{stray!r} is outside any bracket or not alone under a POS "
+                "tag (the C program loops on it until MAX_ERROR): every "
+                "word needs its own preterminal, e.g. (NN word)"
+            )
+        following = text[position] if position < size else ""
+        if word is not None and following == ")":  # a preterminal
+            position += 1
+            if label not in length_labels:
+                line.length += 1
+            if label in quote_labels and word in _QUOTE_WORDS:
+                line.quotes.append(
+                    _Quote(word, label, len(terminals), len(brackets), tuple(stack))
+                )
+            if label not in delete_labels:
+                terminals.append((word, label))
+            continue
+        if not following:
+            raise ValueError(
+                f"the line ends inside the bracket ({label!r} (the C program "
+                "reads past the end of the line there)"
+            )
+        if word:
+            raise ValueError(
+                f"the word {word!r} under {label!r} is followed by "
+                f"{following!r}, not ')' (the C program loops on it until "
+                "MAX_ERROR): every word needs its own preterminal, e.g. "
+                "(NN word)"
+            )
+        stack.append(len(brackets))
+        brackets.append([len(terminals), -1, label])
+    line.unclosed = len(stack)
+    return line
 
 
 def parse_bracketed(text):
     """Reads one line of an EVALB file into `(words, tags, constituents)`.
+
+    Reads as the C program does, with no label deleted.
 
     Args:
         text: a bracketed tree (`"(S (NP (DT the) (NN cat)) (VBD sat))"`),
@@ -290,8 +421,8 @@ def parse_bracketed(text):
 
     Returns:
         A tuple `(words, tags, constituents)`: the words, their POS tags,
-        and the non-preterminal nodes as `(label, start, end)` over word
-        indices (end exclusive), in depth-first order.
+        and the constituents as `(label, start, end)` over word indices
+        (end exclusive), in the order of their opening brackets.
 
     Raises:
         ValueError: unbalanced brackets, or a word that is not alone under
@@ -305,263 +436,208 @@ def parse_bracketed(text):
     assert nodes == [("S", 0, 3), ("NP", 0, 2)]
     ```
     """
-    tree = _parse(text)
-    return list(tree.words), list(tree.tags), list(tree.nodes)
-
-
-def _parse(text):
-    tokens = _TOKEN.findall(text)
-    tree = _Tree()
-    stack = []  # [label, first word, words under it, has subtrees, slot]
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token == "(":
-            label = ""
-            if i + 1 < len(tokens) and tokens[i + 1] not in ("(", ")"):
-                label = tokens[i + 1]
-                i += 1
-            stack.append([label, len(tree.words), [], False, len(tree.nodes)])
-            tree.nodes.append(None)  # filled when closed: preorder
-        elif token == ")":
-            if not stack:
-                raise ValueError(
-                    f"Unbalanced brackets (a ')' closes nothing) in {text.strip()!r}."
-                )
-            label, start, atoms, has_subtrees, slot = stack.pop()
-            if atoms:
-                if has_subtrees or len(atoms) != 1:
-                    raise ValueError(
-                        f"Word(s) {' '.join(atoms)!r} under {label!r} are not "
-                        "alone under a POS tag in "
-                        f"{text.strip()!r}: every word needs its own "
-                        "preterminal, e.g. (NN word)."
-                    )
-                tree.words.append(atoms[0])
-                tree.tags.append(label)
-            else:
-                tree.nodes[slot] = (label, start, len(tree.words))
-            if stack:
-                stack[-1][3] = True
-        else:
-            if not stack:
-                raise ValueError(
-                    f"Word {token!r} outside any bracket in {text.strip()!r}."
-                )
-            stack[-1][2].append(token)
-        i += 1
-    if stack:
-        raise ValueError(
-            f"Unbalanced brackets ({len(stack)} left open) in {text.strip()!r}."
-        )
-    tree.nodes = [node for node in tree.nodes if node is not None]
-    return tree
-
-
-def _from_nltk(tree):
-    import nltk
-
-    result = _Tree()
-
-    def visit(node):
-        if isinstance(node, str):
-            raise ValueError(
-                f"Word {node!r} is not under a POS tag: every word of a tree "
-                "passed to EVALB needs its own preterminal, e.g. (NN word)."
-            )
-        if len(node) == 1 and isinstance(node[0], str):
-            result.words.append(node[0])
-            result.tags.append(node.label())
-            return
-        start = len(result.words)
-        index = len(result.nodes)
-        result.nodes.append(None)
-        for child in node:
-            if isinstance(child, str):
-                raise ValueError(
-                    f"Word {child!r} sits under {node.label()!r} beside other "
-                    "children: every word needs its own preterminal."
-                )
-            visit(child)
-        result.nodes[index] = (node.label(), start, len(result.words))
-
-    if not isinstance(tree, nltk.Tree):
-        raise ValueError(f"Expected an nltk.Tree, got {tree!r}.")
-    visit(tree)
-    return result
-
-
-def _as_tree(item, side, index):
-    if item is None:
-        return None
-    if isinstance(item, str):
-        if not item.strip():
-            return None
-        try:
-            return _parse(item)
-        except ValueError as error:
-            raise ValueError(f"{side} sentence {index}: {error}") from None
     try:
-        return _from_nltk(item)
+        line = _read(text, (), (), ())
     except ValueError as error:
-        raise ValueError(f"{side} sentence {index}: {error}") from None
+        raise ValueError(f"{error} in {text.strip()!r}.") from None
+    if line.unclosed:
+        raise ValueError(
+            f"Unbalanced brackets ({line.unclosed} left open) in {text.strip()!r}."
+        )
+    words = [word for word, _ in line.terminals]
+    tags = [tag for _, tag in line.terminals]
+    return words, tags, [(label, start, end) for start, end, label in line.brackets]
+
+
+def _as_text(item, side, index):
+    """A gold or test item of `evaluate_trees` as one bracketed line."""
+    if item is None:
+        return ""
+    if isinstance(item, str):
+        return item
+    try:
+        import nltk
+    except ImportError:  # pragma: no cover - nltk is a dependency
+        nltk = None
+    if nltk is not None and isinstance(item, nltk.Tree):
+        return item.pformat(margin=float("inf"))
+    raise ValueError(
+        f"{side} sentence {index}: expected a bracketed string, an nltk.Tree "
+        f"or None, got {item!r}."
+    )
 
 
 # ---------------------------------------------------------------------------
-# Scoring.
+# Scoring a sentence (the C program's calc_result).
 
 
-def _equivalence(pairs):
-    """Union-find over the pairs: maps each member to a representative."""
-    parent = {}
-
-    def find(x):
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {x: find(x) for x in parent}
+def _reinsert(quote, line):
+    """Puts a deleted quote word back where it was read (`reinsert_term`)."""
+    line.terminals.insert(quote.index, (quote.word, quote.label))
+    for number, bracket in enumerate(line.brackets):
+        if number >= quote.bracket:  # opened after the word
+            bracket[0] += 1
+            bracket[1] += 1
+    for number in quote.ends:  # open around the word
+        line.brackets[number][1] += 1
 
 
 class _Scorer:
+    """Scores sentences with one `EvalbParams` as `evalb.c` does."""
+
     def __init__(self, params):
         self.params = params
-        self.labels = _equivalence(params.eq_labels)
-        self.words = _equivalence(params.eq_words)
+        self.eq_labels = self._pairs(params.eq_labels)
+        self.eq_words = self._pairs(params.eq_words)
+        delete = params.delete_labels
+        # Constituent labels that label_comp() finds equal to a DELETE_LABEL.
+        self.deleted_constituents = set(delete) | {
+            b for a, b in self.eq_labels if a in delete
+        }
 
-    def label(self, label):
-        label = strip_label(label)
-        return self.labels.get(label, label)
+    @staticmethod
+    def _pairs(pairs):
+        return frozenset(pairs) | frozenset((b, a) for a, b in pairs)
 
-    def word(self, word):
-        return self.words.get(word, word)
+    def same_label(self, a, b):
+        """`label_comp`: equal, or an `EQ_LABEL` pair (not transitive)."""
+        return a == b or (a, b) in self.eq_labels
 
-    def deleted(self, label):
-        delete = self.params.delete_labels
-        return label == "" or label in delete or strip_label(label) in delete
+    def same_word(self, a, b):
+        """`word_comp`: equal, or an `EQ_WORD` pair (not transitive)."""
+        return a == b or (a, b) in self.eq_words
 
-    def length(self, tree):
-        drop = self.params.delete_labels_for_length
-        return sum(
-            1
-            for tag in tree.tags
-            if tag not in drop and strip_label(tag) not in drop
-        )
+    def read(self, text, side, index):
+        params = self.params
+        try:
+            return _read(
+                text, params.delete_labels, params.delete_labels_for_length,
+                params.quote_labels,
+            )
+        except ValueError as error:
+            raise ValueError(
+                f"{side} sentence {index}: {error}, in {text.strip()!r}."
+            ) from None
 
-    def keep_mask(self, tree):
-        return [not self.deleted(tag) for tag in tree.tags]
+    def fix_quote(self, gold, test):
+        """`fix_quote`: reinserts quote words one side deleted and the other kept.
 
-    def quote_fix(self, gold, test, gold_keep, test_keep):
-        """Keeps the words one side deletes only through a QUOTE_LABEL tag."""
-        quote = self.params.quote_labels
+        For each test quote word in order, each gold quote word read at the
+        same position with a different tag: the one whose tag is a
+        `DELETE_LABEL`, where the other's is not, goes back into its side
+        (the quote words after it on that side move one place on).
+        """
+        deleted = self.params.delete_labels
+        for i, test_quote in enumerate(test.quotes):
+            position = test_quote.index
+            for j, gold_quote in enumerate(gold.quotes):
+                if gold_quote.index != position or gold_quote.label == test_quote.label:
+                    continue
+                if gold_quote.label in deleted and test_quote.label not in deleted:
+                    _reinsert(gold_quote, gold)
+                    for quote in gold.quotes[j:]:
+                        quote.index += 1
+                elif test_quote.label in deleted and gold_quote.label not in deleted:
+                    _reinsert(test_quote, test)
+                    for quote in test.quotes[i:]:
+                        quote.index += 1
 
-        def quoted(tag):
-            return tag in quote or strip_label(tag) in quote
-
-        def soft(tree, keep):
-            # Positions kept, or deleted only through a quote label.
-            return [
-                i for i, tag in enumerate(tree.tags) if keep[i] or quoted(tag)
-            ]
-
-        gold_soft, test_soft = soft(gold, gold_keep), soft(test, test_keep)
-        if len(gold_soft) != len(test_soft):
-            return gold_keep, test_keep
-        gold_keep, test_keep = list(gold_keep), list(test_keep)
-        for g, t in zip(gold_soft, test_soft):
-            if gold_keep[g] != test_keep[t] and quoted(gold.tags[g]) and quoted(test.tags[t]):
-                gold_keep[g] = test_keep[t] = True
-        return gold_keep, test_keep
-
-    def brackets(self, tree, keep):
-        position = [0]
-        for kept in keep:
-            position.append(position[-1] + kept)
+    def scored_brackets(self, line):
+        """`massage_data`: `(start, end, label)` or None (removed) per bracket."""
         result = []
-        for label, start, end in tree.nodes:
-            if self.deleted(label):
+        for start, end, label in line.brackets:
+            if start == end:  # a constituent over no word
+                result.append(None)
                 continue
-            start, end = position[start], position[end]
-            if start == end:  # dominates no word once labels are deleted
-                continue
-            result.append((self.label(label) if self.params.labeled else None, start, end))
+            label = strip_label(label)
+            result.append(
+                None if label in self.deleted_constituents else (start, end, label)
+            )
         return result
 
-    def sentence(self, index, gold, test):
-        length = self.length(gold)
-        gold_keep = self.keep_mask(gold)
-        gold_words = [w for w, k in zip(gold.words, gold_keep) if k]
+    def sentence(self, index, gold_text, test_text):
+        """One report row and the number of errors the C program counts in it."""
+        gold = self.read(gold_text, "gold", index)
+        test = self.read(test_text, "test", index)
+        reasons = [
+            f"{side} brackets unbalanced ({line.unclosed} left open)"
+            for side, line in (("gold", gold), ("test", test))
+            if line.unclosed
+        ]
         row = SentenceResult(
-            id=index,
-            length=length,
-            status=STATUS_OK,
-            recall=0.0,
-            precision=0.0,
-            matched_brackets=0,
-            gold_brackets=0,
-            test_brackets=0,
-            crossing_brackets=0,
-            words=len(gold_words),
-            correct_tags=0,
+            id=index, length=gold.length,
+            status=STATUS_ERROR if reasons else STATUS_OK,
+            recall=0.0, precision=0.0, matched_brackets=0, gold_brackets=0,
+            test_brackets=0, crossing_brackets=0, words=0, correct_tags=0,
             tag_accuracy=0.0,
         )
-        if test is None or not test.words and not test.nodes:
+        errors = len(reasons)
+        if not test.terminals:
             row.status = STATUS_SKIPPED
-            row.reason = "no test tree"
-            return row
-        test_keep = self.keep_mask(test)
-        if sum(gold_keep) != sum(test_keep) and self.params.quote_labels:
-            gold_keep, test_keep = self.quote_fix(gold, test, gold_keep, test_keep)
-            gold_words = [w for w, k in zip(gold.words, gold_keep) if k]
-            row.words = len(gold_words)
-        test_words = [w for w, k in zip(test.words, test_keep) if k]
-        if len(gold_words) != len(test_words):
-            row.status = STATUS_ERROR
-            row.reason = (
-                f"length mismatch: {len(gold_words)} gold words, "
-                f"{len(test_words)} test words"
+            reasons.append(
+                "no test tree" if not test_text.strip() else "no test word left"
             )
-            return row
-        for position, (g, t) in enumerate(zip(gold_words, test_words)):
-            if g != t and self.word(g) != self.word(t):
+        else:
+            if len(gold.terminals) != len(test.terminals):
+                self.fix_quote(gold, test)
+            mismatch = self.word_mismatch(gold.terminals, test.terminals)
+            if mismatch:
                 row.status = STATUS_ERROR
-                row.reason = (
-                    f"word mismatch at word {position + 1}: gold {g!r}, "
-                    f"test {t!r}"
-                )
-                return row
-        gold_tags = [tag for tag, k in zip(gold.tags, gold_keep) if k]
-        test_tags = [tag for tag, k in zip(test.tags, test_keep) if k]
-        row.correct_tags = sum(
-            1 for g, t in zip(gold_tags, test_tags) if self.label(g) == self.label(t)
-        )
-        gold_brackets = self.brackets(gold, gold_keep)
-        test_brackets = self.brackets(test, test_keep)
-        gold_counts = collections.Counter(gold_brackets)
-        test_counts = collections.Counter(test_brackets)
-        row.matched_brackets = sum(
-            min(count, gold_counts[bracket]) for bracket, count in test_counts.items()
-        )
-        row.gold_brackets = len(gold_brackets)
-        row.test_brackets = len(test_brackets)
-        gold_spans = {(start, end) for _, start, end in gold_brackets}
+                reasons.append(mismatch)
+                errors += 1
+            else:
+                self.score(row, gold, test)
+        row.reason = "; ".join(reasons)
+        return row, errors
+
+    def word_mismatch(self, gold, test):
+        """Why the words differ (`""` when they agree)."""
+        if len(gold) != len(test):
+            return f"length mismatch: {len(gold)} gold words, {len(test)} test words"
+        for position, ((g, _), (t, _)) in enumerate(zip(gold, test), 1):
+            if not self.same_word(g, t):
+                return f"word mismatch at word {position}: gold {g!r}, test {t!r}"
+        return ""
+
+    def score(self, row, gold, test):
+        """Fills a row's brackets, crossings and tags (words agree)."""
+        gold_brackets = self.scored_brackets(gold)
+        test_brackets = self.scored_brackets(test)
+        by_span = collections.defaultdict(list)
+        for j, bracket in enumerate(test_brackets):
+            if bracket is not None:
+                by_span[bracket[:2]].append(j)
+        matched = set()
+        labeled = self.params.labeled
+        gold_spans = []
+        for bracket in gold_brackets:
+            if bracket is None:
+                continue
+            gold_spans.append(bracket[:2])
+            for j in by_span.get(bracket[:2], ()):
+                if j not in matched and (
+                    not labeled or self.same_label(bracket[2], test_brackets[j][2])
+                ):
+                    matched.add(j)
+                    break
+        test_spans = [b[:2] for b in test_brackets if b is not None]
+        row.matched_brackets = len(matched)
+        row.gold_brackets = len(gold_spans)
+        row.test_brackets = len(test_spans)
         row.crossing_brackets = sum(
             1
-            for _, start, end in test_brackets
-            if any(
-                s < start < e < end or start < s < end < e for s, e in gold_spans
-            )
+            for start, end in test_spans
+            if any(s < start < e < end or start < s < end < e for s, e in gold_spans)
+        )
+        row.words = len(gold.terminals)
+        row.correct_tags = sum(
+            1
+            for (_, g), (_, t) in zip(gold.terminals, test.terminals)
+            if self.same_label(g, t)
         )
         row.recall = _percent(row.matched_brackets, row.gold_brackets)
         row.precision = _percent(row.matched_brackets, row.test_brackets)
         row.tag_accuracy = _percent(row.correct_tags, row.words)
-        return row
 
 
 def _percent(numerator, denominator):
@@ -574,10 +650,12 @@ class SentenceResult:
 
     Attributes:
         id: the sentence's number, from 1.
-        length: its length (gold words whose tag is not a
+        length: its length (gold preterminals whose tag is not a
             `DELETE_LABEL_FOR_LENGTH`): the `Len.` column.
-        status: `STATUS_OK` (0), `STATUS_ERROR` (1: words differ) or
-            `STATUS_SKIPPED` (2: no test tree).
+        status: `STATUS_OK` (0), `STATUS_ERROR` (1: words differ, or a
+            bracket left unclosed) or `STATUS_SKIPPED` (2: no test word).
+            The figures below are zeros where the words differ or the
+            sentence is skipped, as the C program prints them.
         recall: bracketing recall in percent (0.0 without gold brackets).
         precision: bracketing precision in percent (0.0 without test
             brackets).
@@ -585,11 +663,12 @@ class SentenceResult:
         gold_brackets: brackets of the gold tree.
         test_brackets: brackets of the test tree.
         crossing_brackets: test brackets crossing a gold bracket.
-        words: words scored (gold words left after `DELETE_LABEL`).
+        words: words scored (gold words left after `DELETE_LABEL`, with
+            the quote words `QUOTE_LABEL` puts back).
         correct_tags: words whose test tag is the gold tag.
         tag_accuracy: `correct_tags / words` in percent.
-        reason: why an error or skipped sentence was not scored (`""` for
-            a scored one).
+        reason: why a sentence is an error or skipped (`""` for a valid
+            one).
     """
 
     id: int
@@ -630,7 +709,8 @@ class Summary:
         valid_sentences: the others, which the figures below cover.
         recall: bracketing recall (matched / gold brackets).
         precision: bracketing precision (matched / test brackets).
-        f_measure: their harmonic mean.
+        f_measure: their harmonic mean (0.0 where there is no matched
+            bracket; the C program prints `nan` there).
         complete_match: percentage of sentences whose recall and precision
             are both 100%.
         average_crossing: crossing brackets per sentence.
@@ -697,9 +777,9 @@ def summarize(rows):
     summary.recall = _percent(summary.matched_brackets, summary.gold_brackets)
     summary.precision = _percent(summary.matched_brackets, summary.test_brackets)
     if summary.recall + summary.precision > 0:
-        summary.f_measure = (
-            2 * summary.recall * summary.precision
-            / (summary.recall + summary.precision)
+        summary.f_measure = (  # the C program's 2*p*r/(p+r)
+            2 * summary.precision * summary.recall
+            / (summary.precision + summary.recall)
         )
     summary.complete_match = _percent(summary.complete_matches, valid)
     summary.average_crossing = summary.crossing_brackets / valid if valid else 0.0
@@ -730,10 +810,16 @@ class EvalbResult:
 
 
 class TooManyErrors(ValueError):
-    """The evaluation stopped after `MAX_ERROR` error sentences.
+    """The evaluation gave up, as the C program does after `MAX_ERROR + 1` errors.
+
+    The C program counts an error for each length or word mismatch, each
+    side of a sentence left with an unclosed bracket, and a gold file
+    longer or shorter than the test file; at the error after `MAX_ERROR +
+    1` of them it exits without its totals.
 
     Attributes:
-        sentences: the `SentenceResult` rows scored before it stopped.
+        sentences: the `SentenceResult` rows of the sentences before the
+            one it gave up at (those the C program printed).
     """
 
     def __init__(self, message, sentences):
@@ -741,8 +827,50 @@ class TooManyErrors(ValueError):
         self.sentences = sentences
 
 
+def _too_many_errors(errors, params):
+    """Whether the C program has exited once `errors` errors are counted."""
+    return params.max_error != 0 and errors > params.max_error + 1
+
+
+def _give_up(errors, params, where, rows):
+    return TooManyErrors(
+        f"Gave up at error {errors}, {where}: EVALB stops at the error after "
+        f"MAX_ERROR + 1 = {params.max_error + 1} (MAX_ERROR "
+        f"{params.max_error}). The gold and test sentences do not line up; "
+        "check the tokenization and the order of the trees, or raise "
+        "MAX_ERROR (-e).",
+        rows,
+    )
+
+
+def _evaluate(gold_lines, test_lines, params, extra_lines=False):
+    """Scores paired lines; `extra_lines`: one file had more (blank) lines."""
+    scorer = _Scorer(params)
+    rows = []
+    errors = 0
+    for index, (gold, test) in enumerate(zip(gold_lines, test_lines), 1):
+        row, count = scorer.sentence(index, gold, test)
+        errors += count
+        if count and _too_many_errors(errors, params):
+            raise _give_up(errors, params, f"sentence {index} ({row.reason})", rows)
+        rows.append(row)
+    if extra_lines:
+        errors += 1
+        if _too_many_errors(errors, params):
+            raise _give_up(errors, params, "the files' numbers of lines", rows)
+    cutoff = [row for row in rows if row.length <= params.cutoff_len]
+    return EvalbResult(
+        sentences=rows,
+        summary=summarize(rows),
+        cutoff_summary=summarize(cutoff),
+        params=params,
+    )
+
+
 def evaluate_trees(gold_trees, test_trees, params=None):
     """Scores test trees against gold trees with EVALB's semantics.
+
+    Each tree is scored as the C program scores a line holding it.
 
     Args:
         gold_trees: list of gold trees: `nltk.Tree` objects or bracketed
@@ -759,9 +887,9 @@ def evaluate_trees(gold_trees, test_trees, params=None):
         writes it as the C program does.
 
     Raises:
-        ValueError: different numbers of gold and test trees, or a
-            malformed tree (the message names the sentence).
-        TooManyErrors: `MAX_ERROR` error sentences were reached.
+        ValueError: different numbers of gold and test trees, or a tree
+            the C program cannot read (the message names the sentence).
+        TooManyErrors: the C program would have given up (`MAX_ERROR`).
 
     Example:
 
@@ -784,46 +912,29 @@ def evaluate_trees(gold_trees, test_trees, params=None):
             "trees: pass one test tree per gold tree (None for a sentence "
             "the parser failed on)."
         )
-    scorer = _Scorer(params)
-    rows = []
-    errors = 0
-    for index, (gold, test) in enumerate(zip(gold_trees, test_trees), 1):
-        gold_tree = _as_tree(gold, "gold", index) or _Tree()
-        test_tree = _as_tree(test, "test", index)
-        row = scorer.sentence(index, gold_tree, test_tree)
-        rows.append(row)
-        if row.status == STATUS_ERROR:
-            errors += 1
-            if params.max_error > 0 and errors >= params.max_error:
-                raise TooManyErrors(
-                    f"Stopped after {errors} error sentences (MAX_ERROR "
-                    f"{params.max_error}), the last at sentence {index} "
-                    f"({row.reason}): the gold and test sentences do not "
-                    "line up; check the tokenization and the order of the "
-                    "trees, or raise MAX_ERROR.",
-                    rows,
-                )
-    cutoff = [row for row in rows if row.length <= params.cutoff_len]
-    return EvalbResult(
-        sentences=rows,
-        summary=summarize(rows),
-        cutoff_summary=summarize(cutoff),
-        params=params,
-    )
+    gold = [_as_text(tree, "gold", i) for i, tree in enumerate(gold_trees, 1)]
+    test = [_as_text(tree, "test", i) for i, tree in enumerate(test_trees, 1)]
+    return _evaluate(gold, test, params)
 
 
 def read_lines(path, side="gold"):
-    """The sentences of an EVALB file: one per line, trailing blank lines dropped.
+    """The lines of an EVALB file, as the C program reads them.
+
+    Lines end at `\\n` only; a last line without one counts, and so do
+    blank lines (a blank test line is a skipped sentence). Bytes that are
+    not UTF-8 are kept apart (`surrogateescape`), so that words compare as
+    the C program compares them.
 
     Args:
         path: path of a file of bracketed trees, one per line.
         side: `"gold"` or `"test"`, for the error message.
 
     Returns:
-        A list of strings (an empty string for an empty line).
+        A list of strings without their `\\n`.
 
     Raises:
-        ValueError: no file at `path`.
+        ValueError: no file at `path`, or a line too long for the C
+            program's 5000-character buffer (it would read it as several).
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -831,18 +942,30 @@ def read_lines(path, side="gold"):
             f"No {side} file at {path!r}: pass a file of bracketed trees, "
             "one per line."
         )
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the end of the last line, not a line
+    for number, line in enumerate(lines, 1):
+        newline = number < len(lines) or data.endswith(b"\n")
+        if len(line) + newline > _LINE_BUFFER - 1:
+            raise ValueError(
+                f"Line {number} of the {side} file {path!r} has {len(line)} "
+                f"bytes: EVALB's C program reads at most {_LINE_BUFFER - 1} "
+                "a line, newline included, and would score its pieces as "
+                "separate sentences."
+            )
+    return [line.decode("utf-8", "surrogateescape") for line in lines]
 
 
 def evaluate_files(gold_path, test_path, params=None):
     """Scores a file of test trees against a file of gold trees (EVALB).
 
     Both files hold one bracketed tree per line, in the same order; an
-    empty test line is a parse failure (the sentence is skipped).
+    empty test line is a parse failure (the sentence is skipped). Blank
+    lines at the end of one file only are ignored, as the C program
+    ignores them (it counts them as one error).
 
     Args:
         gold_path: path of the gold file.
@@ -854,9 +977,11 @@ def evaluate_files(gold_path, test_path, params=None):
         An `EvalbResult`.
 
     Raises:
-        ValueError: a missing file, files of different numbers of lines,
-            or a malformed line (the message names it).
-        TooManyErrors: `MAX_ERROR` error sentences were reached.
+        ValueError: a missing file, files of different numbers of
+            non-blank lines (the C program would score the lines they have
+            in common), or a line the C program cannot read (the message
+            names it).
+        TooManyErrors: the C program would have given up (`MAX_ERROR`).
 
     Example:
 
@@ -873,18 +998,21 @@ def evaluate_files(gold_path, test_path, params=None):
     params = _resolve_params(params)
     gold = read_lines(gold_path, "gold")
     test = read_lines(test_path, "test")
-    if len(gold) != len(test):
+    common = min(len(gold), len(test))
+    if any(line.strip(_SPACE) for line in gold[common:] + test[common:]):
         raise ValueError(
             f"The gold file {os.fspath(gold_path)!r} has {len(gold)} lines but "
             f"the test file {os.fspath(test_path)!r} has {len(test)}: EVALB "
             "compares them line by line (leave an empty test line for a "
             "sentence the parser failed on)."
         )
-    return evaluate_trees(gold, test, params)
+    return _evaluate(
+        gold[:common], test[:common], params, extra_lines=len(gold) != len(test)
+    )
 
 
 # ---------------------------------------------------------------------------
-# The report.
+# The report: the C program's printf formats.
 
 _HEADER = (
     "  Sent.                        Matched  Bracket   Cross        Correct Tag\n"
@@ -902,31 +1030,37 @@ def _summary_block(title, summary):
         ("Number of Valid sentence", summary.valid_sentences),
     )
     for name, value in counts:
-        lines.append(f"{name:<26}= {value:6d}")
+        lines.append("%-26s= %6d" % (name, value))
+    f_measure = (
+        "%6.2f" % summary.f_measure
+        if summary.recall + summary.precision > 0
+        else "%6s" % _C_NAN  # the C program's 0.0 / 0.0
+    )
     figures = (
-        ("Bracketing Recall", summary.recall),
-        ("Bracketing Precision", summary.precision),
-        ("Bracketing FMeasure", summary.f_measure),
-        ("Complete match", summary.complete_match),
-        ("Average crossing", summary.average_crossing),
-        ("No crossing", summary.no_crossing),
-        ("2 or less crossing", summary.two_or_less_crossing),
-        ("Tagging accuracy", summary.tagging_accuracy),
+        ("Bracketing Recall", "%6.2f" % summary.recall),
+        ("Bracketing Precision", "%6.2f" % summary.precision),
+        ("Bracketing FMeasure", f_measure),
+        ("Complete match", "%6.2f" % summary.complete_match),
+        ("Average crossing", "%6.2f" % summary.average_crossing),
+        ("No crossing", "%6.2f" % summary.no_crossing),
+        ("2 or less crossing", "%6.2f" % summary.two_or_less_crossing),
+        ("Tagging accuracy", "%6.2f" % summary.tagging_accuracy),
     )
     for name, value in figures:
-        lines.append(f"{name:<26}= {value:6.2f}")
+        lines.append("%-26s= %s" % (name, value))
     return lines
 
 
 def format_report(result):
     """Writes an `EvalbResult` as the report of the C program.
 
-    The per-sentence table, its totals line, and the `=== Summary ===` for
-    all sentences and for length <= `CUTOFF_LEN`, with the
-    `Bracketing FMeasure` line of the 2006 EVALB. As in the C program, the
-    `Cross` column of the totals line counts the valid sentences without a
-    crossing bracket. With `DEBUG` >= 1 in the parameters, the reason of
-    each error or skipped sentence follows its row.
+    The per-sentence table, its totals line (whose bracket figures the C
+    program leaves out when there is no gold or no test bracket), and the
+    `=== Summary ===` for all sentences and for length <= `CUTOFF_LEN`,
+    with the `Bracketing FMeasure` lines (`nan` without a matched
+    bracket, as the C program prints it). With `DEBUG` >= 1 in the
+    parameters, the reason of each error or skipped sentence follows its
+    row (the C program prints its internal tables instead).
 
     Args:
         result: an `EvalbResult`.
@@ -947,22 +1081,26 @@ def format_report(result):
     lines = [_HEADER + _RULE]
     for row in result.sentences:
         lines.append(
-            f"{row.id:4d} {row.length:4d} {row.status:4d}  {row.recall:6.2f} "
-            f"{row.precision:6.2f} {row.matched_brackets:5d} "
-            f"{row.gold_brackets:6d} {row.test_brackets:4d} "
-            f"{row.crossing_brackets:6d} {row.words:6d} {row.correct_tags:5d} "
-            f"{row.tag_accuracy:8.2f}"
+            "%4d  %3d    %d  " % (row.id, row.length, row.status)
+            + "%6.2f %6.2f   %3d    %3d  %3d    %3d" % (
+                row.recall, row.precision, row.matched_brackets,
+                row.gold_brackets, row.test_brackets, row.crossing_brackets,
+            )
+            + "   %4d  %4d   %6.2f" % (row.words, row.correct_tags, row.tag_accuracy)
         )
         if result.params.debug and row.reason:
             lines.append(f"     {row.reason}")
     total = result.summary
     lines.append(_RULE)
+    brackets = ""
+    if total.gold_brackets > 0 and total.test_brackets > 0:
+        brackets = "                %6.2f %6.2f %6d %5d %5d  %5d" % (
+            total.recall, total.precision, total.matched_brackets,
+            total.gold_brackets, total.test_brackets, total.crossing_brackets,
+        )
     lines.append(
-        " " * 16
-        + f"{total.recall:6.2f} {total.precision:6.2f} "
-        f"{total.matched_brackets:6d} {total.gold_brackets:6d} "
-        f"{total.test_brackets:4d} {total.no_crossing_sentences:6d} "
-        f"{total.words:6d} {total.correct_tags:5d} {total.tagging_accuracy:8.2f}"
+        brackets
+        + "  %5d %5d   %6.2f" % (total.words, total.correct_tags, total.tagging_accuracy)
     )
     lines.append("=== Summary ===")
     lines.append("")
