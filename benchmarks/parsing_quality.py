@@ -41,11 +41,10 @@ import time
 
 import numpy as np
 
+from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SPLITS = {
-    "dev": r"wsj_00(0[1-9]|[1-9][0-9])\.mrg",  # wsj_0001 .. wsj_0099
-    "test": r"wsj_01[0-4][0-9]\.mrg",  # wsj_0100 .. wsj_0149
-}
+SPLITS = WSJ_SAMPLE_SPLITS
 MARGIN = 2.0  # sentence-F1 points above right-branching that count as parsing
 MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
 

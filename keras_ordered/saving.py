@@ -139,6 +139,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
     import keras_ordered.layers  # noqa: F401  (registers the layers)
     import keras_ordered.models  # noqa: F401  (registers the models)
+    import keras_ordered.training.optimizers  # noqa: F401  (TorchAdam)
 
     try:
         return keras.saving.load_model(

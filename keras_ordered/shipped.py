@@ -12,7 +12,7 @@ Each shipped model is a folder `saved_models/<name>/` holding
 They load like keras-hub presets, from local files (no download):
 
 ```python
-model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_small")
+model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_quick")
 model = keras_ordered.shipped.load_shipped("onlstm_ptb_small")
 ```
 

@@ -327,8 +327,10 @@ def test_evaluate_model_and_baselines_in_one_table(fake_model, small_treebank,
     assert status == 0, err
     result = json.loads(out)
     assert list(result) == [
-        "treebank", "model", "default_distance", "distances", "baselines"
+        "treebank", "model", "shift", "default_distance", "distances",
+        "baselines",
     ]
+    assert result["shift"] == 0
     assert list(result["distances"]) == FakeDistanceModel.distance_names
     assert list(result["baselines"]) == ["right-branching", "random", "balanced"]
     assert result["baselines"]["random"]["seed"] == 3

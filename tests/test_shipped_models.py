@@ -10,6 +10,7 @@ from conftest import REPO
 from conftest import require_data
 from keras_ordered import shipped
 from keras_ordered.cli import main
+from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS as SPLITS
 from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 
@@ -22,7 +23,7 @@ NAMES = shipped.shipped_names()
 
 def test_the_shipped_models_are_there():
     assert shipped.saved_models_dir() == os.path.join(REPO, "saved_models")
-    assert {"prpn_ptb_small", "prpn_ptb_quick", "onlstm_ptb_small"} <= set(NAMES)
+    assert {"prpn_ptb_quick", "onlstm_ptb_small"} <= set(NAMES)
     assert shipped.DEFAULT_PARSER in NAMES
     for name in NAMES:
         path = shipped.shipped_model_path(name)
@@ -59,12 +60,12 @@ def test_shipped_model_matches_the_current_code_and_its_preset(name):
 
 def test_from_preset_errors_name_the_problem():
     with pytest.raises(ValueError, match="is a PRPNLanguageModel, not a ONLSTMLanguageModel"):
-        ONLSTMLanguageModel.from_preset("prpn_ptb_small")
+        ONLSTMLanguageModel.from_preset("prpn_ptb_quick")
     with pytest.raises(ValueError, match="shipped with its own vocabulary"):
-        PRPNLanguageModel.from_preset("prpn_ptb_small", vocabulary=["<eos>", "<unk>"])
+        PRPNLanguageModel.from_preset("prpn_ptb_quick", vocabulary=["<eos>", "<unk>"])
     with pytest.raises(ValueError, match="needs its vocabulary.*prpn_ptb_quick"):
         PRPNLanguageModel.from_preset("small")
-    with pytest.raises(ValueError, match="shipped trained models: .*prpn_ptb_small"):
+    with pytest.raises(ValueError, match="shipped trained models: .*prpn_ptb_quick"):
         PRPNLanguageModel.from_preset("prpn_wsj_huge", vocabulary=10)
 
 
@@ -72,7 +73,7 @@ def test_saved_models_folder_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(shipped.SAVED_MODELS_ENV, str(tmp_path))
     assert shipped.shipped_names() == []
     with pytest.raises(ValueError, match="no shipped models at"):
-        shipped.shipped_card("prpn_ptb_small")
+        shipped.shipped_card("prpn_ptb_quick")
 
 
 def test_list_models_and_parse_without_a_model(capsys):
@@ -113,3 +114,31 @@ def test_shipped_parsing_f1_is_the_cards(name):
     assert round(got["wsj10_sentence_f1"], 2) == parsing["wsj10_sentence_f1"]
     right = evaluate_parsing(records, baseline_predictor("right-branching"))
     assert round(right["sentence_f1"], 2) == parsing["right_branching_sentence_f1"]
+    # The splits: development wsj_0001-0099, test wsj_0100-0149.
+    for split, pattern in SPLITS.items():
+        subset = load_treebank(require_data("wsj_sample", "mrg"),
+                               fileids=pattern)
+        want = parsing["splits"][split]
+        assert len(subset) == want["sentences"]
+        got = evaluate_model(subset, model, names=[parsing["distance"]])
+        got = got[parsing["distance"]]
+        right = evaluate_parsing(subset, baseline_predictor("right-branching"))
+        assert round(got["sentence_f1"], 2) == want["sentence_f1"], split
+        assert round(right["sentence_f1"], 2) == (
+            want["right_branching_sentence_f1"])
+    # Listed as a parser only if it beats right-branching on the test split.
+    test = parsing["splits"]["test"]
+    assert card["parser"] == (
+        test["sentence_f1"] >= test["right_branching_sentence_f1"] + 2.0)
+
+
+def test_the_default_parser_parses_and_language_models_say_so(capsys):
+    assert shipped.shipped_card(shipped.DEFAULT_PARSER)["parser"] is True
+    assert main(["list-models"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name in NAMES:
+        (row,) = [line for line in lines if line.startswith(name + " ")]
+        if shipped.shipped_card(name)["parser"]:
+            assert "language model" not in row
+        else:
+            assert "language model" in row, row

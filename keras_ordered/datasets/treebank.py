@@ -49,6 +49,15 @@ _LETTER = re.compile(r"[^\W\d_]")
 _FUNCTION_TAG = re.compile(r"[-=]")
 
 
+WSJ_SAMPLE_SPLITS = {
+    "dev": r"wsj_00(0[1-9]|[1-9][0-9])\.mrg",  # wsj_0001 .. wsj_0099
+    "test": r"wsj_01[0-4][0-9]\.mrg",  # wsj_0100 .. wsj_0149
+}
+"""Development and test splits of the WSJ sample's files (`load_treebank`
+`fileids`): choose anything (a checkpoint, a seed, a preset) on `dev`,
+report `test` (benchmarks/parsing_quality.py, the shipped models' cards)."""
+
+
 def normalize_word(word, numbers="digit-runs"):
     """Normalises one token for the parsing evaluation.
 

@@ -291,7 +291,7 @@ class PresetMixin:
         - an architecture preset (`"ptb"`, `"small"`, `"tiny"`, ... see the
           model's `PRESETS`): a new, untrained model; `vocabulary` is
           required;
-        - a shipped trained model (`"prpn_ptb_small"`, ... see
+        - a shipped trained model (`"prpn_ptb_quick"`, ... see
           `keras-ordered list-models`): loaded from `saved_models/`, local
           files only; it brings its own vocabulary, so `vocabulary` and
           `overrides` must not be given.
@@ -307,7 +307,7 @@ class PresetMixin:
 
         ```python
         model = keras_ordered.models.PRPNLanguageModel.from_preset(
-            "prpn_ptb_small"
+            "prpn_ptb_quick"
         )
         ```
         """

@@ -255,7 +255,7 @@ def check_distance_model(model):
 
 
 def evaluate_model(records, model, names=None, batch_size=64,
-                   labels=metrics.LABELS):
+                   labels=metrics.LABELS, shift=0):
     """Evaluates some or all distances of a distance model in one pass.
 
     The model reads every sentence once (`model.sentence_distances`), and
@@ -267,6 +267,8 @@ def evaluate_model(records, model, names=None, batch_size=64,
         names: distance names to evaluate; `None` for all of them.
         batch_size: sentences per forward pass.
         labels: the gold labels whose recall is reported.
+        shift: int, score each word with the distance `shift` positions
+            later (`shift_distances`; a diagnostic of misaligned runs).
 
     Returns:
         A dict name -> the dict of `evaluate_parsing`, in the order of
@@ -285,7 +287,10 @@ def evaluate_model(records, model, names=None, batch_size=64,
         [list(r.words) for r in records], batch_size=batch_size
     )
     return {
-        name: evaluate_distances(records, distances[name], labels=labels)
+        name: evaluate_distances(
+            records, shift_distances(distances[name], shift) if shift
+            else distances[name], labels=labels,
+        )
         for name in names
     }
 
