@@ -2,9 +2,10 @@
 
 Scores the test trees (one per line) against the gold trees (one per
 line) with the semantics of EVALB (Sekine & Collins), and prints the
-report its C program `evalb.c` prints, character for character: one row per sentence, the totals, and the summary for
-all sentences and for those of length <= `CUTOFF_LEN`, each with its
-`Bracketing FMeasure` line. Without `-p`, the parameters are those of
+report its C program `evalb.c` prints, character for character: one row
+per sentence, the totals, and the summary for all sentences and for
+those of length <= `CUTOFF_LEN`, each with its `Bracketing FMeasure`
+line. Without `-p`, the parameters are those of
 `COLLINS.prm` (`keras_ordered.parsing.evalb.COLLINS_PARAMS`).
 
 Example:

@@ -455,11 +455,9 @@ def _as_text(item, side, index):
         return ""
     if isinstance(item, str):
         return item
-    try:
-        import nltk
-    except ImportError:  # pragma: no cover - nltk is a dependency
-        nltk = None
-    if nltk is not None and isinstance(item, nltk.Tree):
+    import nltk
+
+    if isinstance(item, nltk.Tree):  # written on one line
         return item.pformat(margin=float("inf"))
     raise ValueError(
         f"{side} sentence {index}: expected a bracketed string, an nltk.Tree "
