@@ -28,7 +28,8 @@ recipe's backup (the recipe's own resumption).
         --data ../shared/data/ptb --treebank ../shared/data/wsj_sample/mrg \
         --output runs/parsing_quality/prpn_quick_float32
 
-`--summary-only` prints the summary of the seeds already finished. Extra
+`--summary-only` prints the summary of the seeds already finished
+(`--markdown`: also as the tables of benchmarks/README.md). Extra
 recipe options go after `--`, e.g. `-- --epochs 1 --steps-per-epoch 50`.
 """
 
@@ -250,6 +251,50 @@ def print_summary(summary, entries):
                  else f"{block['self_f1']:.1f}"))
 
 
+def markdown(summary, entries):
+    """The per-seed table and the summary rows, as Markdown."""
+    default = summary["default_distance"]
+    lines = [
+        "| seed | valid ppl | dev sentence F1 | dev corpus F1 | dev WSJ10 | "
+        "test sentence F1 | test corpus F1 | test WSJ10 | test F1, read "
+        "one word later |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        dev = e["splits"]["dev"]["scores"][default]
+        test = e["splits"]["test"]["scores"][default]
+        late = e["splits"]["test"]["scores"][default + "@shift1"]
+        lines.append(
+            f"| {e['seed']} | {e['valid_perplexity']:.2f} | "
+            f"{dev['sentence_f1']:.1f} | {dev['corpus_f1']:.1f} | "
+            f"{dev['wsj10_sentence_f1']:.1f} | {test['sentence_f1']:.1f} | "
+            f"{test['corpus_f1']:.1f} | {test['wsj10_sentence_f1']:.1f} | "
+            f"{late['sentence_f1']:.1f} |")
+
+    def cell(split, key):
+        st = summary["splits"][split]["distances"][default][key]
+        return f"{st['mean']:.1f} +- {st['std']:.1f} ({st['min']:.1f}-{st['max']:.1f})"
+
+    ppl = summary["valid_perplexity"]
+    lines.append(
+        f"| mean +- std (min-max) | {ppl['mean']:.2f} +- {ppl['std']:.2f} | "
+        + " | ".join(cell("dev", key) for key in MEASURES) + " | "
+        + " | ".join(cell("test", key) for key in MEASURES) + " | |")
+    for name in ("right-branching", "random"):
+        row = [summary["baselines"][split][name][key]
+               for split in ("dev", "test") for key in MEASURES]
+        lines.append(f"| {name} | | " + " | ".join(f"{v:.1f}" for v in row)
+                     + " | |")
+    for split in ("dev", "test"):
+        block = summary["splits"][split]
+        beats = block["beats_right_branching"]
+        lines.append(
+            f"\n{split}: {beats['seeds']} of {beats['of']} seeds beat "
+            f"right-branching by {beats['margin']:.0f}+ sentence-F1 points; "
+            f"self-F1 {block['self_f1']:.1f}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = []
@@ -277,6 +322,8 @@ def main(argv=None):
                         "sentences are development sentences)")
     parser.add_argument("--output", required=True)
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--markdown", action="store_true",
+                        help="also print the tables as Markdown")
     args = parser.parse_args(argv)
 
     from keras_ordered.datasets.treebank import load_treebank
@@ -309,6 +356,8 @@ def main(argv=None):
     with open(os.path.join(args.output, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print_summary(summary, entries)
+    if args.markdown and entries:
+        print(markdown(summary, entries))
     print(json.dumps({key: summary[key] for key in (
         "family", "preset", "precision", "seeds", "valid_perplexity")}))
     return 0
