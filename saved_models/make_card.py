@@ -53,6 +53,22 @@ def split_figures(model, treebank):
     return figures
 
 
+def test_perplexity(model, data, preset):
+    """PTB test perplexity of `model`, as the recipes compute it (the
+    preset's test batch size, windows of its BPTT length, from zero
+    state)."""
+    from keras_ordered.datasets import ptb
+    from keras_ordered.training.bptt import perplexity
+    from keras_ordered.training.runner import evaluate_stream
+
+    (_, _, test_ids), _ = ptb.load_data(data)
+    settings = type(model).get_preset(preset)["training"]
+    model.compile()
+    loss = evaluate_stream(model, test_ids, settings["test_batch_size"],
+                           settings["bptt"])
+    return perplexity(loss)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name")
@@ -61,6 +77,9 @@ def main():
     parser.add_argument("--study", default=None,
                         help="summary.json of benchmarks/parsing_quality.py")
     parser.add_argument("--treebank", required=True)
+    parser.add_argument("--data", default=None,
+                        help="PTB folder: computes the test perplexity "
+                        "when the results lack it (a run with --skip-test)")
     parser.add_argument("--command", default=None)
     parser.add_argument("--selection", default=None,
                         help="how the shipped seed was chosen")
@@ -86,6 +105,9 @@ def main():
     if args.results:
         with open(args.results) as f:
             results = json.load(f)
+    if not results.get("test_perplexity") and args.data:
+        results = dict(results, test_perplexity=test_perplexity(
+            model, args.data, results["preset"]))
     figures = split_figures(model, args.treebank)
     test = figures["test"]
     parses = test["sentence_f1"] >= (
