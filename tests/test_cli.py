@@ -375,7 +375,9 @@ def test_evaluate_every_distance_of_a_model(fake_model, small_treebank, capsys):
     assert result["default_distance"] == "layer2/forget"
     assert result["distances"]["layer2/forget"]["sentences"] == 5
     # One copy of each metric: the rows only, nothing repeated at the top.
-    assert list(result) == ["treebank", "model", "default_distance", "distances"]
+    assert list(result) == [
+        "treebank", "model", "shift", "default_distance", "distances"
+    ]
     # Constant distances are the right-branching baseline.
     status, out, _ = run(
         ["evaluate-parsing", "--treebank", treebank, "--baseline",

@@ -22,15 +22,48 @@ Example:
 keras-ordered evaluate-parsing --treebank ../shared/data/wsj_sample/mrg \\
     --model model.keras --baseline right-branching random
 ```
+
+Behind options (docs/evaluation.md, "Protocols"):
+
+- `--protocol on-lstm prpn ...` (or `all`) adds, after the table, one
+  block per named protocol (`keras_ordered.parsing.evaluate.PROTOCOLS`):
+  the choices it implies, then F1 by length bucket (<= 10, <= 20, <= 40,
+  all) of each row, of the baselines (all four without `--baseline`;
+  random: mean +- std over `--random-seeds` seeds) and of the binarized
+  gold trees (the best a binary tree can score); the JSON object gets a
+  `protocols` key, last.
+- `--split train|dev|test|wsj10` picks the standard sections of the full
+  WSJ in the LDC layout (`--treebank .../parsed/mrg/wsj`, a folder of `SS/`
+  section folders), or the dev / test files of the WSJ sample; `wsj10`
+  keeps the sentences of at most 10 words (punctuation removed) from every
+  section. The JSON object then has a `split` key after `treebank`.
+- `--model a.keras b.keras c.keras` (several runs, e.g. seeds) prints a row
+  per model and distance, then the mean +- std (n - 1) and the maximum over
+  the models, and their self-F1 (agreement of their trees). The JSON object
+  has then `models`, `shift`, `summary` and `self_f1` instead of `model`,
+  `shift`, `default_distance` and `distances`.
 """
 
 import json
+import os
 
 from keras_ordered.cli import _common
 from keras_ordered.cli._common import CommandError
 from keras_ordered.cli._common import UsageError
 
 NAME = "evaluate-parsing"
+
+SPLIT_NAMES = ("train", "dev", "test", "wsj10")
+"""`--split` (those of `keras_ordered.datasets.treebank.SPLIT_NAMES`)."""
+
+PROTOCOL_PUNCTUATION = {
+    "on-lstm": False, "prpn": False, "compound-pcfg": False, "evalb": False,
+    "sentence-punct": True, "corpus-punct": True,
+}
+"""`--protocol`'s names, and whether each keeps punctuation (those of
+`keras_ordered.parsing.evaluate.PROTOCOLS`, without importing it)."""
+
+PROTOCOL_NAMES = tuple(PROTOCOL_PUNCTUATION)
 
 METRIC_KEYS = (
     "sentences",
@@ -78,10 +111,41 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--model",
+        nargs="+",
         metavar="PATH",
         help="A saved model that yields syntactic distances (.keras). "
         "Without --layer/--distance, every distance of the model is "
-        "evaluated.",
+        "evaluated. Several models (runs of different seeds): each is "
+        "evaluated, then the mean +- std and max over them and the "
+        "self-F1 of their trees are printed.",
+    )
+    parser.add_argument(
+        "--split",
+        choices=SPLIT_NAMES,
+        help="A split of the treebank: with the LDC layout "
+        "(parsed/mrg/wsj/SS/wsj_SSNN.mrg) the standard sections 02-21 / 22 "
+        "/ 23, or wsj10 (sentences of <= 10 words without punctuation, all "
+        "sections); with the WSJ sample, dev / test (WSJ_SAMPLE_SPLITS) or "
+        "wsj10.",
+    )
+    parser.add_argument(
+        "--protocol",
+        action="extend",
+        nargs="+",
+        choices=PROTOCOL_NAMES + ("all",),
+        metavar="NAME",
+        help="Also score under named protocols (a paper's choices: "
+        f"{', '.join(PROTOCOL_NAMES)}, or all), by sentence length, with "
+        "the baselines and the binarized-gold upper bound; prints the "
+        "choices each implies.",
+    )
+    parser.add_argument(
+        "--random-seeds",
+        type=int,
+        default=5,
+        metavar="N",
+        help="With --protocol: the random baseline is the mean over N "
+        "seeds (--seed, --seed + 1, ...; default 5).",
     )
     parser.add_argument(
         "--baseline",
@@ -164,9 +228,174 @@ def format_table(rows, header_lines):
     return "\n".join(lines)
 
 
+def _number(value, digits=2):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _dedup(values):
+    return list(dict.fromkeys(values or ()))
+
+
+def _select_models(args):
+    """Loads each `--model`; returns `[(path, model, default, names)]`."""
+    models = []
+    for path in _dedup(args.model):
+        model = _common.load_model(path, args)
+        available = _common.model_distances(model)
+        default = getattr(model, "default_distance", None)
+        names = _common.select_distance_names(
+            available, default, layer=args.layer, kind=args.distance
+        )
+        models.append((path, model, default, names))
+    return models
+
+
+def _mean_std(entries, key="sentence_f1"):
+    """Mean and std (n - 1) per bucket and metric of protocol scores."""
+    from keras_ordered.parsing.evaluate import mean_std_max
+
+    mean, std = {}, {}
+    for bucket in entries[0]:
+        mean[bucket], std[bucket] = {}, {}
+        for metric in entries[0][bucket]:
+            stats = mean_std_max([e[bucket][metric] for e in entries])
+            mean[bucket][metric] = stats["mean"]
+            std[bucket][metric] = stats["std"]
+    return mean, std
+
+
+def _protocol_blocks(args, protocols, records, punct_records, model_runs,
+                     baselines):
+    """Scores every protocol; returns `(json_dict, text_lines)`."""
+    from keras_ordered.parsing import metrics
+    from keras_ordered.parsing.baselines import baseline_predictor
+    from keras_ordered.parsing.evaluate import binarized_gold_trees
+    from keras_ordered.parsing.evaluate import evaluate_protocol
+    from keras_ordered.parsing.evaluate import get_protocol
+    from keras_ordered.parsing.evaluate import mean_std_max
+
+    bucket_lengths = [len(r.words) for r in records]
+    buckets = [metrics.bucket_name(b) for b in metrics.LENGTH_BUCKETS]
+    seeds = list(range(args.seed, args.seed + args.random_seeds))
+    cache = {}
+
+    def baseline_trees(name, seed, punctuation):
+        key = (name, seed, punctuation)
+        if key not in cache:
+            recs = punct_records if punctuation else records
+            cache[key] = baseline_predictor(name, seed=seed)(
+                [list(r.words) for r in recs]
+            )
+        return cache[key]
+
+    result, lines = {}, []
+    for protocol_name in protocols:
+        protocol = get_protocol(protocol_name)
+        recs = punct_records if protocol.punctuation else records
+        trees_key = "punct_trees" if protocol.punctuation else "trees"
+
+        def score(trees):
+            return evaluate_protocol(recs, trees, protocol,
+                                     bucket_lengths=bucket_lengths)
+
+        measure = f"{protocol.measure}_f1"
+        entry = {
+            "source": protocol.source,
+            "choices": protocol.choices(),
+            "measure": measure,
+            "headline": metrics.bucket_name(protocol.headline),
+        }
+        rows = []  # (name, {bucket: value}, {bucket: std} or None)
+        if model_runs:
+            entry["models"] = []
+            for index, run in enumerate(model_runs, 1):
+                distances = {
+                    name: score(run[trees_key][name]) for name in run["names"]
+                }
+                entry["models"].append(
+                    {"model": run["path"], "distances": distances}
+                )
+                for name, scores in distances.items():
+                    label = (f"[{index}] {name}" if len(model_runs) > 1
+                             else name)
+                    rows.append((label, scores, None))
+            if len(model_runs) > 1:
+                common = [n for n in model_runs[0]["names"]
+                          if all(n in r["names"] for r in model_runs)]
+                entry["summary"] = {}
+                for name in common:
+                    per_bucket = {
+                        bucket: mean_std_max([
+                            m["distances"][name][bucket][measure]
+                            for m in entry["models"]
+                        ])
+                        for bucket in buckets
+                    }
+                    entry["summary"][name] = per_bucket
+                    rows.append((
+                        f"mean {name}",
+                        {b: {measure: v["mean"]} for b, v in per_bucket.items()},
+                        {b: v["std"] for b, v in per_bucket.items()},
+                    ))
+        entry["baselines"] = {}
+        for name in baselines:
+            if name == "random":
+                runs = [score(baseline_trees(name, seed, protocol.punctuation))
+                        for seed in seeds]
+                mean, std = _mean_std(runs)
+                entry["baselines"][name] = {
+                    "seeds": seeds, "mean": mean, "std": std,
+                }
+                rows.append((f"random ({len(seeds)} seeds)", mean,
+                             {b: std[b][measure] for b in buckets}))
+            else:
+                scores = score(baseline_trees(name, 0, protocol.punctuation))
+                entry["baselines"][name] = scores
+                rows.append((name, scores, None))
+        gold = score(binarized_gold_trees(recs))
+        entry["binarized_gold"] = gold
+        rows.append(("binarized gold", gold, None))
+        result[protocol.name] = entry
+
+        any_scores = gold
+        lines.append("")
+        lines.append(f"protocol {protocol.name}: {protocol.source}")
+        lines.extend(f"  - {choice}" for choice in protocol.choices())
+        lines.append(
+            "  sentences: "
+            + ", ".join(f"{b} {any_scores[b]['sentences']}" for b in buckets)
+        )
+        name_width = max(16, *(len(name) for name, _, _ in rows))
+        cells = []
+        for name, scores, std in rows:
+            values = []
+            for b in buckets:
+                text = _number(scores[b][measure])
+                if std is not None and std.get(b) is not None:
+                    text += f"+-{std[b]:.2f}"
+                values.append(text)
+            cells.append((name, values))
+        width = max(7, *(len(v) for _, values in cells for v in values))
+        lines.append("  ".join([f"{'trees':<{name_width}}"]
+                               + [f"{b:>{width}}" for b in buckets]))
+        for name, values in cells:
+            lines.append("  ".join([f"{name:<{name_width}}"]
+                                   + [f"{v:>{width}}" for v in values]))
+        lines.append(
+            f"  {protocol.measure}-level F1 by length (words without "
+            f"punctuation); the paper's figure is column "
+            f"{metrics.bucket_name(protocol.headline)}; binarized gold: "
+            "the best a binary tree can score."
+        )
+    return result, lines
+
+
 def run(args):
     """Runs `keras-ordered evaluate-parsing`; returns the exit status."""
-    if not args.model and not args.baseline:
+    protocols = _dedup(args.protocol)
+    if "all" in protocols:
+        protocols = list(PROTOCOL_NAMES)
+    if not args.model and not args.baseline and not protocols:
         raise UsageError("give --model PATH, --baseline NAME, or both.")
     if args.limit is not None and args.limit < 1:
         raise CommandError("--limit must be at least 1.")
@@ -174,44 +403,93 @@ def run(args):
         raise CommandError("--shift needs --model.")
     if not args.model and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
+    if args.random_seeds < 1:
+        raise CommandError("--random-seeds must be at least 1.")
     _common.check_seed(args.seed)
-    baselines = list(dict.fromkeys(args.baseline or ()))  # once each, in order
+    baselines = _dedup(args.baseline)  # once each, in order
 
-    from keras_ordered.datasets.treebank import resolve_treebank_dir
+    from keras_ordered.datasets import treebank as treebank_lib
 
-    directory = resolve_treebank_dir(args.treebank)
-    model = None
-    if args.model:  # fail on a bad model before reading the treebank
-        model = _common.load_model(args.model, args)
-        available = _common.model_distances(model)
-        default = getattr(model, "default_distance", None)
-        names = _common.select_distance_names(
-            available, default, layer=args.layer, kind=args.distance
-        )
+    files, layout = treebank_lib.treebank_split_files(args.treebank, args.split)
+    directory = os.path.dirname(files[0])
+    if layout == "ldc":
+        directory = os.path.dirname(directory)
+    models = _select_models(args)  # fail on a bad model before reading trees
 
-    from keras_ordered.datasets.treebank import load_treebank
     from keras_ordered.parsing.baselines import baseline_predictor
-    from keras_ordered.parsing.evaluate import evaluate_model
     from keras_ordered.parsing.evaluate import evaluate_parsing
+    from keras_ordered.parsing.evaluate import evaluate_trees
+    from keras_ordered.parsing.evaluate import model_trees
 
-    records = load_treebank(directory)
+    need_punct = any(
+        PROTOCOL_PUNCTUATION.get(name, False) for name in protocols
+    )
+    if layout == "folder" and args.split is None and not protocols:
+        # The historical path, unchanged.
+        records = treebank_lib.load_treebank(directory)
+        punct_records = None
+    else:
+        pairs = treebank_lib.load_treebank_files(
+            files, punctuation=True,
+            max_length=10 if args.split == "wsj10" else None,
+        )
+        records = [pair[0] for pair in pairs]
+        punct_records = [pair[1] for pair in pairs]
     if args.limit is not None:
         records = records[: args.limit]
+        if punct_records is not None:
+            punct_records = punct_records[: args.limit]
 
     result = {"treebank": directory}
+    if args.split is not None:
+        result["split"] = args.split
     rows = []
-    if model is not None:
-        by_name = evaluate_model(
-            records, model, names=names, batch_size=args.batch_size,
-            shift=args.shift,
-        )
-        result["model"] = args.model
-        result["shift"] = args.shift
-        result["default_distance"] = default
-        result["distances"] = {
-            name: _metrics_only(scores) for name, scores in by_name.items()
+    model_runs = []
+    for path, model, default, names in models:
+        trees = model_trees(records, model, names=names,
+                            batch_size=args.batch_size, shift=args.shift)
+        run_entry = {
+            "path": path, "default": default, "names": names, "trees": trees,
+            "scores": {n: evaluate_trees(records, trees[n]) for n in names},
         }
-        rows.extend(by_name.items())
+        if need_punct:
+            run_entry["punct_trees"] = model_trees(
+                punct_records, model, names=names,
+                batch_size=args.batch_size, shift=args.shift,
+            )
+        model_runs.append(run_entry)
+
+    if len(model_runs) == 1:
+        only = model_runs[0]
+        result["model"] = only["path"]
+        result["shift"] = args.shift
+        result["default_distance"] = only["default"]
+        result["distances"] = {
+            name: _metrics_only(scores) for name, scores in only["scores"].items()
+        }
+        rows.extend(only["scores"].items())
+    elif model_runs:
+        from keras_ordered.parsing.evaluate import summarize_runs
+        from keras_ordered.parsing.evaluate import trees_self_f1
+
+        result["models"] = [
+            {"model": r["path"], "default_distance": r["default"],
+             "distances": {n: _metrics_only(s) for n, s in r["scores"].items()}}
+            for r in model_runs
+        ]
+        result["shift"] = args.shift
+        common = [n for n in model_runs[0]["names"]
+                  if all(n in r["names"] for r in model_runs)]
+        result["summary"] = {
+            name: summarize_runs([r["scores"][name] for r in model_runs])
+            for name in common
+        }
+        result["self_f1"] = {
+            name: trees_self_f1([r["trees"][name] for r in model_runs])
+            for name in common
+        }
+        for index, r in enumerate(model_runs, 1):
+            rows.extend((f"[{index}] {n}", s) for n, s in r["scores"].items())
     if baselines:
         result["baselines"] = {}
         for baseline in baselines:
@@ -223,23 +501,76 @@ def run(args):
                 entry = {"seed": args.seed, **entry}
             result["baselines"][baseline] = entry
             rows.append((_row_name(baseline, args.seed), scores))
+    if not rows:  # --protocol alone: the table shows the baselines
+        for baseline in _common.BASELINE_NAMES:
+            scores = evaluate_parsing(
+                records, baseline_predictor(baseline, seed=args.seed)
+            )
+            rows.append((_row_name(baseline, args.seed), scores))
+
+    protocol_lines = []
+    if protocols:
+        result["protocols"], protocol_lines = _protocol_blocks(
+            args, protocols, records, punct_records, model_runs,
+            baselines or list(_common.BASELINE_NAMES),
+        )
 
     if args.json:
         print(json.dumps(result))
         return 0
     first = rows[0][1]
     header = [
-        f"treebank: {directory} ({first['sentences']} sentences, "
+        f"treebank: {directory}"
+        + (f" (split {args.split})" if args.split else "")
+        + f" ({first['sentences']} sentences, "
         f"{first['wsj10_sentences']} of at most 10 words)"
     ]
-    if model is not None:
+    if len(model_runs) == 1:
+        default = model_runs[0]["default"]
         header.append(
-            f"model: {args.model} (default distance: {default})"
+            f"model: {model_runs[0]['path']} (default distance: {default})"
             if default
-            else f"model: {args.model}"
+            else f"model: {model_runs[0]['path']}"
         )
-        if args.shift:
-            header.append(f"distances read {args.shift} position(s) later "
-                          "(--shift)")
+    else:
+        for index, r in enumerate(model_runs, 1):
+            header.append(f"model [{index}]: {r['path']}"
+                          + (f" (default distance: {r['default']})"
+                             if r["default"] else ""))
+    if model_runs and args.shift:
+        header.append(f"distances read {args.shift} position(s) later "
+                      "(--shift)")
     print(format_table(rows, header))
+    if len(model_runs) > 1:
+        print(format_summary(result["summary"], result["self_f1"],
+                             len(model_runs)))
+    if protocol_lines:
+        print("\n".join(protocol_lines))
     return 0
+
+
+def format_summary(summary, self_f1, count):
+    """The lines of the statistics over several models (seeds)."""
+    keys = (("sentence_f1", "sent-F1"), ("corpus_f1", "corpus-F1"),
+            ("wsj10_sentence_f1", "WSJ10-F1"))
+    name_width = max(12, *(len(n) for n in summary)) if summary else 12
+    lines = [
+        "",
+        f"over the {count} models: mean +- std (n - 1), [max]; self-F1: "
+        "mean sentence F1 of each pair of models' trees",
+        "  ".join([f"{'distance':<{name_width}}"]
+                  + [f"{label:>22}" for _, label in keys] + ["  self-F1"]),
+    ]
+    for name, stats in summary.items():
+        cells = []
+        for key, _ in keys:
+            s = stats[key]
+            cells.append(
+                "-" if s["mean"] is None
+                else f"{s['mean']:.2f} +- {s['std']:.2f} [{s['max']:.2f}]"
+            )
+        lines.append(
+            "  ".join([f"{name:<{name_width}}"] + [f"{c:>22}" for c in cells]
+                      + [f"{_number(self_f1.get(name)):>9}"])
+        )
+    return "\n".join(lines)

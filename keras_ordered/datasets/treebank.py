@@ -469,3 +469,335 @@ def load_lm_sentences(directory=None, max_length=None, min_count=3,
         ids.extend(index.get(w, 1) for w in record.words)
         ids.append(0)
     return np.asarray(ids, dtype="int32"), vocabulary, records
+
+
+# --- punctuation kept, and the LDC layout of the full WSJ --------------------
+
+PUNCTUATION_TAGS = frozenset(
+    [",", ".", ":", "``", "''", "-LRB-", "-RRB-", "#", "$"]
+)
+"""POS tags that `clean_tree(..., punctuation=True)` keeps besides
+`WORD_TAGS`: punctuation, brackets and the currency symbols (everything
+but `-NONE-` empty elements)."""
+
+
+def clean_tree_with_punctuation(tree, numbers="digit-runs"):
+    """`clean_tree`, but punctuation tokens are kept as words.
+
+    Only `-NONE-` empty elements (traces, null complementisers) are
+    removed; every other token is kept and normalised with
+    `normalize_word`. This is the "with punctuation" setting of the
+    evaluation (`keras_ordered.parsing.evaluate.PROTOCOLS`).
+
+    Args:
+        tree: an `nltk.Tree` as read from a `.mrg` file.
+        numbers: how numbers are written (see `normalize_word`).
+
+    Returns:
+        A new `nltk.Tree`, or `None` when no token is left.
+
+    Example:
+
+    >>> gold = nltk.Tree.fromstring(
+    ...     "(S (NP-SBJ (NNP Vinken)) (VP (VBZ is) (NP-PRD (CD 61))) (. .))")
+    >>> print(clean_tree_with_punctuation(gold))
+    (S (NP (NNP vinken)) (VP (VBZ is) (NP (CD N))) (. .))
+    """
+    if isinstance(tree, str):
+        raise ValueError(
+            f"Expected an nltk.Tree with POS preterminals, got the bare "
+            f"word {tree!r}."
+        )
+    if _is_preterminal(tree):
+        if tree.label() == "-NONE-":
+            return None
+        return nltk.Tree(tree.label(), [normalize_word(tree[0], numbers)])
+    children = []
+    for child in tree:
+        if isinstance(child, str):
+            raise ValueError(
+                f"Word {child!r} sits under {tree.label()!r} beside other "
+                "children: expected Treebank trees where every word has its "
+                "own POS preterminal."
+            )
+        cleaned = clean_tree_with_punctuation(child, numbers)
+        if cleaned is not None:
+            children.append(cleaned)
+    if not children:
+        return None
+    return nltk.Tree(strip_function_tags(tree.label()), children)
+
+
+def _sentence_from_clean(cleaned, file_id, index):
+    return TreebankSentence(
+        words=list(cleaned.leaves()),
+        tree=cleaned,
+        spans=frozenset(trees_lib.tree_to_spans(cleaned)),
+        labeled_spans=frozenset(trees_lib.tree_to_labeled_spans(cleaned)),
+        file_id=file_id,
+        index=index,
+    )
+
+
+def make_sentence_pair(tree, file_id="", index=0, numbers="digit-runs"):
+    """The sentence without and with punctuation, from one raw gold tree.
+
+    Returns:
+        `(plain, with_punctuation)`: two `TreebankSentence`s (`plain` is
+        `make_sentence`'s), or `None` when the tree has no word left once
+        punctuation is removed (such sentences are skipped in both
+        settings, so that both score the same sentences).
+    """
+    plain = make_sentence(tree, file_id=file_id, index=index, numbers=numbers)
+    if plain is None:
+        return None
+    cleaned = clean_tree_with_punctuation(tree, numbers)
+    return plain, _sentence_from_clean(cleaned, file_id, index)
+
+
+def _read_mrg_file(path):
+    from nltk.corpus.reader.util import read_sexpr_block
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        stream = io.StringIO(f.read())
+    result = []
+    while True:
+        block = read_sexpr_block(stream)
+        if not block:
+            return result
+        for text in block:
+            result.append(
+                nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
+            )
+
+
+WSJ_SECTIONS = tuple(f"{n:02d}" for n in range(25))
+"""The 25 sections of the WSJ part of the Penn Treebank (00 .. 24)."""
+
+LDC_SPLITS = {
+    "train": tuple(f"{n:02d}" for n in range(2, 22)),
+    "dev": ("22",),
+    "test": ("23",),
+    "wsj10": WSJ_SECTIONS,
+}
+"""Sections of each split of the full WSJ: the standard 02-21 / 22 / 23,
+and WSJ10 (every section, then only the sentences of at most 10 words once
+punctuation is removed; Klein and Manning, 2002; PRPN; ON-LSTM)."""
+
+SPLIT_NAMES = ("train", "dev", "test", "wsj10")
+"""The values of `evaluate-parsing --split`."""
+
+_SECTION = re.compile(r"^[0-9]{2}$")
+
+
+def find_ldc_wsj_dir(directory):
+    """The folder of WSJ section folders (`00/` .. `24/`), or `None`.
+
+    Accepts that folder itself (`.../parsed/mrg/wsj`), or a folder above it
+    in the LDC layout (`treebank_3/`, `parsed/`, `parsed/mrg/`, `mrg/`).
+
+    Args:
+        directory: an existing folder.
+
+    Returns:
+        The absolute path of the folder holding the two-digit section
+        folders, or `None` when `directory` is not in the LDC layout.
+    """
+    directory = os.path.abspath(os.path.expanduser(str(directory)))
+    for candidate in (
+        directory,
+        os.path.join(directory, "wsj"),
+        os.path.join(directory, "mrg", "wsj"),
+        os.path.join(directory, "parsed", "mrg", "wsj"),
+    ):
+        if os.path.isdir(candidate) and any(
+            _SECTION.match(name) and os.path.isdir(os.path.join(candidate, name))
+            for name in os.listdir(candidate)
+        ):
+            return candidate
+    return None
+
+
+def ldc_split_files(wsj_dir, split=None):
+    """The `.mrg` files of a split of the full WSJ in the LDC layout.
+
+    Args:
+        wsj_dir: the folder of section folders (`find_ldc_wsj_dir`).
+        split: one of `LDC_SPLITS`, or `None` for every section present.
+
+    Returns:
+        A sorted list of paths (`SS/wsj_SSNN.mrg`).
+
+    Raises:
+        ValueError: a section of the split is missing or holds no `.mrg`
+            file; the message names the sections expected, and where.
+    """
+    if split is None:
+        sections = sorted(
+            name for name in os.listdir(wsj_dir)
+            if _SECTION.match(name) and os.path.isdir(os.path.join(wsj_dir, name))
+        )
+    elif split not in LDC_SPLITS:
+        raise ValueError(
+            f"Unknown split {split!r}: choose one of {', '.join(SPLIT_NAMES)}."
+        )
+    else:
+        sections = LDC_SPLITS[split]
+    files, missing, empty = [], [], []
+    for section in sections:
+        folder = os.path.join(wsj_dir, section)
+        if not os.path.isdir(folder):
+            missing.append(section)
+            continue
+        found = sorted(
+            os.path.join(folder, name) for name in os.listdir(folder)
+            if name.endswith(".mrg")
+        )
+        if not found:
+            empty.append(section)
+        files.extend(found)
+    if missing or empty:
+        expected = (
+            f"sections {sections[0]}-{sections[-1]}" if len(sections) > 1
+            else f"section {sections[0]}"
+        )
+        problems = []
+        if missing:
+            problems.append(f"no folder for section(s) {', '.join(missing)}")
+        if empty:
+            problems.append(
+                f"no .mrg file in section(s) {', '.join(empty)}"
+            )
+        raise ValueError(
+            f"The {split or 'treebank'} split expects {expected} as folders "
+            f"{os.path.join(wsj_dir, 'SS')}{os.sep} holding wsj_SSNN.mrg files "
+            f"(the LDC layout parsed/mrg/wsj/SS/wsj_SSNN.mrg), but there is "
+            f"{'; '.join(problems)} in {wsj_dir}."
+        )
+    return files
+
+
+def _sample_split_files(directory, split):
+    names = sorted(n for n in os.listdir(directory) if n.endswith(".mrg"))
+    if split in (None, "wsj10"):
+        chosen = names
+    elif split in WSJ_SAMPLE_SPLITS:
+        pattern = re.compile(WSJ_SAMPLE_SPLITS[split])
+        chosen = [n for n in names if pattern.fullmatch(n)]
+    elif split in LDC_SPLITS:
+        raise ValueError(
+            f"{directory} is a folder of .mrg files, not the LDC layout "
+            f"(parsed/mrg/wsj/SS/wsj_SSNN.mrg): its files have no {split!r} "
+            f"split. The WSJ sample has the splits "
+            f"{', '.join(WSJ_SAMPLE_SPLITS)} (WSJ_SAMPLE_SPLITS) and wsj10."
+        )
+    else:
+        raise ValueError(
+            f"Unknown split {split!r}: choose one of {', '.join(SPLIT_NAMES)}."
+        )
+    if not chosen:
+        raise ValueError(
+            f"The {split} split is empty: no file of {directory} matches "
+            f"{WSJ_SAMPLE_SPLITS.get(split)!r}."
+        )
+    return [os.path.join(directory, n) for n in chosen]
+
+
+def treebank_split_files(directory=None, split=None):
+    """The `.mrg` files of a treebank folder, optionally one split of it.
+
+    Two layouts:
+
+    - the LDC layout of the full WSJ (`parsed/mrg/wsj/SS/wsj_SSNN.mrg`, or
+      any folder `find_ldc_wsj_dir` accepts): splits by `LDC_SPLITS`;
+    - a folder of `.mrg` files such as the WSJ sample
+      (`resolve_treebank_dir`): `dev` and `test` by `WSJ_SAMPLE_SPLITS`,
+      `wsj10` from every file; it has no `train` split.
+
+    Args:
+        directory: the folder (`None`: `$KERAS_ORDERED_DATA/wsj_sample/mrg`).
+        split: `None` (every file), or one of `SPLIT_NAMES`.
+
+    Returns:
+        `(files, layout)`: sorted paths, and `"ldc"` or `"folder"`.
+    """
+    if directory is not None:
+        path = os.path.abspath(os.path.expanduser(str(directory)))
+        if os.path.isdir(path):
+            wsj_dir = find_ldc_wsj_dir(path)
+            if wsj_dir is not None:
+                return ldc_split_files(wsj_dir, split), "ldc"
+    folder = resolve_treebank_dir(directory)
+    return _sample_split_files(folder, split), "folder"
+
+
+def load_treebank_files(files, numbers="digit-runs", punctuation=False,
+                        max_length=None):
+    """Reads and preprocesses the gold trees of given `.mrg` files.
+
+    Args:
+        files: list of paths, read in this order.
+        numbers: how numbers are written (see `normalize_word`).
+        punctuation: `False` for the records of `load_treebank`
+            (punctuation removed); `True` for pairs `(plain,
+            with_punctuation)` of `make_sentence_pair`.
+        max_length: keep only the sentences of at most this many words
+            once punctuation is removed (10: WSJ10); `None` keeps all.
+
+    Returns:
+        A list of `TreebankSentence` (or of pairs with `punctuation=True`);
+        `file_id` is the path relative to the files' section folder's
+        parent (`23/wsj_2300.mrg`) or the file name.
+    """
+    records = []
+    for path in files:
+        parent = os.path.basename(os.path.dirname(path))
+        file_id = (
+            f"{parent}/{os.path.basename(path)}" if _SECTION.match(parent)
+            else os.path.basename(path)
+        )
+        for index, tree in enumerate(_read_mrg_file(path)):
+            pair = make_sentence_pair(tree, file_id, index, numbers)
+            if pair is None:
+                continue
+            if max_length is not None and len(pair[0].words) > max_length:
+                continue
+            records.append(pair if punctuation else pair[0])
+    if not records:
+        raise ValueError(
+            f"The {len(files)} .mrg file(s) (first: {files[0] if files else '-'}) "
+            "hold no sentence with words"
+            + (f" of at most {max_length} words" if max_length else "")
+            + "; check that they are Penn Treebank bracketed files."
+        )
+    return records
+
+
+def load_treebank_split(directory=None, split=None, numbers="digit-runs",
+                        punctuation=False):
+    """Gold sentences of a treebank split, in either layout.
+
+    `split="wsj10"` keeps the sentences of at most 10 words once
+    punctuation is removed, from every section (the papers' WSJ10).
+
+    Args:
+        directory, split: as `treebank_split_files`.
+        numbers, punctuation: as `load_treebank_files`.
+
+    Returns:
+        `(records, files, layout)`.
+
+    Example:
+
+    ```python
+    # needs: the full WSJ from the LDC
+    records, files, _ = load_treebank_split("treebank_3/parsed/mrg/wsj", "test")
+    len(files)  # 100 files of section 23
+    ```
+    """
+    files, layout = treebank_split_files(directory, split)
+    records = load_treebank_files(
+        files, numbers=numbers, punctuation=punctuation,
+        max_length=10 if split == "wsj10" else None,
+    )
+    return records, files, layout

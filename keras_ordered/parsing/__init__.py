@@ -9,6 +9,7 @@ names that do not hide them or the unsupervised `evaluate_trees`.
 
 from keras_ordered.parsing.baselines import BASELINES
 from keras_ordered.parsing.baselines import balanced_tree
+from keras_ordered.parsing.baselines import binarized_gold_tree
 from keras_ordered.parsing.baselines import baseline_predictor
 from keras_ordered.parsing.baselines import left_branching_tree
 from keras_ordered.parsing.baselines import random_tree
@@ -20,14 +21,24 @@ from keras_ordered.parsing.evalb import evaluate_files as evalb_files
 from keras_ordered.parsing.evalb import evaluate_trees as evalb_trees
 from keras_ordered.parsing.evalb import format_report as format_evalb_report
 from keras_ordered.parsing.evalb import load_params as load_evalb_params
+from keras_ordered.parsing.evaluate import PROTOCOLS
 from keras_ordered.parsing.evaluate import WSJ10_MAX_LENGTH
+from keras_ordered.parsing.evaluate import Protocol
+from keras_ordered.parsing.evaluate import binarized_gold_trees
 from keras_ordered.parsing.evaluate import check_distance_model
 from keras_ordered.parsing.evaluate import distance_predictor
 from keras_ordered.parsing.evaluate import evaluate_distances
 from keras_ordered.parsing.evaluate import evaluate_model
 from keras_ordered.parsing.evaluate import evaluate_parsing
+from keras_ordered.parsing.evaluate import evaluate_protocol
+from keras_ordered.parsing.evaluate import get_protocol
+from keras_ordered.parsing.evaluate import headline as protocol_headline
+from keras_ordered.parsing.evaluate import mean_std_max
+from keras_ordered.parsing.evaluate import model_trees
 from keras_ordered.parsing.evaluate import evaluate_trees
 from keras_ordered.parsing.evaluate import shift_distances
+from keras_ordered.parsing.evaluate import summarize_runs
+from keras_ordered.parsing.evaluate import trees_self_f1
 from keras_ordered.parsing.linearize import WORD_SYMBOL
 from keras_ordered.parsing.linearize import Repairs
 from keras_ordered.parsing.linearize import delinearize
@@ -35,8 +46,10 @@ from keras_ordered.parsing.linearize import linearize as linearize_tree
 from keras_ordered.parsing.linearize import malformed_rate
 from keras_ordered.parsing.linearize import source_tokens
 from keras_ordered.parsing.metrics import LABELS
+from keras_ordered.parsing.metrics import LENGTH_BUCKETS
 from keras_ordered.parsing.metrics import BracketScorer
 from keras_ordered.parsing.metrics import corpus_f1
+from keras_ordered.parsing.metrics import protocol_scores
 from keras_ordered.parsing.metrics import self_f1
 from keras_ordered.parsing.metrics import sentence_f1
 from keras_ordered.parsing.metrics import sentence_scores

@@ -162,3 +162,40 @@ def baseline_predictor(name, seed=0):
             return [build(words) for words in sentences]
 
     return predict
+
+
+def binarized_gold_tree(tree):
+    """The gold tree made binary: every gold constituent kept, each node of
+    more than two children split right-branching, unary chains collapsed.
+
+    No binary tree can score higher against the gold tree, under any
+    protocol of `keras_ordered.parsing.evaluate.PROTOCOLS`: it holds every
+    gold span, and every binary tree of `n` words has the same number of
+    spans (`n - 1`). Its score is the upper bound of a binary parser (such
+    as `distances_to_tree`) on flat gold trees.
+
+    Args:
+        tree: a gold `nltk.Tree` (POS preterminals allowed) or a word.
+
+    Returns:
+        An unlabeled binary `nltk.Tree` over the same words.
+
+    Example:
+
+    >>> gold = nltk.Tree.fromstring("(NP (DT the) (JJ big) (JJ red) (NN dog))")
+    >>> trees_lib.tree_to_brackets(binarized_gold_tree(gold))
+    '(the (big (red dog)))'
+    """
+    return _wrap(_binarize(tree))
+
+
+def _binarize(node):
+    if isinstance(node, str):
+        return node
+    children = [_binarize(child) for child in node]
+    if len(children) == 1:
+        return children[0]
+    result = children[-1]
+    for child in reversed(children[:-1]):
+        result = nltk.Tree(UNLABELED, [child, result])
+    return result

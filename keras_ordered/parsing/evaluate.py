@@ -9,6 +9,8 @@ model or TensorFlow: a model enters only through its `sentence_distances`
 method (see `keras_ordered.models.base.SyntacticDistanceMixin`).
 """
 
+import dataclasses
+
 import numpy as np
 
 from keras_ordered.parsing import metrics
@@ -282,17 +284,49 @@ def evaluate_model(records, model, names=None, batch_size=64,
                 f"The model has no distance {name!r}; available: "
                 f"{', '.join(available)}."
             )
-    records = list(records)
-    distances = model.sentence_distances(
-        [list(r.words) for r in records], batch_size=batch_size
-    )
+    trees = model_trees(records, model, names=names, batch_size=batch_size,
+                        shift=shift)
     return {
-        name: evaluate_distances(
-            records, shift_distances(distances[name], shift) if shift
-            else distances[name], labels=labels,
-        )
+        name: evaluate_trees(records, trees[name], labels=labels)
         for name in names
     }
+
+
+def model_trees(records, model, names=None, batch_size=64, shift=0):
+    """The trees of some or all distances of a model, in one pass.
+
+    Args:
+        records: list of `TreebankSentence` (or of word lists).
+        model: a model with `sentence_distances` and `distance_names`.
+        names: distance names; `None` for all of them.
+        batch_size: sentences per forward pass.
+        shift: as `evaluate_model`.
+
+    Returns:
+        A dict name -> list of `nltk.Tree`, one per record.
+    """
+    available = check_distance_model(model)
+    names = available if names is None else list(names)
+    for name in names:
+        if name not in available:
+            raise ValueError(
+                f"The model has no distance {name!r}; available: "
+                f"{', '.join(available)}."
+            )
+    sentences = [
+        list(r.words) if hasattr(r, "words") else list(r) for r in records
+    ]
+    distances = model.sentence_distances(sentences, batch_size=batch_size)
+    result = {}
+    for name in names:
+        values = distances[name]
+        if shift:
+            values = shift_distances(values, shift)
+        result[name] = [
+            trees_lib.distances_to_tree(words, d)
+            for words, d in zip(sentences, values)
+        ]
+    return result
 
 
 def distance_predictor(model, name=None, batch_size=64):
@@ -327,3 +361,257 @@ def distance_predictor(model, name=None, batch_size=64):
         ]
 
     return predict
+
+
+# --- named protocols: every convention of the literature ---------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    """One way of scoring induced trees, as a paper's evaluation does it.
+
+    Attributes:
+        name: the name `evaluate-parsing --protocol` takes.
+        measure: `"sentence"` (F1 per sentence, averaged) or `"corpus"`
+            (one F1 from counts summed over the corpus): the headline
+            figure; both are always computed.
+        punctuation: `True` scores trees over every token (punctuation
+            included: the model parses it and its spans count); `False`
+            removes punctuation from the sentences first (by POS).
+        whole_span: `True` counts the whole-sentence span.
+        min_length: sentences of fewer tokens are left out.
+        headline: the length bucket the paper reports (`None`: all
+            lengths; 10: WSJ10).
+        source: where the choices come from.
+    """
+
+    name: str
+    measure: str
+    punctuation: bool
+    whole_span: bool
+    min_length: int
+    headline: object
+    source: str
+
+    def choices(self):
+        """The protocol's choices, one short phrase each."""
+        return [
+            ("sentence-level F1 (F1 of each sentence, averaged)"
+             if self.measure == "sentence"
+             else "corpus-level F1 (matched/predicted/gold counts summed "
+             "over the corpus)"),
+            "punctuation kept (scored as words)" if self.punctuation
+            else "punctuation removed (by POS tag)",
+            "whole-sentence span counted" if self.whole_span
+            else "whole-sentence span not counted",
+            "one-word spans not counted; gold unary chains collapsed",
+            (f"sentences of fewer than {self.min_length} words left out"
+             if self.min_length > 1 else "sentences of every length kept")
+            + ("; a sentence with no gold span to score (<= 2 words) "
+               "scores 100" if not self.whole_span and self.min_length <= 2
+               else ""),
+            "headline: " + ("all lengths" if self.headline is None
+                            else f"sentences of <= {self.headline} words "
+                            "(punctuation removed)"),
+        ]
+
+
+PROTOCOLS = {
+    "on-lstm": Protocol(
+        "on-lstm", "sentence", punctuation=False, whole_span=False,
+        min_length=1, headline=None,
+        source="Shen et al., 2019, Ordered Neurons (ICLR): the evaluation "
+        "script of the official code (test_phrase_grammar.py); WSJ test "
+        "(section 23) and WSJ10",
+    ),
+    "prpn": Protocol(
+        "prpn", "sentence", punctuation=False, whole_span=False,
+        min_length=1, headline=10,
+        source="Shen et al., 2018, PRPN (ICLR): the evaluation script of "
+        "the official code (test_phrase_grammar.py, WSJ10 option)",
+    ),
+    "compound-pcfg": Protocol(
+        "compound-pcfg", "sentence", punctuation=False, whole_span=False,
+        min_length=2, headline=None,
+        source="Kim, Dyer and Rush, 2019, Compound PCFGs (ACL): the "
+        "evaluation of the official code (sentence-level F1 computed as in "
+        "PRPN's script, one-word sentences skipped; it also reports a "
+        "corpus-level F1 without the whole-sentence span)",
+    ),
+    "evalb": Protocol(
+        "evalb", "corpus", punctuation=False, whole_span=True,
+        min_length=1, headline=None,
+        source="EVALB (Sekine and Collins, 1997) with COLLINS.prm, "
+        "unlabelled: brackets counted over the corpus, the top bracket "
+        "included, punctuation deleted",
+    ),
+    "sentence-punct": Protocol(
+        "sentence-punct", "sentence", punctuation=True, whole_span=False,
+        min_length=1, headline=None,
+        source="the sentence-level measure of on-lstm, on trees over every "
+        "token (punctuation kept)",
+    ),
+    "corpus-punct": Protocol(
+        "corpus-punct", "corpus", punctuation=True, whole_span=True,
+        min_length=1, headline=None,
+        source="the corpus-level measure of evalb, on trees over every "
+        "token (punctuation kept, as EVALB counts them with a parameter "
+        "file that deletes nothing)",
+    ),
+}
+"""The named protocols of `evaluate-parsing --protocol` (docs/evaluation.md,
+"Protocols")."""
+
+
+def get_protocol(protocol):
+    """A `Protocol` from its name (or itself); a ValueError names the choices."""
+    if isinstance(protocol, Protocol):
+        return protocol
+    if protocol not in PROTOCOLS:
+        raise ValueError(
+            f"Unknown protocol {protocol!r}: choose one of "
+            f"{', '.join(PROTOCOLS)}."
+        )
+    return PROTOCOLS[protocol]
+
+
+def _percent_scores(scores):
+    return {
+        bucket: {
+            key: (value if key == "sentences" or value is None
+                  else 100.0 * value)
+            for key, value in values.items()
+        }
+        for bucket, values in scores.items()
+    }
+
+
+def evaluate_protocol(records, predicted_trees, protocol,
+                      bucket_lengths=None, buckets=metrics.LENGTH_BUCKETS):
+    """Scores induced trees under one protocol, by sentence length.
+
+    Args:
+        records: gold `TreebankSentence`s, with punctuation when the
+            protocol keeps it (`load_treebank_split(..., punctuation=True)`
+            gives both versions).
+        predicted_trees: one tree (`nltk.Tree` or bracketed string) per
+            record, over the record's words.
+        protocol: a `Protocol` or the name of one of `PROTOCOLS`.
+        bucket_lengths: the number of words of each sentence without
+            punctuation (default: the records' lengths), which decides its
+            length bucket.
+        buckets: maximum lengths (`None`: all).
+
+    Returns:
+        A dict bucket (`"<=10"`, `"<=20"`, `"<=40"`, `"all"`) -> dict with
+        `sentences`, `sentence_f1`, `sentence_precision`, `sentence_recall`,
+        `corpus_f1`, `corpus_precision`, `corpus_recall` (percentages).
+
+    Example:
+
+    >>> from keras_ordered.datasets.treebank import make_sentence
+    >>> import nltk
+    >>> gold = make_sentence(nltk.Tree.fromstring(
+    ...     "(S (NP (DT the) (NN cat)) (VP (VBD sat)))"))
+    >>> scores = evaluate_protocol([gold], ["((the cat) sat)"], "on-lstm")
+    >>> scores["all"]["sentence_f1"]
+    100.0
+    """
+    protocol = get_protocol(protocol)
+    records = list(records)
+    predicted_trees = list(predicted_trees)
+    if len(predicted_trees) != len(records):
+        raise ValueError(
+            f"Got {len(predicted_trees)} predicted trees for {len(records)} "
+            "sentences."
+        )
+    predicted, lengths = [], []
+    for index, (record, tree) in enumerate(zip(records, predicted_trees)):
+        tree = _as_tree(tree, index)
+        if len(tree.leaves()) != len(record.words):
+            raise ValueError(
+                f"Predicted tree {index} has {len(tree.leaves())} leaves but "
+                f"the sentence has {len(record.words)} words."
+            )
+        predicted.append(trees_lib.tree_to_spans(tree))
+        lengths.append(len(record.words))
+    scores = metrics.protocol_scores(
+        predicted, [r.spans for r in records], lengths,
+        whole_span=protocol.whole_span, min_length=protocol.min_length,
+        bucket_lengths=bucket_lengths, buckets=buckets,
+    )
+    return _percent_scores(scores)
+
+
+def headline(scores, protocol):
+    """The figure a paper using `protocol` reports, from `evaluate_protocol`'s
+    scores (a percentage, or `None` for an empty bucket)."""
+    protocol = get_protocol(protocol)
+    bucket = metrics.bucket_name(protocol.headline)
+    return scores[bucket][f"{protocol.measure}_f1"]
+
+
+def binarized_gold_trees(records):
+    """The binarized gold tree of each record (`binarized_gold_tree`): the
+    best a binary tree can score."""
+    from keras_ordered.parsing.baselines import binarized_gold_tree
+
+    return [binarized_gold_tree(record.tree) for record in records]
+
+
+def mean_std_max(values):
+    """`{"mean", "std", "max"}` of numbers (`None`s ignored; sample standard
+    deviation, n - 1, 0 for a single value; all `None` for no value).
+
+    Example:
+
+    >>> mean_std_max([1.0, 2.0, 3.0])
+    {'mean': 2.0, 'std': 1.0, 'max': 3.0}
+    """
+    values = [float(v) for v in values if v is not None]
+    if not values:
+        return {"mean": None, "std": None, "max": None}
+    array = np.asarray(values)
+    return {
+        "mean": float(array.mean()),
+        "std": float(array.std(ddof=1)) if len(values) > 1 else 0.0,
+        "max": float(array.max()),
+    }
+
+
+def summarize_runs(runs, keys=("sentence_f1", "corpus_f1",
+                               "wsj10_sentence_f1")):
+    """Mean, standard deviation and maximum of metrics over runs (seeds).
+
+    Args:
+        runs: list of dicts of `evaluate_parsing` (one per run).
+        keys: the metrics to summarise.
+
+    Returns:
+        A dict key -> `mean_std_max`.
+    """
+    return {key: mean_std_max([run.get(key) for run in runs]) for key in keys}
+
+
+def trees_self_f1(runs):
+    """Self-F1 (percent) of several runs' trees over the same sentences:
+    `keras_ordered.parsing.metrics.self_f1` on their spans.
+
+    Args:
+        runs: list of runs, each a list of trees (one per sentence).
+
+    Returns:
+        A percentage, or `None` with fewer than two runs.
+
+    Example:
+
+    >>> round(trees_self_f1([["(a (b c))"], ["(a (b c))"], ["((a b) c)"]]), 1)
+    33.3
+    """
+    runs = [[_as_tree(t, i) for i, t in enumerate(run)] for run in runs]
+    if len(runs) < 2:
+        return None
+    lengths = [len(tree.leaves()) for tree in runs[0]]
+    spans = [[trees_lib.tree_to_spans(tree) for tree in run] for run in runs]
+    value = metrics.self_f1(spans, lengths)
+    return None if value is None else 100.0 * value

@@ -309,3 +309,120 @@ def self_f1(runs, lengths):
         for a in range(len(runs)) for b in range(a + 1, len(runs))
     ]
     return sum(pairs) / len(pairs)
+
+
+# --- the conventions of the literature, side by side ---------------------------
+
+LENGTH_BUCKETS = (10, 20, 40, None)
+"""Sentence-length buckets of the protocol scores (`None`: all lengths);
+lengths are counted in words, punctuation removed."""
+
+
+def bucket_name(max_length):
+    """`"<=10"` for 10, `"all"` for `None`."""
+    return "all" if max_length is None else f"<={max_length}"
+
+
+def protocol_spans(spans, length, whole_span):
+    """The spans a protocol scores: no one-word spans; the whole-sentence
+    span only when `whole_span` is true.
+
+    Example:
+
+    >>> sorted(protocol_spans({(0, 3), (0, 2), (1, 2)}, 3, whole_span=False))
+    [(0, 2)]
+    """
+    return {
+        (start, end) for start, end in spans
+        if end - start > 1 and (whole_span or (start, end) != (0, length))
+    }
+
+
+def protocol_scores(predicted, gold, lengths, whole_span=False, min_length=1,
+                    bucket_lengths=None, buckets=LENGTH_BUCKETS):
+    """Sentence-level and corpus-level F1 under one set of choices, by length.
+
+    Each sentence is scored on the spans of `protocol_spans` (so one-word
+    spans never count; the whole-sentence span counts only with
+    `whole_span`). The sentence-level F1 is the mean over sentences of
+    `sentence_scores` (a sentence with no gold span to score has recall 1,
+    and precision 1 when the prediction has none either: with the whole
+    span left out, every sentence of one or two words scores 100);
+    the corpus-level F1 is from the counts summed over the sentences.
+
+    Args:
+        predicted: list of span sets, one per sentence.
+        gold: list of span sets, one per sentence.
+        lengths: number of tokens of each sentence (the trees' leaves).
+        whole_span: bool, keep the whole-sentence span.
+        min_length: sentences of fewer tokens are left out (2: no
+            one-word sentence, as compound PCFG's evaluation).
+        bucket_lengths: the lengths that decide the buckets (default
+            `lengths`; pass the lengths without punctuation to bucket
+            sentences scored with punctuation as WSJ10 does).
+        buckets: maximum lengths (`None`: all).
+
+    Returns:
+        A dict bucket name (`bucket_name`) -> dict with `sentences`,
+        `sentence_precision`, `sentence_recall`, `sentence_f1`,
+        `corpus_precision`, `corpus_recall`, `corpus_f1` (fractions in
+        [0, 1]; `None` for an empty bucket).
+
+    Example:
+
+    >>> scores = protocol_scores([{(0, 2), (0, 3)}], [{(1, 3), (0, 3)}], [3])
+    >>> scores["all"]["sentence_f1"], scores["all"]["corpus_f1"]
+    (0.0, 0.0)
+    >>> protocol_scores([{(0, 2), (0, 3)}], [{(1, 3), (0, 3)}], [3],
+    ...                 whole_span=True)["all"]["sentence_f1"]
+    0.5
+    """
+    if not len(predicted) == len(gold) == len(lengths):
+        raise ValueError(
+            f"Got {len(predicted)} predicted span sets, {len(gold)} gold "
+            f"ones and {len(lengths)} lengths: pass one of each per sentence."
+        )
+    bucket_lengths = list(lengths if bucket_lengths is None else bucket_lengths)
+    totals = {
+        bucket_name(b): dict(n=0, p=0.0, r=0.0, f=0.0, m=0, np=0, ng=0)
+        for b in buckets
+    }
+    for p, g, n, size in zip(predicted, gold, lengths, bucket_lengths):
+        if n < min_length:
+            continue
+        p = protocol_spans(p, n, whole_span)
+        g = protocol_spans(g, n, whole_span)
+        precision, recall, f1 = sentence_scores(p, g)
+        matched = len(p & g)
+        for b in buckets:
+            if b is not None and size > b:
+                continue
+            t = totals[bucket_name(b)]
+            t["n"] += 1
+            t["p"] += precision
+            t["r"] += recall
+            t["f"] += f1
+            t["m"] += matched
+            t["np"] += len(p)
+            t["ng"] += len(g)
+    result = {}
+    for name, t in totals.items():
+        if not t["n"]:
+            result[name] = {
+                "sentences": 0, "sentence_precision": None,
+                "sentence_recall": None, "sentence_f1": None,
+                "corpus_precision": None, "corpus_recall": None,
+                "corpus_f1": None,
+            }
+            continue
+        cp, cr, cf = _prf(t["m"], t["np"], t["ng"])
+        result[name] = {
+            "sentences": t["n"],
+            "sentence_precision": t["p"] / t["n"],
+            "sentence_recall": t["r"] / t["n"],
+            "sentence_f1": t["f"] / t["n"],
+            "corpus_precision": cp,
+            "corpus_recall": cr,
+            "corpus_f1": cf,
+        }
+    return result
