@@ -528,3 +528,29 @@ def test_cli_several_models(three_models, small_treebank, capsys):
     assert len(protocol["models"]) == 3
     stats = protocol["summary"]["layer2/forget"]["all"]
     assert stats["max"] == pytest.approx(68.75)
+
+
+class PRPNLikeModel:
+    distance_names = ["parser/distance"]
+    default_distance = "parser/distance"
+
+    def sentence_distances(self, sentences, batch_size=64):
+        return {"parser/distance": [np.zeros(len(s)) for s in sentences]}
+
+
+def test_cli_models_without_shared_distances(monkeypatch, small_treebank,
+                                             capsys):
+    models = {"a.keras": ConstantModel(False), "p.keras": PRPNLikeModel()}
+    monkeypatch.setattr(_common, "load_model",
+                        lambda path, args=None: models[path])
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank, "--model",
+         "a.keras", "p.keras", "--protocol", "on-lstm", "--json"], capsys,
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    # No distance in common: each model's default distance is summarised.
+    assert list(result["summary"]) == ["default"]
+    assert result["summary"]["default"]["sentence_f1"]["std"] == 0.0
+    assert result["self_f1"] == {"default": pytest.approx(100.0)}
+    assert list(result["protocols"]["on-lstm"]["summary"]) == ["default"]

@@ -250,6 +250,20 @@ def _select_models(args):
     return models
 
 
+def _shared_distances(model_runs):
+    """`[(key, [name of each run])]`: the distances every model has, or,
+    when they share none (an ON-LSTM and a PRPN), each one's default
+    distance under the key `"default"`."""
+    common = [n for n in model_runs[0]["names"]
+              if all(n in r["names"] for r in model_runs)]
+    if common:
+        return [(n, [n] * len(model_runs)) for n in common]
+    return [("default", [
+        r["default"] if r["default"] in r["names"] else r["names"][0]
+        for r in model_runs
+    ])]
+
+
 def _mean_std(entries, key="sentence_f1"):
     """Mean and std (n - 1) per bucket and metric of protocol scores."""
     from keras_ordered.parsing.evaluate import mean_std_max
@@ -320,14 +334,12 @@ def _protocol_blocks(args, protocols, records, punct_records, model_runs,
                              else name)
                     rows.append((label, scores, None))
             if len(model_runs) > 1:
-                common = [n for n in model_runs[0]["names"]
-                          if all(n in r["names"] for r in model_runs)]
                 entry["summary"] = {}
-                for name in common:
+                for name, per_run in _shared_distances(model_runs):
                     per_bucket = {
                         bucket: mean_std_max([
-                            m["distances"][name][bucket][measure]
-                            for m in entry["models"]
+                            m["distances"][n][bucket][measure]
+                            for m, n in zip(entry["models"], per_run)
                         ])
                         for bucket in buckets
                     }
@@ -478,15 +490,18 @@ def run(args):
             for r in model_runs
         ]
         result["shift"] = args.shift
-        common = [n for n in model_runs[0]["names"]
-                  if all(n in r["names"] for r in model_runs)]
+        shared = _shared_distances(model_runs)
         result["summary"] = {
-            name: summarize_runs([r["scores"][name] for r in model_runs])
-            for name in common
+            name: summarize_runs(
+                [r["scores"][n] for r, n in zip(model_runs, per_run)]
+            )
+            for name, per_run in shared
         }
         result["self_f1"] = {
-            name: trees_self_f1([r["trees"][name] for r in model_runs])
-            for name in common
+            name: trees_self_f1(
+                [r["trees"][n] for r, n in zip(model_runs, per_run)]
+            )
+            for name, per_run in shared
         }
         for index, r in enumerate(model_runs, 1):
             rows.extend((f"[{index}] {n}", s) for n, s in r["scores"].items())
