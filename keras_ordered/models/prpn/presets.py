@@ -132,6 +132,8 @@ PRESETS = {
         "parser 256 channels as the official code, 15 slots) with lighter "
         "dropout.",
         "parameters": 3740794,  # with the 10,000-word PTB vocabulary
+        # Measured in bfloat16 with a 128-channel parser (before issue 23);
+        # float32 with the official width is slower, not re-measured.
         "cpu_minutes_per_epoch": 2.8,
         "model": {
             "embedding_dim": 200,
@@ -154,14 +156,15 @@ PRESETS = {
         },
     },
     # The quick path to a parsing model on a CPU (README, quick start): 2
-    # epochs of about 2.5 minutes on 2 idle cores (the whole recipe took
-    # 5 min 20 s on 2026-11-22).
+    # epochs; 600-700 s of training in float32 with the official parser
+    # width on the lightly shared 2-core CPU (benchmarks/README.md,
+    # "Parsing quality", 2026-11-25).
     "quick": {
-        "description": "A parsing model in five minutes (embedding 128, 2 "
-        "layers of 128, parser 128 channels as the official code, 15 "
-        "slots).",
+        "description": "A parsing model in about ten minutes (embedding "
+        "128, 2 layers of 128, parser 128 channels as the official code, "
+        "15 slots).",
         "parameters": 1773586,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 2.5,
+        "cpu_minutes_per_epoch": 5.5,  # float32, the seed study's runs
         "model": {
             "embedding_dim": 128,
             "hidden_dim": 128,
