@@ -76,8 +76,16 @@ def train_seed(args, seed, extra):
     command += extra
     print(f"[seed {seed}] {' '.join(command)}", flush=True)
     started = time.time()
-    with open(os.path.join(out, "train.log"), "a") as log:
-        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+    for attempt in range(3):
+        with open(os.path.join(out, "train.log"), "a") as log:
+            code = subprocess.call(command, stdout=log,
+                                   stderr=subprocess.STDOUT)
+        if code >= 0:
+            break
+        # Killed by a signal (TensorFlow's intermittent segmentation
+        # fault, issue 25): the recipe resumes from its last backup.
+        print(f"[seed {seed}] the recipe died of signal {-code}; resuming "
+              "it from its backup", flush=True)
     if code != 0:
         raise SystemExit(
             f"The recipe failed for seed {seed} (exit {code}): see "
