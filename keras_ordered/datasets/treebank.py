@@ -163,6 +163,11 @@ def clean_tree(tree, numbers="digit-runs"):
     >>> print(clean_tree(gold))
     (S (NP (NNP vinken)) (VP (VBZ is) (NP (CD N))))
     """
+    return _clean(tree, numbers, lambda tag: tag in WORD_TAGS)
+
+
+def _clean(tree, numbers, keep_tag):
+    """The recursion of `clean_tree`: tokens whose tag `keep_tag` accepts."""
     if isinstance(tree, str):
         raise ValueError(
             f"Expected an nltk.Tree with POS preterminals, got the bare "
@@ -170,7 +175,7 @@ def clean_tree(tree, numbers="digit-runs"):
             "`nltk.Tree.fromstring`."
         )
     if _is_preterminal(tree):
-        if tree.label() in WORD_TAGS:
+        if keep_tag(tree.label()):
             return nltk.Tree(tree.label(), [normalize_word(tree[0], numbers)])
         return None
     children = []
@@ -181,7 +186,7 @@ def clean_tree(tree, numbers="digit-runs"):
                 "children: expected Treebank trees where every word has its "
                 "own POS preterminal."
             )
-        cleaned = clean_tree(child, numbers)
+        cleaned = _clean(child, numbers, keep_tag)
         if cleaned is not None:
             children.append(cleaned)
     if not children:
@@ -503,29 +508,7 @@ def clean_tree_with_punctuation(tree, numbers="digit-runs"):
     >>> print(clean_tree_with_punctuation(gold))
     (S (NP (NNP vinken)) (VP (VBZ is) (NP (CD N))) (. .))
     """
-    if isinstance(tree, str):
-        raise ValueError(
-            f"Expected an nltk.Tree with POS preterminals, got the bare "
-            f"word {tree!r}."
-        )
-    if _is_preterminal(tree):
-        if tree.label() == "-NONE-":
-            return None
-        return nltk.Tree(tree.label(), [normalize_word(tree[0], numbers)])
-    children = []
-    for child in tree:
-        if isinstance(child, str):
-            raise ValueError(
-                f"Word {child!r} sits under {tree.label()!r} beside other "
-                "children: expected Treebank trees where every word has its "
-                "own POS preterminal."
-            )
-        cleaned = clean_tree_with_punctuation(child, numbers)
-        if cleaned is not None:
-            children.append(cleaned)
-    if not children:
-        return None
-    return nltk.Tree(strip_function_tags(tree.label()), children)
+    return _clean(tree, numbers, lambda tag: tag != "-NONE-")
 
 
 def _sentence_from_clean(cleaned, file_id, index):
