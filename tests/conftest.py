@@ -20,3 +20,18 @@ def require_data(*parts):
             pytest.fail(f"CI needs the data at {path} (set KERAS_ORDERED_DATA)")
         pytest.skip(f"data not found at {path}")
     return path
+
+
+# Gold sentences with hand-computed scores (tests/test_parsing_metrics.py,
+# tests/test_evaluation_protocols.py).
+HAND_SCORED_GOLD = [
+    # 6 words, 7 tokens: spans (0,6) (0,2) (2,6) (3,6) (4,6).
+    "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
+    "(NN mat)))) (. .))",
+    # 2 words: only the whole span, so nothing left at sentence level.
+    "(S (NP (PRP It)) (VP (VBD rained)) (. .))",
+    # 3 words, flat: only the whole span.
+    "(NP (DT the) (JJ big) (NN dog))",
+    # 1 word.
+    "(S (VP (VB Go)) (. !))",
+]

@@ -8,6 +8,7 @@ import shutil
 import nltk
 import numpy as np
 import pytest
+from conftest import HAND_SCORED_GOLD
 from conftest import require_data
 
 from keras_ordered import cli
@@ -18,17 +19,7 @@ from keras_ordered.parsing import evaluate
 from keras_ordered.parsing import metrics
 
 # Four gold sentences whose scores are computed by hand below.
-GOLD = [
-    # the cat sat on the mat .  (6 words, 7 tokens)
-    "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
-    "(NN mat)))) (. .))",
-    # it rained .  (2 words)
-    "(S (NP (PRP It)) (VP (VBD rained)) (. .))",
-    # the big dog  (3 words, one flat NP)
-    "(NP (DT the) (JJ big) (NN dog))",
-    # go !  (1 word)
-    "(S (VP (VB Go)) (. !))",
-]
+GOLD = HAND_SCORED_GOLD
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import nltk
 import numpy as np
 import pytest
 
+from conftest import HAND_SCORED_GOLD
 from keras_ordered.datasets.treebank import make_sentence
 from keras_ordered.parsing import metrics
 from keras_ordered.parsing.baselines import right_branching_tree
@@ -12,17 +13,8 @@ from keras_ordered.parsing.evaluate import evaluate_distances
 from keras_ordered.parsing.evaluate import evaluate_parsing
 from keras_ordered.parsing.trees import brackets_to_tree
 
-GOLD = [
-    # 6 words: spans (0,6) (0,2) (2,6) (3,6) (4,6).
-    "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
-    "(NN mat)))) (. .))",
-    # 2 words: only the whole span, so nothing left at sentence level.
-    "(S (NP (PRP It)) (VP (VBD rained)) (. .))",
-    # 3 words, flat: only the whole span.
-    "(NP (DT the) (JJ big) (NN dog))",
-    # 1 word.
-    "(S (VP (VB Go)) (. !))",
-]
+# Hand-scored gold sentences (conftest.HAND_SCORED_GOLD).
+GOLD = HAND_SCORED_GOLD
 
 
 @pytest.fixture
