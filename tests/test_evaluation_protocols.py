@@ -76,7 +76,35 @@ def test_compound_pcfg_protocol_skips_one_word_sentences(pairs):
         records, right_branching(records), "compound-pcfg"
     )
     assert scores["all"]["sentences"] == 3
-    assert scores["all"]["sentence_f1"] == pytest.approx(100 * 1.75 / 3)
+    # harvardnlp/compound-pcfg eval.py (main): "go" is skipped (one word);
+    # "it rained" (no span either side) and "the big dog" (no gold span)
+    # are left out of the sentence-level mean, so only "the cat ..." (0.75)
+    # counts; the corpus counts keep them: tp 3, fp 1 + 1, fn 1.
+    assert scores["all"]["sentence_f1"] == pytest.approx(75.0)
+    assert scores["all"]["corpus_precision"] == pytest.approx(60.0)
+    assert scores["all"]["corpus_recall"] == pytest.approx(75.0)
+    assert scores["all"]["corpus_f1"] == pytest.approx(200 * 0.45 / 1.35)
+
+
+def test_compound_pcfg_keeps_whole_span_of_unary_gold_root(pairs):
+    # compound-pcfg's eval.py drops only the outermost gold span: with
+    # S -> VP over the whole sentence, VP's (0, 3) stays in the gold set.
+    extra = treebank_lib.make_sentence_pair(nltk.Tree.fromstring(
+        "( (S (VP (VB Eat) (NP (DT the) (NN cake))) (. .)) )"), "x", 9)[0]
+    records = [p[0] for p in pairs] + [extra]
+    scores = evaluate.evaluate_protocol(
+        records, right_branching(records), "compound-pcfg"
+    )
+    # eat the cake: gold {(1,3), (0,3)}, predicted {(1,3)}: F1 2/3.
+    assert scores["all"]["sentence_f1"] == pytest.approx(
+        100 * (0.75 + 2 / 3) / 2)
+    # corpus: tp 3 + 1, fp 2 + 0, fn 1 + 1
+    assert scores["all"]["corpus_f1"] == pytest.approx(100 * 4 / 6)
+    # the PRPN rule keeps the sentence at F1 1 (whole span never counted)
+    on_lstm = evaluate.evaluate_protocol(
+        records, right_branching(records), "on-lstm")
+    assert on_lstm["all"]["sentence_f1"] == pytest.approx(
+        100 * (0.75 + 1 + 0 + 1 + 1) / 5)
 
 
 def test_evalb_protocol_by_hand(pairs):

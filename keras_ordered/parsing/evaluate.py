@@ -11,6 +11,7 @@ method (see `keras_ordered.models.base.SyntacticDistanceMixin`).
 
 import dataclasses
 
+import nltk
 import numpy as np
 
 from keras_ordered.parsing import metrics
@@ -383,6 +384,17 @@ class Protocol:
         headline: the length bucket the paper reports (`None`: all
             lengths; 10: WSJ10).
         source: where the choices come from.
+        empty_sentences: `"score"`: a sentence with no gold span to score
+            has recall 1, and precision 1 when the prediction has none
+            either (PRPN and ON-LSTM scripts); `"skip"`: a sentence whose
+            gold or predicted span set is empty is left out of the
+            sentence-level mean but kept in the corpus counts (compound
+            PCFG's `eval.py`).
+        unary_root_whole_span: compound PCFG's `eval.py` drops only the
+            last (outermost) span of the gold list, so when the gold root
+            has a single phrasal child (e.g. `(S (VP ...))` once the final
+            period is gone) the child's whole-sentence span stays in the
+            gold set (and is never predicted).
     """
 
     name: str
@@ -392,6 +404,8 @@ class Protocol:
     min_length: int
     headline: object
     source: str
+    empty_sentences: str = "score"
+    unary_root_whole_span: bool = False
 
     def choices(self):
         """The protocol's choices, one short phrase each."""
@@ -403,13 +417,18 @@ class Protocol:
             "punctuation kept (scored as words)" if self.punctuation
             else "punctuation removed (by POS tag)",
             "whole-sentence span counted" if self.whole_span
-            else "whole-sentence span not counted",
+            else "whole-sentence span not counted"
+            + (" (but kept in the gold set when the gold root has a single "
+               "phrasal child)" if self.unary_root_whole_span else ""),
             "one-word spans not counted; gold unary chains collapsed",
             (f"sentences of fewer than {self.min_length} words left out"
              if self.min_length > 1 else "sentences of every length kept")
             + ("; a sentence with no gold span to score (<= 2 words) "
                "scores 100" if not self.whole_span and self.min_length <= 2
-               else ""),
+               and self.empty_sentences == "score"
+               else "; a sentence with no gold or no predicted span left "
+               "out of the sentence-level mean (kept in the corpus counts)"
+               if self.empty_sentences == "skip" else ""),
             "headline: " + ("all lengths" if self.headline is None
                             else f"sentences of <= {self.headline} words "
                             "(punctuation removed)"),
@@ -420,43 +439,57 @@ PROTOCOLS = {
     "on-lstm": Protocol(
         "on-lstm", "sentence", punctuation=False, whole_span=False,
         min_length=1, headline=None,
-        source="Shen et al., 2019, Ordered Neurons (ICLR): the evaluation "
-        "script of the official code (test_phrase_grammar.py); WSJ test "
-        "(section 23) and WSJ10",
+        source="Shen et al., 2019, Ordered Neurons (ICLR): "
+        "yikangshen/Ordered-Neurons test_phrase_grammar.py, functions "
+        "test and get_brackets (mean of per-sentence F1, recall 1 and "
+        "precision 1 for empty span sets), data_ptb.py (Corpus.tokenize, "
+        "tree2list, filter_words: tokens kept by the word_tags list); WSJ "
+        "test (section 23), and WSJ10 (--wsj10: <= 10 words from all WSJ "
+        "sections 00-24)",
     ),
     "prpn": Protocol(
         "prpn", "sentence", punctuation=False, whole_span=False,
         min_length=1, headline=10,
-        source="Shen et al., 2018, PRPN (ICLR): the evaluation script of "
-        "the official code (test_phrase_grammar.py, WSJ10 option)",
+        source="Shen et al., 2018, PRPN (ICLR): yikangshen/PRPN "
+        "test_phrase_grammar.py, functions test and get_brackets (sentences "
+        "of <= 10 words from all WSJ sections 00-24, mean of per-sentence "
+        "F1), data_ptb.py (Corpus.tokenize, tree2list, filter_words)",
     ),
     "compound-pcfg": Protocol(
         "compound-pcfg", "sentence", punctuation=False, whole_span=False,
         min_length=2, headline=None,
-        source="Kim, Dyer and Rush, 2019, Compound PCFGs (ACL): the "
-        "evaluation of the official code (sentence-level F1 computed as in "
-        "PRPN's script, one-word sentences skipped; it also reports a "
-        "corpus-level F1 without the whole-sentence span)",
+        source="Kim, Dyer and Rush, 2019, Compound PCFGs (ACL): "
+        "harvardnlp/compound-pcfg eval.py, function main (one-word "
+        "sentences skipped; the last, outermost gold span dropped; a "
+        "sentence with an empty gold or predicted span set left out of the "
+        "sentence-level mean; corpus-level F1 from summed tp/fp/fn), "
+        "utils.py (get_nonbinary_spans, get_stats), process_ptb.py "
+        "(get_data_ptb: PRPN's word_tags filter; WSJ test = section 23)",
+        empty_sentences="skip", unary_root_whole_span=True,
     ),
     "evalb": Protocol(
         "evalb", "corpus", punctuation=False, whole_span=True,
         min_length=1, headline=None,
-        source="EVALB (Sekine and Collins, 1997) with COLLINS.prm, "
-        "unlabelled: brackets counted over the corpus, the top bracket "
-        "included, punctuation deleted",
+        source="an approximation of EVALB (Sekine and Collins, 1997) "
+        "unlabelled, with COLLINS.prm (as in harvardnlp/urnng COLLINS.prm: "
+        "LABELED 0; DELETE_LABEL TOP -NONE- , : `` '' .): brackets counted "
+        "over the corpus, the top bracket included; evalb.c itself not "
+        "checked, and unlike it this protocol removes every non-word tag "
+        "($, #, -LRB-, -RRB- too), drops one-word brackets and counts "
+        "brackets of the same span once",
     ),
     "sentence-punct": Protocol(
         "sentence-punct", "sentence", punctuation=True, whole_span=False,
         min_length=1, headline=None,
         source="the sentence-level measure of on-lstm, on trees over every "
-        "token (punctuation kept)",
+        "token (punctuation kept); no official script",
     ),
     "corpus-punct": Protocol(
         "corpus-punct", "corpus", punctuation=True, whole_span=True,
         min_length=1, headline=None,
         source="the corpus-level measure of evalb, on trees over every "
         "token (punctuation kept, as EVALB counts them with a parameter "
-        "file that deletes nothing)",
+        "file that deletes nothing); no official script",
     ),
 }
 """The named protocols of `evaluate-parsing --protocol` (docs/evaluation.md,
@@ -535,12 +568,51 @@ def evaluate_protocol(records, predicted_trees, protocol,
             )
         predicted.append(trees_lib.tree_to_spans(tree))
         lengths.append(len(record.words))
+    gold = [r.spans for r in records]
+    whole_span = protocol.whole_span
+    if protocol.unary_root_whole_span and not whole_span:
+        # The whole span is removed here, and kept in the gold set of a
+        # sentence whose root has a single phrasal child.
+        predicted = [metrics.protocol_spans(p, n, False)
+                     for p, n in zip(predicted, lengths)]
+        gold = [
+            metrics.protocol_spans(g, n, _unary_root(r.tree))
+            for g, n, r in zip(gold, lengths, records)
+        ]
+        whole_span = True
     scores = metrics.protocol_scores(
-        predicted, [r.spans for r in records], lengths,
-        whole_span=protocol.whole_span, min_length=protocol.min_length,
+        predicted, gold, lengths,
+        whole_span=whole_span, min_length=protocol.min_length,
         bucket_lengths=bucket_lengths, buckets=buckets,
     )
+    if protocol.empty_sentences == "skip":
+        sizes = list(lengths if bucket_lengths is None else bucket_lengths)
+        keep = [
+            i for i, n in enumerate(lengths)
+            if metrics.protocol_spans(predicted[i], n, whole_span)
+            and metrics.protocol_spans(gold[i], n, whole_span)
+        ]
+        kept = metrics.protocol_scores(
+            [predicted[i] for i in keep], [gold[i] for i in keep],
+            [lengths[i] for i in keep], whole_span=whole_span,
+            min_length=protocol.min_length,
+            bucket_lengths=[sizes[i] for i in keep], buckets=buckets,
+        )
+        for bucket, values in scores.items():
+            for key in ("sentence_precision", "sentence_recall",
+                        "sentence_f1"):
+                values[key] = kept[bucket][key]
     return _percent_scores(scores)
+
+
+def _unary_root(tree):
+    """Whether a gold tree's root (below an unlabelled top node, which
+    NLTK's PTB reader strips) has a single child that is a phrase."""
+    while (isinstance(tree, nltk.Tree) and tree.label() in ("", "ROOT", "TOP")
+           and len(tree) == 1 and isinstance(tree[0], nltk.Tree)):
+        tree = tree[0]
+    return (isinstance(tree, nltk.Tree) and len(tree) == 1
+            and isinstance(tree[0], nltk.Tree) and tree[0].height() > 2)
 
 
 def headline(scores, protocol):
