@@ -43,6 +43,15 @@ import time
 import numpy as np
 
 from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS
+from keras_ordered.datasets.treebank import load_treebank
+from keras_ordered.parsing import baseline_predictor
+from keras_ordered.parsing import distances_to_tree
+from keras_ordered.parsing import evaluate_parsing
+from keras_ordered.parsing import evaluate_trees
+from keras_ordered.parsing import self_f1
+from keras_ordered.parsing import shift_distances
+from keras_ordered.parsing import tree_to_spans
+from keras_ordered.saving import load_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = WSJ_SAMPLE_SPLITS
@@ -99,18 +108,11 @@ def train_seed(args, seed, extra):
 
 
 def _spans(trees):
-    from keras_ordered.parsing import tree_to_spans
-
     return [sorted(tree_to_spans(t)) for t in trees]
 
 
 def parse_seed(args, seed, records, results):
     """Parses both splits with one seed's model; returns its `parsing.json`."""
-    from keras_ordered.parsing import distances_to_tree
-    from keras_ordered.parsing import evaluate_trees
-    from keras_ordered.parsing import shift_distances
-    from keras_ordered.saving import load_model
-
     out = _seed_dir(args.output, seed)
     path = os.path.join(out, "parsing.json")
     if os.path.exists(path):
@@ -149,9 +151,6 @@ def parse_seed(args, seed, records, results):
 
 def baselines(records):
     """Baseline F1 on each split (random: mean over 5 seeds)."""
-    from keras_ordered.parsing import baseline_predictor
-    from keras_ordered.parsing import evaluate_parsing
-
     table = {}
     for split, split_records in records.items():
         table[split] = {}
@@ -179,8 +178,6 @@ def _stats(values):
 
 def summarize(entries, records, table):
     """Seed statistics of the finished seeds."""
-    from keras_ordered.parsing import self_f1
-
     if not entries:
         return {"seeds": []}
     default = entries[0]["default_distance"]
@@ -334,7 +331,6 @@ def main(argv=None):
                         help="also print the tables as Markdown")
     args = parser.parse_args(argv)
 
-    from keras_ordered.datasets.treebank import load_treebank
 
     records = {split: load_treebank(args.treebank, fileids=pattern)
                for split, pattern in SPLITS.items()}
