@@ -14,6 +14,7 @@ import dataclasses
 import nltk
 import numpy as np
 
+from keras_ordered.parsing import evalb
 from keras_ordered.parsing import metrics
 from keras_ordered.parsing import trees as trees_lib
 
@@ -406,9 +407,28 @@ class Protocol:
     source: str
     empty_sentences: str = "score"
     unary_root_whole_span: bool = False
+    scorer: str = "spans"
+    evalb_params: object = None
 
     def choices(self):
         """The protocol's choices, one short phrase each."""
+        if self.scorer == "evalb":
+            params = self.evalb_params or evalb.COLLINS_PARAMS
+            return [
+                "corpus-level F1 by this package's EVALB (equal to evalb.c), "
+                + ("labelled" if params.labeled else "unlabelled (LABELED 0)")
+                + "; sentence-level F1 is the mean of its per-sentence F1",
+                "punctuation kept (scored as words)" if self.punctuation
+                else "punctuation removed (by POS tag) before EVALB",
+                "DELETE_LABEL " + " ".join(sorted(params.delete_labels)),
+                "every bracket EVALB counts: the top one (so the "
+                "whole-sentence span counted), one-word brackets and each "
+                "level of a gold unary chain (the predicted tree has gold "
+                "POS tags and phrases labelled X)",
+                "sentences of every length kept",
+                "headline: " + ("all lengths" if self.headline is None
+                                else f"sentences of <= {self.headline} words"),
+            ]
         return [
             ("sentence-level F1 (F1 of each sentence, averaged)"
              if self.measure == "sentence"
@@ -470,13 +490,12 @@ PROTOCOLS = {
     "evalb": Protocol(
         "evalb", "corpus", punctuation=False, whole_span=True,
         min_length=1, headline=None,
-        source="an approximation of EVALB (Sekine and Collins, 1997) "
-        "unlabelled, with COLLINS.prm (as in harvardnlp/urnng COLLINS.prm: "
-        "LABELED 0; DELETE_LABEL TOP -NONE- , : `` '' .): brackets counted "
-        "over the corpus, the top bracket included; evalb.c itself not "
-        "checked, and unlike it this protocol removes every non-word tag "
-        "($, #, -LRB-, -RRB- too), drops one-word brackets and counts "
-        "brackets of the same span once",
+        source="EVALB (Sekine and Collins, 1997), unlabelled: COLLINS.prm "
+        "with LABELED 0 (as harvardnlp/urnng's COLLINS.prm: DELETE_LABEL "
+        "TOP -NONE- , : `` '' .), run by keras_ordered.parsing.evalb (equal "
+        "to evalb.c: tests/test_evalb_differential.py) on the trees with "
+        "punctuation removed, the induced tree carrying the gold POS tags",
+        scorer="evalb", evalb_params=evalb.EvalbParams(labeled=False),
     ),
     "sentence-punct": Protocol(
         "sentence-punct", "sentence", punctuation=True, whole_span=False,
@@ -487,9 +506,10 @@ PROTOCOLS = {
     "corpus-punct": Protocol(
         "corpus-punct", "corpus", punctuation=True, whole_span=True,
         min_length=1, headline=None,
-        source="the corpus-level measure of evalb, on trees over every "
-        "token (punctuation kept, as EVALB counts them with a parameter "
-        "file that deletes nothing); no official script",
+        source="the corpus-level span measure (the corpus-F1 column: "
+        "unlabelled spans, unary chains collapsed, whole-sentence span "
+        "kept) on trees over every token (punctuation kept and scored); no "
+        "official script",
     ),
 }
 """The named protocols of `evaluate-parsing --protocol` (docs/evaluation.md,
@@ -566,8 +586,12 @@ def evaluate_protocol(records, predicted_trees, protocol,
                 f"Predicted tree {index} has {len(tree.leaves())} leaves but "
                 f"the sentence has {len(record.words)} words."
             )
-        predicted.append(trees_lib.tree_to_spans(tree))
+        predicted.append(trees_lib.tree_to_spans(tree)
+                         if protocol.scorer == "spans" else tree)
         lengths.append(len(record.words))
+    if protocol.scorer == "evalb":
+        return _percent_scores(_evalb_scores(
+            records, predicted, protocol, bucket_lengths, buckets))
     gold = [r.spans for r in records]
     whole_span = protocol.whole_span
     if protocol.unary_root_whole_span and not whole_span:
@@ -603,6 +627,59 @@ def evaluate_protocol(records, predicted_trees, protocol,
                         "sentence_f1"):
                 values[key] = kept[bucket][key]
     return _percent_scores(scores)
+
+
+def _tagged(tree, tags):
+    """`tree` (over the words) with `tags` as preterminals and every phrase
+    labelled `X`, as EVALB reads a test tree."""
+    position = iter(range(len(tags)))
+
+    def build(node):
+        if not isinstance(node, nltk.Tree):
+            return nltk.Tree(tags[next(position)], [node])
+        return nltk.Tree("X", [build(child) for child in node])
+
+    built = build(tree)
+    return built if isinstance(tree, nltk.Tree) else nltk.Tree("X", [built])
+
+
+def _evalb_scores(records, predicted_trees, protocol, bucket_lengths, buckets):
+    """`metrics.protocol_scores`' dict, each sentence scored by EVALB."""
+    params = protocol.evalb_params or evalb.COLLINS_PARAMS
+    gold = [r.tree for r in records]
+    test = [_tagged(tree, [tag for _, tag in r.tree.pos()])
+            for tree, r in zip(predicted_trees, records)]
+    rows = evalb.evaluate_trees(gold, test, params).sentences
+    for row, record in zip(rows, records):
+        if row.status != evalb.STATUS_OK:
+            raise ValueError(
+                f"EVALB could not score sentence {row.id} ({record.file_id} "
+                f"#{record.index}): {row.reason}"
+            )
+    sizes = [len(r.words) for r in records] if bucket_lengths is None \
+        else list(bucket_lengths)
+    result = {}
+    for bucket in buckets:
+        kept = [row for row, size in zip(rows, sizes)
+                if bucket is None or size <= bucket]
+        if not kept:
+            result[metrics.bucket_name(bucket)] = {"sentences": 0, **dict.fromkeys(
+                ("sentence_precision", "sentence_recall", "sentence_f1",
+                 "corpus_precision", "corpus_recall", "corpus_f1"))}
+            continue
+        summary = evalb.summarize(kept)
+        sentence = [(row.precision / 100, row.recall / 100) for row in kept]
+        result[metrics.bucket_name(bucket)] = {
+            "sentences": len(kept),
+            "sentence_precision": float(np.mean([p for p, _ in sentence])),
+            "sentence_recall": float(np.mean([r for _, r in sentence])),
+            "sentence_f1": float(np.mean(
+                [2 * p * r / (p + r) if p + r else 0.0 for p, r in sentence])),
+            "corpus_precision": summary.precision / 100,
+            "corpus_recall": summary.recall / 100,
+            "corpus_f1": summary.f_measure / 100,
+        }
+    return result
 
 
 def _unary_root(tree):
