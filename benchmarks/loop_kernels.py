@@ -25,7 +25,7 @@ fastest of `--repeats` calls each), on the shapes of the `ptb` presets:
 - `token_loss`: the token cross-entropy of an ON-LSTM `ptb` batch (1,400
   tokens, 10,000 words), forward and backward, as Keras' sparse
   cross-entropy (TensorFlow's fused op) and as the XLA-compiled
-  `keras_ordered.training.losses.token_cross_entropy`; milliseconds.
+  `keras_ordered.models.losses.token_cross_entropy`; milliseconds.
 - `vocabulary_projection`: the tied projection of the same batch
   (`(1400, 400)` vectors by the `(10000, 400)` embedding, float32 logits)
   with that loss, forward and backward, its gradient products in float32
@@ -49,7 +49,7 @@ import tensorflow as tf  # noqa: E402
 
 from keras_ordered.layers.dropout import EmbeddingDropout  # noqa: E402
 from keras_ordered.layers.prpn_cell import _tf_reading_recurrence  # noqa: E402
-from keras_ordered.training.losses import token_cross_entropy  # noqa: E402
+from keras_ordered.models.losses import token_cross_entropy  # noqa: E402
 
 
 def fastest(functions, repeats):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_ordered.training.losses import token_cross_entropy
+from keras_ordered.models.losses import token_cross_entropy
 
 
 def _numpy_cross_entropy(targets, logits):

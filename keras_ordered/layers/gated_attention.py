@@ -32,14 +32,14 @@ Reference:
 """
 
 import math
+import random
 
 import keras
 from keras import ops
-from keras.src.initializers.random_initializers import RandomInitializer
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class FanInUniform(RandomInitializer):
+class FanInUniform(keras.initializers.Initializer):
     """`uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))`, PyTorch's default.
 
     PyTorch initialises the weight and the bias of `nn.Linear` and
@@ -64,7 +64,20 @@ class FanInUniform(RandomInitializer):
     """
 
     def __init__(self, fan_in=None, seed=None):
-        super().__init__(seed=seed)
+        if isinstance(seed, dict):
+            seed = keras.saving.deserialize_keras_object(seed)
+        if seed is not None and (
+            isinstance(seed, bool)
+            or not isinstance(seed, (int, keras.random.SeedGenerator))
+        ):
+            raise ValueError(
+                "`seed` must be an integer, a `keras.random.SeedGenerator` or "
+                f"None. Received: seed={seed!r}"
+            )
+        self._init_seed = seed
+        # As Keras' random initializers: without a seed, one drawn from
+        # Python's generator (so `keras.utils.set_random_seed` fixes it).
+        self.seed = random.randint(1, int(1e9)) if seed is None else seed
         if fan_in is not None and (not isinstance(fan_in, int) or fan_in < 1):
             raise ValueError(
                 f"`fan_in` must be a positive integer or None. Received: {fan_in}"
@@ -86,7 +99,10 @@ class FanInUniform(RandomInitializer):
         )
 
     def get_config(self):
-        return {**super().get_config(), "fan_in": self.fan_in}
+        return {
+            "seed": keras.saving.serialize_keras_object(self._init_seed),
+            "fan_in": self.fan_in,
+        }
 
 
 def _hard_alpha(delta, tau):

@@ -8,13 +8,12 @@ Reference:
 import keras
 from keras import ops
 
-# `keras.layers.RNN` pre-creates the dropout masks of cells that derive from
-# this mixin before entering its symbolic loop, and resets them afterwards;
-# that is exactly the life cycle of a DropConnect mask (one per batch, shared
-# by every time step). It is not exported by `keras.layers`, hence the
-# private import (as is `backend.rnn`, the loop `keras.layers.RNN` itself runs).
-from keras.src.backend import rnn as backend_rnn
-from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
+# `DropoutRNNCell` (`keras.layers.RNN` pre-creates the dropout masks of cells
+# deriving from it and resets them afterwards: the life cycle of a
+# DropConnect mask) and `backend_rnn` (the loop `keras.layers.RNN` runs) are
+# private Keras APIs, imported through the one shim that explains them.
+from keras_ordered._keras_private import DropoutRNNCell
+from keras_ordered._keras_private import backend_rnn
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")

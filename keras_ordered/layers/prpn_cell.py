@@ -13,11 +13,8 @@ Reference:
 import keras
 from keras import ops
 
-# `keras.layers.RNN` pre-creates the masks of cells deriving from this mixin
-# before its loop and clears them afterwards: one mask per sequence. It is
-# not exported by `keras.layers`, hence the private import.
-from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
-
+# A private Keras API (one mask per sequence): see keras_ordered._keras_private.
+from keras_ordered._keras_private import DropoutRNNCell
 from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers._checks import check_rate as _check_rate

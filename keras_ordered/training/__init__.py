@@ -1,7 +1,7 @@
 """Truncated-BPTT batching with carried state, NT-ASGD, callbacks."""
 
 from keras_ordered.training.bptt import BPTTBatches
-from keras_ordered.training.bptt import CarriedStateMixin
+from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.training.bptt import SentenceBatches
 from keras_ordered.training.bptt import batchify
 from keras_ordered.training.callbacks import NTASGD

@@ -9,7 +9,7 @@ Two ways to train on more than one device:
   by the `TF_CONFIG` environment variable as TensorFlow documents it. Keras
   3's `model.fit` fails under that strategy (keras-team/keras#20585), so
   `CustomTrainingLoop` here runs the model's own `train_step` /
-  `test_step` (`keras_ordered.training.CarriedStateMixin`: the same loss,
+  `test_step` (`keras_ordered.models.carried_state.CarriedStateMixin`: the same loss,
   carried state, clipping by the global norm across replicas) inside
   `strategy.run`, over datasets that hand every replica its rows of each
   global batch, and drives the same Keras callbacks `model.fit` would.
@@ -22,14 +22,14 @@ device trains (tests/test_distributed_replicas.py measures it):
 
 - each replica carries the recurrent state of its own rows (the streams it
   always receives) in replica-local variables;
-  `keras_ordered.training.bptt.carried_state` gathers them in batch order
+  `keras_ordered.models.carried_state.carried_state` gathers them in batch order
   (what a backup saves), `set_carried_state` splits them again;
 - the loss is each replica's summed cross-entropy over the token count of
   the *global* batch, so that the optimizer's sum over replicas is the
   gradient of the global mean, and the logged loss is the global one;
 - gradients are clipped by the norm of their sum over the replicas, not
   each replica's part by its own norm
-  (`keras_ordered.training.bptt.clip_by_global_norm_across_replicas`);
+  (`keras_ordered.models.carried_state.clip_by_global_norm_across_replicas`);
 - PRPN's batch normalisations take their statistics over the global batch
   (`PRPNLanguageModel(synchronized_batch_norm=None)` turns that on under
   several replicas).
@@ -38,7 +38,7 @@ Dropout masks are the one thing that does not match: Keras layers draw
 them from a seed every replica shares (a mirrored variable), so the
 replicas of a step would draw the same masks for their rows; the training
 step shifts each replica's seeds by its id for the forward pass
-(`keras_ordered.training.bptt.offset_seeds`), so each draws its own, and a
+(`keras_ordered.models.carried_state.offset_seeds`), so each draws its own, and a
 run with dropout trains as well, on other masks than one device's.
 
 Multi-worker runs: who writes, and a killed worker
@@ -261,7 +261,7 @@ class CustomTrainingLoop:
     """`fit` / `evaluate` of a carried-state model around `strategy.run`.
 
     Runs `model.train_step` and `model.test_step` (those of
-    `keras_ordered.training.CarriedStateMixin`) on every replica of any
+    `keras_ordered.models.carried_state.CarriedStateMixin`) on every replica of any
     `tf.distribute` strategy, `MultiWorkerMirroredStrategy` included, where
     Keras 3's `model.fit` fails (keras-team/keras#20585). The callbacks get
     the hooks `model.fit` calls (`on_train_begin`, `on_epoch_begin`,

@@ -12,7 +12,7 @@ from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.onlstm.presets import get_preset
-from keras_ordered.training.bptt import CarriedStateMixin
+from keras_ordered.models.carried_state import CarriedStateMixin
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")

@@ -30,7 +30,7 @@ predicts `x_{t+1}`), `distances` `(batch, time)` float32 (`d_t`, the
 syntactic distance between `x_{t-1}` and `x_t`) and the new carried state
 in the input order. `model.initial_state(batch_size)` gives the zero state
 as numpy arrays; `split_outputs(outputs)` returns `(logits, new_states)`
-(the convention of `keras_ordered.training.CarriedStateMixin`).
+(the convention of `keras_ordered.models.carried_state.CarriedStateMixin`).
 
 The official PRPN, and the options that depart from it
 ======================================================
@@ -96,7 +96,7 @@ from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.prpn.presets import get_preset
-from keras_ordered.training.bptt import CarriedStateMixin
+from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.layers._checks import check_rate as _check_rate
 
 

@@ -64,7 +64,7 @@ def token_cross_entropy(targets, logits):
     Example:
 
     ```python
-    from keras_ordered.training.losses import token_cross_entropy
+    from keras_ordered.models.losses import token_cross_entropy
 
     logits = np.random.normal(size=(20, 70, 10000)).astype("float32")
     targets = np.random.randint(0, 10000, (20, 70))

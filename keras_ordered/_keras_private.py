@@ -1,0 +1,57 @@
+"""The private Keras APIs this package uses, in one place.
+
+Keras 3 keeps two things the recurrent layers need out of its public API.
+Each is imported here, and only here, so that a Keras release that moves
+one breaks this module with one clear error (naming the Keras version and
+what moved) instead of a traceback deep inside a layer:
+
+- `DropoutRNNCell` (`keras.src.layers.rnn.dropout_rnn_cell`): the mixin of
+  `keras.layers.LSTMCell` that draws a cell's dropout masks once per call
+  of the `keras.layers.RNN` around it and reuses them at every step.
+  `ONLSTMCell` and `PRPNReadingCell` mix it in so that their DropConnect /
+  recurrent dropout masks follow the same contract as Keras' own cells
+  (`keras.layers.RNN` resets them through it). There is no public
+  replacement.
+- `rnn` (`keras.src.backend.rnn`, the backend's step loop behind
+  `keras.layers.RNN`): `ONLSTM` runs its fused input projection then the
+  recurrence through it, as `keras.layers.LSTM` does, so that masking,
+  `go_backwards`, `unroll` and XLA compilation behave as in Keras' layers.
+  Re-implementing the loop would give up that parity; there is no public
+  `keras.ops` equivalent.
+
+`tests/test_keras_private.py` checks that each still exists and behaves as
+these layers expect, and that a missing one fails here, naming the Keras
+version.
+
+The third private import once used (`RandomInitializer`, the base of
+`keras_ordered.layers.FanInUniform`) was replaced by the public
+`keras.initializers.Initializer`.
+"""
+
+import importlib
+
+import keras
+
+PRIVATE_APIS = {
+    "DropoutRNNCell": ("keras.src.layers.rnn.dropout_rnn_cell", "DropoutRNNCell"),
+    "backend_rnn": ("keras.src.backend", "rnn"),
+}
+"""Each private name this module provides -> `(module, attribute)` in Keras."""
+
+
+def _import(module_name, attribute):
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attribute)
+    except (ImportError, AttributeError) as error:
+        raise ImportError(
+            f"keras-ordered needs Keras' private `{module_name}.{attribute}`, "
+            f"which Keras {keras.__version__} does not have ({error}). "
+            "keras-ordered was written against Keras 3.15: install a Keras "
+            "version that has it (pip install 'keras>=3.15,<3.16'), or update "
+            "keras_ordered/_keras_private.py."
+        ) from None
+
+
+DropoutRNNCell = _import(*PRIVATE_APIS["DropoutRNNCell"])
+backend_rnn = _import(*PRIVATE_APIS["backend_rnn"])

@@ -1,0 +1,442 @@
+"""The carried-state training step of the language models.
+
+`CarriedStateMixin` gives a functional language model whose inputs are
+`[token_ids, *states]` and whose outputs are `[logits, *new_states]` a
+`train_step` / `test_step` that carry the recurrent state from one window
+of truncated back-propagation through time to the next, in replica-local
+variables (Keras' `stateful=True` keeps state in mirrored variables that
+the replicas of a `tf.distribute.MirroredStrategy` overwrite with each
+other's rows). With it live the pieces of that step: gradient clipping by
+the global norm of the gradients summed over replicas, per-replica dropout
+streams, and reading / writing the carried state of every replica (what a
+training backup saves). The batches it reads are made in
+`keras_ordered.training.bptt`.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from keras_ordered.models.losses import token_cross_entropy
+
+
+class CarriedStateMixin:
+    """`train_step` / `test_step` carrying recurrent state across windows.
+
+    For functional language models whose inputs are `[token_ids, *states]`
+    and whose outputs are `[logits, *new_states]`. The class mixing this in
+    provides `state_shapes()` (a list of per-example shapes) and may
+    override `split_outputs(outputs) -> (logits, new_states)`.
+
+    Call `configure_bptt(batch_size, eval_batch_size)` (inside the
+    distribution strategy's scope) before `fit`. Each replica keeps the
+    states of its own rows of the batch in replica-local variables.
+
+    Loss: mean token cross-entropy (Keras' sparse cross-entropy, or with
+    `fused_token_loss = True` on the model class the XLA-compiled
+    `keras_ordered.models.losses.token_cross_entropy`) plus the model's
+    regularisation losses (e.g. AR/TAR); gradients clipped to a global norm
+    (`clip_norm`, of the true gradients also under a loss-scaling
+    optimizer) and multiplied by the window's `lr_scale` (equivalent, for
+    SGD, to scaling the learning rate by `T / bptt`, as AWD-LSTM does).
+    """
+
+    clip_norm = None
+    # Whether the token loss is `keras_ordered.models.losses.
+    # token_cross_entropy` (XLA-compiled; equal to the plain op to float32
+    # rounding) instead of Keras' sparse cross-entropy. A model class opts
+    # in where its learning with it was checked (benchmarks/README.md).
+    fused_token_loss = False
+
+    def configure_bptt(self, batch_size, eval_batch_size=None, clip_norm=None):
+        """Creates the carried-state variables.
+
+        Args:
+            batch_size: int, global training batch size (streams).
+            eval_batch_size: int or None, global evaluation batch size.
+            clip_norm: float or None, gradient global-norm clipping.
+        """
+        strategy = tf.distribute.get_strategy()
+        replicas = strategy.num_replicas_in_sync
+        self.clip_norm = clip_norm
+
+        def make(global_batch, prefix):
+            if global_batch is None:
+                return None
+            if global_batch % replicas:
+                raise ValueError(
+                    f"The batch size {global_batch} must be a multiple of the "
+                    f"number of replicas ({replicas})."
+                )
+            local = global_batch // replicas
+            return [
+                tf.Variable(
+                    tf.zeros((local, *shape), dtype="float32"),
+                    trainable=False,
+                    synchronization=tf.VariableSynchronization.ON_READ,
+                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+                    name=f"{prefix}_state_{i}",
+                )
+                for i, shape in enumerate(self.state_shapes())
+            ]
+
+        # A plain holder keeps these out of the model's weights (they are
+        # training state, not parameters, and never saved with the model).
+        self._bptt = _Holder(
+            train=make(batch_size, "train"), eval=make(eval_batch_size, "eval")
+        )
+        if getattr(self, "_token_loss_tracker", None) is None:
+            self._token_loss_tracker = keras.metrics.Mean(name="loss")
+
+    def split_outputs(self, outputs):
+        return outputs[0], list(outputs[1:])
+
+    def _carried(self, kind, reset):
+        holder = getattr(self, "_bptt", None)
+        variables = getattr(holder, kind, None) if holder else None
+        if variables is None:
+            raise ValueError(
+                f"Call `model.configure_bptt(...)` with a {kind} batch size "
+                "before `fit` / `evaluate`: the model carries its recurrent "
+                "state from one window to the next in variables of that size."
+            )
+        keep = 1.0 - ops.reshape(ops.cast(reset, "float32"), (-1, 1))
+        states = [
+            ops.reshape(keep, (-1,) + (1,) * (len(v.shape) - 1)) * v
+            for v in variables
+        ]
+        return variables, states
+
+    def _token_loss_sum(self, targets, logits, mask=None):
+        """Summed token cross-entropy of a batch (over `mask` if given)."""
+        if self.fused_token_loss:
+            loss = token_cross_entropy(targets, logits)
+        else:
+            loss = keras.losses.sparse_categorical_crossentropy(
+                targets, ops.cast(logits, "float32"), from_logits=True
+            )
+        if mask is None:
+            return ops.sum(loss)
+        return ops.sum(loss * ops.cast(mask, "float32"))
+
+    def _token_count(self, x, y):
+        """Number of predicted tokens of a batch (the 1s of `loss_mask`)."""
+        if x.get("loss_mask") is not None:
+            return ops.sum(ops.cast(x["loss_mask"], "float32"))
+        return ops.cast(ops.size(y), "float32")
+
+    def _token_loss(self, targets, logits, mask=None):
+        """Mean token cross-entropy of a batch (over `mask` if given)."""
+        total = self._token_loss_sum(targets, logits, mask)
+        if mask is None:
+            count = ops.cast(ops.size(targets), "float32")
+        else:
+            count = ops.sum(ops.cast(mask, "float32"))
+        return total / ops.maximum(count, 1.0)
+
+    def train_step(self, data):
+        x, y = data
+        variables, states = self._carried("train", x["reset"])
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        (total_count,) = _sum_over_replicas(
+            [self._token_count(x, y)], replicas
+        )
+        generators = seed_generators(self) if replicas > 1 else []
+        # Each replica draws its own dropout masks (see offset_seeds).
+        offset_seeds(generators, 1)
+        with tf.GradientTape() as tape:
+            outputs = self([x["token_ids"], *states], training=True)
+            logits, new_states = self.split_outputs(outputs)
+            local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
+            # This replica's share of the mean over the *global* batch: its
+            # summed cross-entropy over all replicas' tokens (the gradients
+            # the optimizer sums over replicas are then those of the global
+            # mean, also when the replicas hold different numbers of tokens
+            # under a `loss_mask`); the regularisation losses are means
+            # over this replica's equal share of the batch.
+            loss = local_sum / ops.maximum(total_count, 1.0)
+            if self.losses:
+                loss = loss + ops.sum(self.losses) / replicas
+            scaled = loss
+            if self.optimizer is not None:
+                scaled = self.optimizer.scale_loss(scaled)
+        offset_seeds(generators, -1)
+        weights = self.trainable_weights
+        grads = tape.gradient(scaled, weights)
+        if self.clip_norm:
+            grads = clip_by_global_norm_across_replicas(
+                grads, self.clip_norm * self._loss_scale(), replicas
+            )
+        lr_scale = ops.mean(x["lr_scale"])
+        grads = [_scale_gradient(g, lr_scale) for g in grads]
+        self.optimizer.apply_gradients(zip(grads, weights))
+        for variable, state in zip(variables, new_states):
+            variable.assign(ops.cast(state, "float32"))
+        (total_sum,) = _sum_over_replicas([local_sum], replicas)
+        token_loss = total_sum / ops.maximum(total_count, 1.0)
+        return self._update_metrics(token_loss, total_count)
+
+    def _loss_scale(self):
+        """The factor the optimizer multiplied the loss by (1 without one).
+
+        Under `mixed_float16` Keras wraps the optimizer in a
+        `LossScaleOptimizer`, which divides the gradients by its loss scale
+        only when it applies them: clipping the still-scaled gradients at
+        `clip_norm * scale` is clipping the true gradients at `clip_norm`
+        (non-finite gradients stay non-finite, so the optimizer still skips
+        that step and lowers its scale).
+        """
+        optimizer = self.optimizer
+        if optimizer is None or not hasattr(optimizer, "dynamic_scale"):
+            return 1.0
+        scale = optimizer.dynamic_scale if optimizer.built else (
+            optimizer.initial_scale
+        )
+        return ops.cast(scale, "float32")
+
+    def test_step(self, data):
+        x, y = data
+        variables, states = self._carried("eval", x["reset"])
+        outputs = self([x["token_ids"], *states], training=False)
+        logits, new_states = self.split_outputs(outputs)
+        local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        total_sum, total_count = _sum_over_replicas(
+            [local_sum, self._token_count(x, y)], replicas
+        )
+        for variable, state in zip(variables, new_states):
+            variable.assign(ops.cast(state, "float32"))
+        token_loss = total_sum / ops.maximum(total_count, 1.0)
+        return self._update_metrics(token_loss, total_count)
+
+    def _update_metrics(self, token_loss, tokens):
+        # Token-weighted running mean of the cross-entropy: over an epoch it
+        # is the corpus loss, and `perplexity = exp(loss)`.
+        tokens = ops.cast(tokens, "float32")
+        tracker = self._token_loss_tracker
+        tracker.update_state(token_loss, sample_weight=tokens)
+        value = tracker.result()
+        return {"loss": value, "perplexity": ops.exp(value)}
+
+    @property
+    def metrics(self):
+        tracker = getattr(self, "_token_loss_tracker", None)
+        return [tracker] if tracker is not None else []
+
+
+def _sum_over_replicas(values, replicas):
+    """`values` summed over the replicas (themselves with one replica)."""
+    if replicas == 1:
+        return values
+    context = tf.distribute.get_replica_context()
+    if context is None:  # cross-replica context: nothing to sum
+        return values
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, values)
+
+
+def _scale_gradient(gradient, factor):
+    """`gradient * factor`, keeping an `IndexedSlices` gradient sparse."""
+    if gradient is None:
+        return None
+    if isinstance(gradient, tf.IndexedSlices):
+        return tf.IndexedSlices(
+            gradient.values * tf.cast(factor, gradient.values.dtype),
+            gradient.indices,
+            gradient.dense_shape,
+        )
+    return gradient * ops.cast(factor, gradient.dtype)
+
+
+def clip_by_global_norm_across_replicas(gradients, clip_norm, replicas=None):
+    """Clips this replica's gradients by the global norm of their *sum*.
+
+    Under `tf.distribute` each replica holds the gradients of its share of
+    the batch and the optimizer sums them over the replicas when it applies
+    them. `tf.clip_by_global_norm` (and the optimizers' `global_clipnorm`)
+    in a `train_step` would clip each replica's part by its own norm, which
+    is not clipping the gradient of the global batch: with 2 replicas a
+    tiny ON-LSTM ended 3 clipped SGD steps 0.013 away from the 1-replica
+    weights. Here the gradients are summed over the replicas first (one
+    extra all-reduce, only with several replicas), the clipping factor
+    `clip_norm / max(norm, clip_norm)` is taken from the norm of that sum,
+    and each replica's part is multiplied by it, so that the optimizer's sum
+    is the clipped global gradient. With one replica this is
+    `tf.clip_by_global_norm`. `IndexedSlices` gradients (an embedding's
+    sparse path) stay sparse.
+
+    Args:
+        gradients: list of tensors, `IndexedSlices` or None, this replica's.
+        clip_norm: float or scalar tensor, the largest global norm.
+        replicas: int or None, replicas in sync (None: the current
+            strategy's).
+
+    Returns:
+        The list of clipped gradients (None stays None).
+
+    Example:
+
+    ```python
+    import tensorflow as tf
+
+    grads = [tf.constant([3.0, 4.0])]
+    clipped = keras_ordered.models.carried_state.clip_by_global_norm_across_replicas(
+        grads, 1.0
+    )  # [[0.6, 0.8]]
+    ```
+    """
+    if replicas is None:
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if replicas == 1 or tf.distribute.get_replica_context() is None:
+        clipped, _ = tf.clip_by_global_norm(gradients, clip_norm)
+        return clipped
+    present = [g for g in gradients if g is not None]
+    summed = tf.distribute.get_replica_context().all_reduce(
+        tf.distribute.ReduceOp.SUM, present
+    )
+    norm = tf.linalg.global_norm(summed)
+    clip_norm = tf.cast(clip_norm, norm.dtype)
+    # As tf.clip_by_global_norm: a non-finite norm gives non-finite
+    # gradients (a loss-scaling optimizer then skips the step).
+    factor = clip_norm / tf.maximum(norm, clip_norm)
+    return [_scale_gradient(g, factor) for g in gradients]
+
+
+def seed_generators(model):
+    """Every `keras.random.SeedGenerator` of the layers of `model`."""
+    found, seen = [], set()
+    for layer in model._flatten_layers(include_self=True):
+        for generator in getattr(layer, "_seed_generators", ()):
+            if id(generator) not in seen:
+                seen.add(id(generator))
+                found.append(generator)
+    return found
+
+
+def offset_seeds(generators, sign):
+    """Shifts the seeds of `generators` by this replica's id (`sign` +1),
+    or back (`sign` -1).
+
+    Keras layers draw their dropout masks from a `SeedGenerator` whose state
+    is a mirrored variable: every replica of a `tf.distribute` strategy
+    would draw the same masks for its rows (measured: 2 replicas, identical
+    `Dropout` masks), where one device draws independent masks for all rows.
+    Between `offset_seeds(g, 1)` and `offset_seeds(g, -1)` replica `r`'s
+    copy of each seed is shifted by `r * 1000003` (its own random stream);
+    the shift is taken back afterwards, so that the copies agree again (the
+    draws advanced each by the same count). Outside a replica context, or
+    with replica 0, nothing changes.
+
+    Args:
+        generators: list of `keras.random.SeedGenerator` (`seed_generators`).
+        sign: +1 to shift, -1 to shift back.
+    """
+    context = tf.distribute.get_replica_context()
+    if not generators or context is None or context.num_replicas_in_sync == 1:
+        return
+    for generator in generators:
+        state = generator.state
+        replica = tf.cast(context.replica_id_in_sync_group, state.dtype)
+        shift = tf.stack([replica * sign * 1000003, tf.zeros_like(replica)])
+        state.assign(state.value + shift)
+
+
+def carried_state(model, kind="train"):
+    """The carried recurrent state of all replicas, as global numpy arrays.
+
+    Each replica keeps the rows of its share of the batch (its streams) in
+    replica-local variables; reading such a variable outside a replica
+    gives the first replica's rows only. This gathers every replica's rows
+    (of every worker, under `MultiWorkerMirroredStrategy`: a collective that
+    all workers must call) in batch order, the order in which the strategy
+    splits a global batch, so that the result is what one replica carrying
+    the whole batch would hold.
+
+    Args:
+        model: a model with `configure_bptt` called.
+        kind: `"train"` or `"eval"`.
+
+    Returns:
+        list of float32 arrays `(global_batch, *state_shape)`, or None when
+        the model has no state of that kind.
+
+    Example:
+
+    ```python
+    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+        "tiny", ["<eos>", "<unk>", "a"]
+    )
+    model.configure_bptt(batch_size=4)
+    states = keras_ordered.models.carried_state.carried_state(model)  # (4, ...) each
+    keras_ordered.models.carried_state.set_carried_state(model, states)
+    ```
+    """
+    variables = _state_variables(model, kind)
+    if variables is None:
+        return None
+    strategy = model.distribute_strategy
+    if strategy.num_replicas_in_sync == 1:
+        return [np.asarray(v.numpy()) for v in variables]
+    holder = model._bptt
+    cache = holder.__dict__.setdefault("_gather", {})
+    if kind not in cache:
+        # One traced function per state kind (eager `strategy.run` is slow
+        # and would retrace the gather at every backup).
+        @tf.function
+        def gather():
+            local = strategy.run(lambda: [tf.identity(v) for v in variables])
+            return [strategy.gather(part, axis=0) for part in local]
+
+        cache[kind] = gather
+    return [np.asarray(state) for state in cache[kind]()]
+
+
+def set_carried_state(model, arrays, kind="train"):
+    """Loads global carried-state arrays (as `carried_state` returns them).
+
+    Each replica takes its own rows, so that a state saved with any number
+    of replicas resumes with any other that divides the batch.
+
+    Args:
+        model: a model with `configure_bptt` called.
+        arrays: list of arrays `(global_batch, *state_shape)`.
+        kind: `"train"` or `"eval"`.
+    """
+    variables = _state_variables(model, kind)
+    if variables is None:
+        return
+    strategy = model.distribute_strategy
+    if strategy.num_replicas_in_sync == 1:
+        for variable, array in zip(variables, arrays):
+            variable.assign(array)
+        return
+    tensors = [tf.constant(np.asarray(a, "float32")) for a in arrays]
+    for variable, array in zip(variables, tensors):
+        if array.shape[0] != variable.shape[0] * strategy.num_replicas_in_sync:
+            raise ValueError(
+                f"A carried state of {array.shape[0]} rows cannot be split "
+                f"over {strategy.num_replicas_in_sync} replicas of "
+                f"{variable.shape[0]} rows each: resume with the batch size "
+                "it was saved with."
+            )
+
+    def assign_rows():
+        context = tf.distribute.get_replica_context()
+        replica = context.replica_id_in_sync_group
+        for variable, array in zip(variables, tensors):
+            rows = variable.shape[0]
+            variable.assign(array[replica * rows : (replica + 1) * rows])
+
+    strategy.run(assign_rows)
+
+
+def _state_variables(model, kind):
+    holder = getattr(model, "_bptt", None)
+    return getattr(holder, kind, None) if holder is not None else None
+
+
+class _Holder:
+    """Attribute bag that Keras does not track (no weights of the model)."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)

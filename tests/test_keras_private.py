@@ -1,0 +1,63 @@
+"""The private Keras APIs of `keras_ordered._keras_private`: still there,
+still behaving as the layers expect, and a loud error naming the Keras
+version when one moves."""
+
+import importlib
+import sys
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from keras_ordered import _keras_private
+
+
+def test_every_private_api_is_present():
+    for name, (module, attribute) in _keras_private.PRIVATE_APIS.items():
+        found = getattr(importlib.import_module(module), attribute)
+        assert getattr(_keras_private, name) is found
+
+
+def test_dropout_rnn_cell_keeps_one_mask_per_sequence():
+    # The contract the cells rely on: get_recurrent_dropout_mask draws once
+    # and returns the same mask until reset_recurrent_dropout_mask.
+    class Cell(keras.layers.Layer, _keras_private.DropoutRNNCell):
+        def __init__(self):
+            super().__init__()
+            self.dropout = 0.0
+            self.recurrent_dropout = 0.5
+            self.seed_generator = keras.random.SeedGenerator(1)
+
+    cell = Cell()
+    x = ops.ones((4, 8))
+    first = cell.get_recurrent_dropout_mask(x)
+    assert np.array_equal(first, cell.get_recurrent_dropout_mask(x))
+    assert 0 < float(ops.mean(ops.cast(first == 0, "float32"))) < 1
+    cell.reset_recurrent_dropout_mask()
+    assert cell._recurrent_dropout_mask is None
+
+
+def test_backend_rnn_runs_a_step_function():
+    def step(x, states):
+        total = states[0] + x
+        return total, [total]
+
+    inputs = np.arange(6, dtype="float32").reshape(1, 3, 2)
+    last, outputs, states = _keras_private.backend_rnn(
+        step, ops.convert_to_tensor(inputs), [ops.zeros((1, 2))]
+    )
+    np.testing.assert_allclose(outputs, np.cumsum(inputs, axis=1))
+    np.testing.assert_allclose(last, inputs.sum(axis=1))
+
+
+def test_a_moved_private_api_fails_loudly_naming_the_keras_version(monkeypatch):
+    backend = importlib.import_module("keras.src.backend")
+    monkeypatch.delattr(backend, "rnn")  # as if a release had moved it
+    monkeypatch.delitem(sys.modules, "keras_ordered._keras_private")
+    with pytest.raises(ImportError) as raised:
+        importlib.import_module("keras_ordered._keras_private")
+    message = str(raised.value)
+    assert f"Keras {keras.__version__}" in message
+    assert "`keras.src.backend.rnn`" in message
+    assert "keras_ordered/_keras_private.py" in message
