@@ -279,6 +279,22 @@ def test_parse_model_reads_the_split_tokens(fake_model, capsys):
     assert err == "parsed with layer1/forget (picked by --layer 1)\n"
 
 
+def test_parse_long_sentences_within_max_length(fake_model, capsys):
+    # Issue 25: 400 tokens (the default --max-length) and 3,000 tokens
+    # (depth 2,999 with rising distances) printed a RecursionError.
+    for length, extra in ((400, []), (3000, ["--max-length", "30000"])):
+        sentence = " ".join(["word"] * length)
+        for distance in ("forget", "input"):  # left- and right-branching
+            status, out, err = run(
+                ["parse", "--model", "m.keras", "--distance", distance,
+                 *extra, sentence],
+                capsys,
+            )
+            assert status == 0, err
+            assert out.count("word") == length
+            assert out.count("(") == out.count(")") == length - 1
+
+
 def test_verbose_shows_tensorflow_log(monkeypatch, capsys):
     from keras_ordered import _quiet
 

@@ -168,17 +168,20 @@ def escape(word):
 
 
 def with_leaves(tree, words):
-    """A copy of `tree` whose leaves are `words` (in order), escaped."""
-    tree = tree.copy(deep=True)
-    positions = tree.treepositions("leaves")
-    if len(positions) != len(words):
+    """A copy of `tree` whose leaves are `words` (in order), escaped.
+
+    Without recursion, so trees of any depth work (see
+    `keras_ordered.parsing.trees.fold_tree`).
+    """
+    from keras_ordered.parsing import trees as trees_lib
+
+    try:
+        return trees_lib.replace_leaves(tree, [escape(w) for w in words])
+    except ValueError:
         raise CommandError(
-            f"The parser returned {len(positions)} leaves for "
+            f"The parser returned {trees_lib.num_leaves(tree)} leaves for "
             f"{len(words)} words."
-        )
-    for position, word in zip(positions, words):
-        tree[position] = escape(word)
-    return tree
+        ) from None
 
 
 def note(message):
