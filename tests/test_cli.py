@@ -177,6 +177,42 @@ def test_parse_input_errors(tmp_path, capsys, monkeypatch):
     assert status == 2 and "need --model" in err
 
 
+def test_parse_refuses_invalid_utf8_naming_the_line(tmp_path, capsys, monkeypatch):
+    # Issue 25: stdin repaired silently, --file gave "'utf-8' codec can't
+    # decode byte 0xff in position 0" naming neither file nor line. Now one
+    # policy: refused, with where.
+    bad = b"the cat\n\xff dog\n"
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(bad)
+    hint = "convert it to UTF-8 first"
+    status, out, err = run(
+        ["parse", "--baseline", "balanced", "--file", str(path)], capsys
+    )
+    assert status == 2 and out == ""
+    assert err == (
+        f"keras-ordered parse: error: {str(path)!r} line 2 is not valid "
+        f"UTF-8 (byte 0xff at column 1): {hint} (e.g. `iconv -f latin1 -t "
+        "utf-8`).\n"
+    )
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(bad)))
+    status, out, err = run(["parse", "--baseline", "balanced"], capsys)
+    assert status == 2 and out == ""
+    assert "error: <stdin> line 2 is not valid UTF-8 (byte 0xff" in err
+    # sys.argv carries undecodable bytes as lone surrogates.
+    status, out, err = run(
+        ["parse", "--baseline", "balanced", "ok", "x \udcfe"], capsys
+    )
+    assert status == 2 and out == ""
+    assert "error: Argument 2 is not valid UTF-8 (byte 0xfe at column 3)" in err
+    assert len(err.splitlines()) == 1
+    # Valid UTF-8 from stdin's bytes still parses.
+    monkeypatch.setattr(
+        "sys.stdin", io.TextIOWrapper(io.BytesIO("caf\u00e9 au lait\n".encode()))
+    )
+    status, out, _ = run(["parse", "--baseline", "balanced"], capsys)
+    assert status == 0 and out == "((caf\u00e9 au) lait)\n"
+
+
 def test_parse_splits_punctuation_like_the_treebank(capsys):
     status, out, err = run(
         ["parse", "--baseline", "right-branching",
