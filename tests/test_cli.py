@@ -249,6 +249,45 @@ def test_cli_baseline_names_are_the_parsing_baselines():
     assert set(_common.BASELINE_NAMES) == set(BASELINES)
 
 
+def test_numeric_options_are_validated_by_the_parser(capsys):
+    # Issue 25: `parse --batch-size 0` said "range() arg 3 must not be zero".
+    import argparse
+
+    parser = cli.build_parser()
+    commands = next(
+        action for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    checked = 0
+    for name, subparser in commands.choices.items():
+        for action in subparser._actions:
+            if action.type is int and action.dest != "shift":
+                pytest.fail(f"{name} {action.option_strings}: plain int")
+            checked += action.type in (_common.positive_int,
+                                       _common.non_negative_int)
+    assert checked >= 15
+    for argv, message in (
+        (["parse", "--batch-size", "0", "a b c"],
+         "argument --batch-size: must be a positive integer (1, 2, ...), got '0'"),
+        (["parse", "--max-length", "-3", "a"],
+         "argument --max-length: must be a positive integer"),
+        (["parse", "--seed", "-1", "a"],
+         "argument --seed: must be an integer of 0 or more, got '-1'"),
+        (["evaluate-parsing", "--baseline", "balanced", "--limit", "x"],
+         "argument --limit: must be a positive integer (1, 2, ...), got 'x'"),
+        (["score", "f.dp", "--model", "m.keras", "--batch-size", "0"],
+         "argument --batch-size: must be a positive integer"),
+        (["evalb", "-e", "-1", "g", "t"],
+         "argument -e/--max-error: must be an integer of 0 or more"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(argv)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert f"keras-ordered {argv[0]}: error: {message}" in err, err
+        assert "Traceback" not in err
+
+
 # --- models ------------------------------------------------------------------
 
 

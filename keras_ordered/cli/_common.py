@@ -66,16 +66,67 @@ def load_model(path, args=None):
         raise CommandError(str(error)) from None
 
 
-def check_seed(seed):
-    if seed is not None and seed < 0:
-        raise CommandError("--seed must be 0 or more.")
+def _int_option(text, smallest, what):
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < smallest:
+        import argparse
+
+        raise argparse.ArgumentTypeError(
+            f"must be {what}, got {text!r}"
+        )
+    return value
+
+
+def positive_int(text):
+    """`argparse` type of a count option: an int of 1 or more.
+
+    Args:
+        text: the option's value as given.
+
+    Returns:
+        The int.
+
+    Raises:
+        argparse.ArgumentTypeError: `argparse` then prints the usage and
+            `error: argument --batch-size: must be a positive integer (1,
+            2, ...), got '0'`, and exits with status 2.
+
+    Example:
+
+    >>> positive_int("64")
+    64
+    """
+    return _int_option(text, 1, "a positive integer (1, 2, ...)")
+
+
+def non_negative_int(text):
+    """`argparse` type of a seed or limit that may be 0: an int >= 0.
+
+    Args:
+        text: the option's value as given.
+
+    Returns:
+        The int.
+
+    Raises:
+        argparse.ArgumentTypeError: for a negative or non-integer value.
+
+    Example:
+
+    >>> non_negative_int("0")
+    0
+    """
+    return _int_option(text, 0, "an integer of 0 or more")
 
 
 def add_model_arguments(parser):
     """Adds `--layer`, `--distance`, `--seed` and `--batch-size`."""
     parser.add_argument(
         "--layer",
-        type=int,
+        type=positive_int,
         metavar="L",
         help="Layer whose distances to use (1 = lowest), e.g. 2.",
     )
@@ -86,11 +137,12 @@ def add_model_arguments(parser):
         "master gate.",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="Seed of the random baseline."
+        "--seed", type=non_negative_int, default=0,
+        help="Seed of the random baseline."
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=positive_int,
         default=64,
         help="Sentences per forward pass of the model.",
     )

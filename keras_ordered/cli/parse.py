@@ -72,7 +72,7 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--max-length",
-        type=int,
+        type=_common.positive_int,
         default=DEFAULT_MAX_LENGTH,
         help=f"Longest sentence accepted, in tokens (default "
         f"{DEFAULT_MAX_LENGTH}).",
@@ -95,7 +95,7 @@ def add_parser(subparsers):
     _common.add_model_arguments(parser)
     parser.add_argument(
         "--beam-size",
-        type=int,
+        type=_common.positive_int,
         metavar="K",
         help="GFL parsers only: beam search keeping K prefixes (the paper "
         "uses 10; default: greedy decoding).",
@@ -207,13 +207,10 @@ def _why(name, available, default, args):
 
 def run(args):
     """Runs `keras-ordered parse`; returns the exit status."""
-    if args.max_length < 1:
-        raise CommandError("--max-length must be at least 1.")
     if args.baseline and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
         raise CommandError("--beam-size needs --model (a GFL parser).")
-    _common.check_seed(args.seed)
     lines, what = read_lines(args)
     _common.import_tensorflow(args)  # the tokenizer's ops, quietly
     sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
