@@ -29,6 +29,7 @@ import re
 
 import nltk
 
+from keras_ordered._tokens import check_token_list
 from keras_ordered.parsing import trees as trees_lib
 
 WORD_TAGS = frozenset(
@@ -109,8 +110,11 @@ def normalize_words(words, numbers="digit-runs"):
 
     Returns:
         A list of normalised strings.
+
+    Raises:
+        TypeError: `words` is a string, not a list of tokens.
     """
-    return [normalize_word(w, numbers) for w in words]
+    return [normalize_word(w, numbers) for w in check_token_list(words, "words")]
 
 
 def strip_function_tags(label):
