@@ -128,6 +128,28 @@ def test_evaluate_errors(tmp_path, small_treebank, capsys):
     assert "give --model PATH, --baseline NAME, or both" in capsys.readouterr().err
 
 
+def test_truncated_mrg_file_is_named_with_its_line(tmp_path, capsys):
+    # Issue 25: "Tree.read(): expected ')' but got 'end-of-string' at index
+    # 299", naming no file.
+    folder = tmp_path / "mrg"
+    folder.mkdir()
+    (folder / "wsj_0001.mrg").write_text(SMALL_TREEBANK)
+    bad = folder / "wsj_0002.mrg"
+    bad.write_text(SMALL_TREEBANK[: SMALL_TREEBANK.index("(NP (-NONE- *-1)")])
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", str(folder), "--baseline",
+         "balanced"],
+        capsys,
+    )
+    assert status == 2 and out == ""
+    assert err == (
+        f"keras-ordered evaluate-parsing: error: {str(bad)!r} line 4: cannot "
+        "read tree 2 (Tree.read(): expected ')' but got 'end-of-string' at "
+        "index 67): the file is truncated or damaged, or not a Penn "
+        "Treebank .mrg file.\n"
+    )
+
+
 # --- parse -------------------------------------------------------------------
 
 
