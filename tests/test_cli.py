@@ -468,6 +468,42 @@ def test_evaluate_model_and_baselines_in_one_table(fake_model, small_treebank,
     assert sum(line.startswith("trees ") for line in lines) == 1  # one table
 
 
+def test_each_command_points_a_model_to_the_command_that_takes_it(
+        monkeypatch, small_treebank, capsys):
+    # Issue 25: `evaluate` given a TD-TreeLSTM pointed to
+    # `evaluate-parsing`, which refuses it.
+    from keras_ordered.datasets.dependency import DependencyVocabulary
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+
+    model = TDTreeLSTMLanguageModel(
+        DependencyVocabulary(["the", "cat"]), embedding_dim=2, units=2,
+        num_layers=1,
+    )
+    monkeypatch.setattr(_common, "load_model", lambda path, args=None: model)
+    score = ("use `keras-ordered score FILE --model td.keras` (log P(S|T) of "
+             "dependency trees; a TD-TreeLSTM induces no constituency trees).")
+    for argv in (
+        ["evaluate", "--treebank", small_treebank, "--model", "td.keras"],
+        ["evaluate-parsing", "--treebank", small_treebank, "--model",
+         "td.keras"],
+        ["parse", "--model", "td.keras", "a b"],
+    ):
+        status, out, err = run(argv, capsys)
+        assert status == 2 and out == "", err
+        assert len(err.splitlines()) == 1
+        assert err.rstrip("\n").endswith(score.split(" ", 1)[1]), err
+    monkeypatch.setattr(_common, "load_model",
+                        lambda path, args=None: FakeDistanceModel())
+    status, _, err = run(["evaluate", "--treebank", small_treebank, "--model",
+                          "lm.keras"], capsys)
+    assert status == 2
+    assert err.rstrip("\n").endswith(
+        "not a GFL parser: use `keras-ordered evaluate-parsing --model "
+        "lm.keras` (the trees of its syntactic distances) or `keras-ordered "
+        "parse --model lm.keras`."
+    ), err
+
+
 def test_model_without_distances(monkeypatch, capsys):
     monkeypatch.setattr(_common, "load_model", lambda path, args=None: object())
     status, out, err = run(["parse", "--model", "m.keras", "a b"], capsys)

@@ -204,14 +204,56 @@ def select_distance_names(available, default=None, layer=None, kind=None,
     return [matches[0]]
 
 
-def model_distances(model):
-    """The model's distance names; a CommandError when it has none."""
+def model_distances(model, path=None):
+    """The model's distance names; a CommandError when it has none.
+
+    The message of a model of another kind (a TD-TreeLSTM, a GFL parser)
+    names the subcommand that takes it (see `commands_for`).
+    """
     from keras_ordered.parsing.evaluate import check_distance_model
 
     try:
         return check_distance_model(model)
     except ValueError as error:
-        raise CommandError(str(error)) from None
+        hint = commands_for(model, path)
+        raise CommandError(
+            str(error) + (f" For this model: {hint}." if hint else "")
+        ) from None
+
+
+def commands_for(model, path=None):
+    """What the subcommands do with a model of this kind, for messages.
+
+    Imports nothing: a model's class was imported when it was loaded.
+
+    Args:
+        model: a loaded model.
+        path: how the user named it (`--model`), for the examples.
+
+    Returns:
+        A phrase such as "`keras-ordered score FILE --model m.keras` (log
+        P(S|T) of dependency trees)", or `""` for a model of no known kind.
+    """
+    name = path or "MODEL"
+    kinds = (
+        ("keras_ordered.models.tdtreelstm.tdtreelstm_language_model",
+         "TDTreeLSTMLanguageModel",
+         f"`keras-ordered score FILE --model {name}` (log P(S|T) of "
+         "dependency trees; a TD-TreeLSTM induces no constituency trees)"),
+        ("keras_ordered.models.gfl.gfl_parser", "GFLParser",
+         f"`keras-ordered evaluate --model {name}` (EVALB of its parses) or "
+         f"`keras-ordered parse --model {name}`"),
+    )
+    for module_name, class_name, hint in kinds:
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(model, getattr(module, class_name)):
+            return hint
+    if callable(getattr(model, "sentence_distances", None)):
+        return (
+            f"`keras-ordered evaluate-parsing --model {name}` (the trees of "
+            f"its syntactic distances) or `keras-ordered parse --model {name}`"
+        )
+    return ""
 
 
 def escape(word):

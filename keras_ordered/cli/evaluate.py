@@ -99,10 +99,10 @@ def run(args):
     )
     model = _common.load_model(args.model, args)
     if not _gfl.is_gfl_parser(model):
+        hint = _common.commands_for(model, args.model)
         raise CommandError(
-            f"{args.model} is a {type(model).__name__}, not a GFL parser: "
-            "use `keras-ordered evaluate-parsing` for the trees of a "
-            "language model's syntactic distances."
+            f"{args.model} is a {type(model).__name__}, not a GFL parser"
+            + (f": use {hint}." if hint else ".")
         )
     from keras_ordered.models.gfl.inference import evaluate_parser
 

@@ -241,7 +241,7 @@ def _select_models(args):
     models = []
     for path in _dedup(args.model):
         model = _common.load_model(path, args)
-        available = _common.model_distances(model)
+        available = _common.model_distances(model, path)
         default = getattr(model, "default_distance", None)
         names = _common.select_distance_names(
             available, default, layer=args.layer, kind=args.distance

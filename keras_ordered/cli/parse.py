@@ -243,7 +243,7 @@ def run(args):
             raise CommandError("--beam-size applies to GFL parsers only.")
         from keras_ordered.parsing.evaluate import distance_predictor
 
-        available = _common.model_distances(model)
+        available = _common.model_distances(model, args.model)
         default = getattr(model, "default_distance", None)
         (name,) = _common.select_distance_names(
             available,

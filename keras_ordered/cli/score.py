@@ -68,9 +68,11 @@ def run(args):
     from keras_ordered.models import TDTreeLSTMLanguageModel
 
     if not isinstance(model, TDTreeLSTMLanguageModel):
+        hint = _common.commands_for(model, args.model)
         raise CommandError(
             f"{args.model} is a {type(model).__name__}, not a "
-            "TDTreeLSTMLanguageModel (train one with recipes/wsj_tdtreelstm.py)."
+            "TDTreeLSTMLanguageModel (train one with recipes/wsj_tdtreelstm.py)"
+            + (f"; for this model use {hint}." if hint else ".")
         )
     import math
     import time
