@@ -301,6 +301,10 @@ def brackets_to_tree(text, label=UNLABELED):
     tokens = text.replace("(", " ( ").replace(")", " ) ").split()
     if not tokens:
         raise ValueError("Cannot read a tree from an empty string.")
+    if tokens[0] == ")":
+        raise ValueError(
+            f"Malformed bracketed string {text!r}: unbalanced ')' at token 0."
+        )
     if tokens[0] != "(":
         if len(tokens) != 1:
             raise ValueError(
