@@ -15,10 +15,12 @@ SavedModel part (marked `slow`) most of it.
 import os
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import recursive_brackets
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
@@ -46,9 +48,15 @@ def fuzz(examples):
 
 
 def outcome(call):
-    """The result of `call()`, or the package's own one-line error."""
+    """The result of `call()`, or the package's own one-line error.
+
+    A third-party reader's warning (nltk's UserWarning) fails the test: it
+    must become the package's error, or nothing.
+    """
     try:
-        return call()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            return call()
     except (ValueError, TypeError) as error:
         assert not isinstance(error, UnicodeError), repr(error)
         message = str(error)
@@ -167,19 +175,6 @@ def test_reading_any_mrg_file(content):
 # --- distances to trees, Python and in-graph ---------------------------------
 
 
-def _recursive_brackets(words, distances):
-    # The published recursive parser, written independently.
-    if len(words) == 1:
-        return words[0]
-    split = max(range(len(words)), key=lambda i: (distances[i], -i))
-    right = words[split]
-    if split + 1 < len(words):
-        right = f"({right} {_recursive_brackets(words[split + 1:], distances[split + 1:])})"
-    if split == 0:
-        return right
-    return f"({_recursive_brackets(words[:split], distances[:split])} {right})"
-
-
 LENGTHS = st.one_of(st.integers(1, 40), st.integers(1, 10_000))
 
 
@@ -209,7 +204,7 @@ def test_python_and_in_graph_builders_agree_up_to_10000_words(lengths, seed,
         expected = trees_lib.tree_to_brackets(trees_lib.distances_to_tree(words, d))
         assert got.decode() == expected
         if len(words) <= 200:
-            reference = _recursive_brackets(words, list(d))
+            reference = recursive_brackets(words, list(d))
             assert expected == (reference if len(words) > 1 else f"({reference})")
 
 

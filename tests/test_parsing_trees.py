@@ -3,6 +3,7 @@
 import nltk
 import numpy as np
 import pytest
+from conftest import recursive_brackets
 
 from keras_ordered.parsing import trees as trees_lib
 from keras_ordered.parsing.trees import brackets_to_tree
@@ -149,21 +150,6 @@ def test_depth():
 # --- no recursion: any sentence length (issue 25) ----------------------------
 
 
-def _recursive_brackets(words, distances):
-    """The published recursive top-down parser, written independently."""
-    if len(words) == 1:
-        return words[0]
-    split = max(range(len(words)), key=lambda i: (distances[i], -i))
-    right = words[split]
-    if split + 1 < len(words):
-        rest = _recursive_brackets(words[split + 1:], distances[split + 1:])
-        right = f"({right} {rest})"
-    if split == 0:
-        return right
-    left = _recursive_brackets(words[:split], distances[:split])
-    return f"({left} {right})"
-
-
 def test_iterative_parser_matches_the_recursive_reference():
     rng = np.random.default_rng(25)
     for trial in range(300):
@@ -174,7 +160,7 @@ def test_iterative_parser_matches_the_recursive_reference():
         else:
             distances = rng.normal(size=length)
         words = [f"w{i}" for i in range(length)]
-        expected = _recursive_brackets(words, list(distances))
+        expected = recursive_brackets(words, list(distances))
         if length == 1:
             expected = f"({expected})"
         assert parse(words, distances) == expected

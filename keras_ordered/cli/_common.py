@@ -5,6 +5,7 @@ module, and must not import TensorFlow, Keras, NumPy or nltk. Whatever
 needs them is imported inside the functions.
 """
 
+import argparse
 import sys
 
 from keras_ordered import _quiet
@@ -72,11 +73,7 @@ def _int_option(text, smallest, what):
     except ValueError:
         value = None
     if value is None or value < smallest:
-        import argparse
-
-        raise argparse.ArgumentTypeError(
-            f"must be {what}, got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
     return value
 
 
