@@ -18,6 +18,7 @@ CONFIG_FILENAME = "config.json"
 """The member of a `.keras` archive that holds the model's configuration."""
 
 _LEGACY_EXTENSIONS = (".h5", ".hdf5")
+_WEIGHTS_EXTENSIONS = (".weights.h5", ".weights.json")
 _MAX_MESSAGE = 400
 
 
@@ -33,6 +34,26 @@ def _one_line(message, limit=_MAX_MESSAGE):
     return message
 
 
+def _weights_only(path):
+    """The message for a file of weights (no model) given as a model."""
+    folder = os.path.dirname(path) or "."
+    try:
+        beside = sorted(n for n in os.listdir(folder) if n.endswith(".keras"))
+    except OSError:
+        beside = []
+    if beside:
+        where = " beside it: " + ", ".join(
+            repr(os.path.join(os.path.dirname(path), n)) for n in beside
+        )
+    else:
+        where = " (a training run writes it beside the weights, e.g. model.keras)"
+    return (
+        f"{path!r} holds weights only (a checkpoint, from save_weights), not "
+        f"a model: pass the `.keras` model file{where}. (Weights load into a "
+        "built model with `model.load_weights(...)`.)"
+    )
+
+
 def check_model_file(filepath):
     """Checks that `filepath` can be a saved Keras model, before loading it.
 
@@ -40,23 +61,29 @@ def check_model_file(filepath):
 
     Args:
         filepath: str or path-like, a `.keras` file (legacy `.h5` files are
-            passed on to Keras unchecked).
+            passed on to Keras unchecked; `.weights.h5` files are refused).
 
     Returns:
         The path, as a string.
 
     Raises:
-        FileNotFoundError: nothing exists at `filepath`.
-        ValueError: `filepath` is a folder, or not a readable `.keras`
+        FileNotFoundError: nothing exists at `filepath` (the message
+            suggests the closest shipped model names).
+        ValueError: `filepath` is a folder, a file of weights only
+            (`*.weights.h5`: the message names the `.keras` files beside
+            it), or not a readable `.keras`
             archive (not a zip file, a truncated one, no `config.json`, or
             a zip whose name does not end in `.keras`). The message is one
             line naming the file.
     """
     path = os.fspath(filepath)
     if not os.path.exists(path):
+        from keras_ordered import shipped
+
         raise FileNotFoundError(
             f"No model at {path!r}: pass the path of a model saved with "
-            "`model.save('model.keras')`."
+            "`model.save('model.keras')`, or the name of a shipped model."
+            + shipped.suggestion(path)
         )
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "saved_model.pb")):
@@ -69,6 +96,8 @@ def check_model_file(filepath):
             f"{path!r} is a folder, not a Keras model file: pass the `.keras` "
             "file saved with `model.save('model.keras')`."
         )
+    if path.lower().endswith(_WEIGHTS_EXTENSIONS):
+        raise ValueError(_weights_only(path))
     if path.lower().endswith(_LEGACY_EXTENSIONS):
         return path
     if not zipfile.is_zipfile(path):
@@ -149,6 +178,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             safe_mode=safe_mode,
         )
     except Exception as error:  # Keras raises many types; one line for all
+        if "No model config found" in str(error):
+            raise ValueError(_weights_only(path)) from None
         raise ValueError(
             f"Could not load the model {path!r}: {_one_line(error)}"
         ) from None

@@ -59,6 +59,48 @@ def shipped_names():
     )
 
 
+def suggestion(name):
+    """A hint naming the shipped models closest to `name`, or `""`.
+
+    For messages about a model that was not found: a misspelt shipped
+    name (`prpn_ptb_quik`) gets `Did you mean the shipped model
+    'prpn_ptb_quick'?`; every hint points to `keras-ordered list-models`.
+
+    Args:
+        name: what the user gave as a model (a name or a path).
+
+    Returns:
+        A sentence (starting with a space), or `""` when no model is
+        shipped.
+
+    Example:
+
+    ```python
+    from keras_ordered import shipped
+    hint = shipped.suggestion("prpn_ptb_quik")
+    assert "list-models" in hint or hint == ""
+    ```
+    """
+    import difflib
+
+    names = shipped_names()
+    if not names:
+        return ""
+    base = os.path.basename(os.path.normpath(str(name)))
+    if base.endswith(".keras"):
+        base = base[: -len(".keras")]
+    close = difflib.get_close_matches(base, names, n=2, cutoff=0.6)
+    if close:
+        quoted = " or ".join(repr(n) for n in close)
+        return (
+            f" Did you mean the shipped model {quoted}? (`keras-ordered "
+            "list-models` lists them.)"
+        )
+    return (
+        f" Shipped models: {', '.join(names)} (`keras-ordered list-models`)."
+    )
+
+
 def _missing(name):
     names = shipped_names()
     where = saved_models_dir()
@@ -68,10 +110,7 @@ def _missing(name):
             f"{where} (set ${SAVED_MODELS_ENV} to the saved_models folder of "
             "a keras-ordered clone, or pass a model file)."
         )
-    return ValueError(
-        f"No shipped model {name!r} in {where}. Shipped models: "
-        f"{', '.join(names)}."
-    )
+    return ValueError(f"No shipped model {name!r} in {where}." + suggestion(name))
 
 
 def is_shipped(name):

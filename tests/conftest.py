@@ -35,3 +35,21 @@ HAND_SCORED_GOLD = [
     # 1 word.
     "(S (VP (VB Go)) (. !))",
 ]
+
+
+def recursive_brackets(words, distances):
+    """The published recursive top-down parser of syntactic distances,
+    written independently of the package (the reference its iterative
+    parsers are checked against): split at the first maximum, the split
+    word heading the right part. Returns the bracketed string ("w" for one
+    word, which the package writes "(w)")."""
+    if len(words) == 1:
+        return words[0]
+    split = max(range(len(words)), key=lambda i: (distances[i], -i))
+    right = words[split]
+    if split + 1 < len(words):
+        rest = recursive_brackets(words[split + 1:], distances[split + 1:])
+        right = f"({right} {rest})"
+    if split == 0:
+        return right
+    return f"({recursive_brackets(words[:split], distances[:split])} {right})"

@@ -128,6 +128,28 @@ def test_evaluate_errors(tmp_path, small_treebank, capsys):
     assert "give --model PATH, --baseline NAME, or both" in capsys.readouterr().err
 
 
+def test_truncated_mrg_file_is_named_with_its_line(tmp_path, capsys):
+    # Issue 25: "Tree.read(): expected ')' but got 'end-of-string' at index
+    # 299", naming no file.
+    folder = tmp_path / "mrg"
+    folder.mkdir()
+    (folder / "wsj_0001.mrg").write_text(SMALL_TREEBANK)
+    bad = folder / "wsj_0002.mrg"
+    bad.write_text(SMALL_TREEBANK[: SMALL_TREEBANK.index("(NP (-NONE- *-1)")])
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", str(folder), "--baseline",
+         "balanced"],
+        capsys,
+    )
+    assert status == 2 and out == ""
+    assert err == (
+        f"keras-ordered evaluate-parsing: error: {str(bad)!r} line 4: cannot "
+        "read tree 2 (Tree.read(): expected ')' but got 'end-of-string' at "
+        "index 67): the file is truncated or damaged, or not a Penn "
+        "Treebank .mrg file.\n"
+    )
+
+
 # --- parse -------------------------------------------------------------------
 
 
@@ -177,6 +199,42 @@ def test_parse_input_errors(tmp_path, capsys, monkeypatch):
     assert status == 2 and "need --model" in err
 
 
+def test_parse_refuses_invalid_utf8_naming_the_line(tmp_path, capsys, monkeypatch):
+    # Issue 25: stdin repaired silently, --file gave "'utf-8' codec can't
+    # decode byte 0xff in position 0" naming neither file nor line. Now one
+    # policy: refused, with where.
+    bad = b"the cat\n\xff dog\n"
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(bad)
+    hint = "convert it to UTF-8 first"
+    status, out, err = run(
+        ["parse", "--baseline", "balanced", "--file", str(path)], capsys
+    )
+    assert status == 2 and out == ""
+    assert err == (
+        f"keras-ordered parse: error: {str(path)!r} line 2 is not valid "
+        f"UTF-8 (byte 0xff at column 1): {hint} (e.g. `iconv -f latin1 -t "
+        "utf-8`).\n"
+    )
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(bad)))
+    status, out, err = run(["parse", "--baseline", "balanced"], capsys)
+    assert status == 2 and out == ""
+    assert "error: <stdin> line 2 is not valid UTF-8 (byte 0xff" in err
+    # sys.argv carries undecodable bytes as lone surrogates.
+    status, out, err = run(
+        ["parse", "--baseline", "balanced", "ok", "x \udcfe"], capsys
+    )
+    assert status == 2 and out == ""
+    assert "error: Argument 2 is not valid UTF-8 (byte 0xfe at column 3)" in err
+    assert len(err.splitlines()) == 1
+    # Valid UTF-8 from stdin's bytes still parses.
+    monkeypatch.setattr(
+        "sys.stdin", io.TextIOWrapper(io.BytesIO("caf\u00e9 au lait\n".encode()))
+    )
+    status, out, _ = run(["parse", "--baseline", "balanced"], capsys)
+    assert status == 0 and out == "((caf\u00e9 au) lait)\n"
+
+
 def test_parse_splits_punctuation_like_the_treebank(capsys):
     status, out, err = run(
         ["parse", "--baseline", "right-branching",
@@ -211,6 +269,45 @@ def test_cli_baseline_names_are_the_parsing_baselines():
     from keras_ordered.parsing import BASELINES
 
     assert set(_common.BASELINE_NAMES) == set(BASELINES)
+
+
+def test_numeric_options_are_validated_by_the_parser(capsys):
+    # Issue 25: `parse --batch-size 0` said "range() arg 3 must not be zero".
+    import argparse
+
+    parser = cli.build_parser()
+    commands = next(
+        action for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    checked = 0
+    for name, subparser in commands.choices.items():
+        for action in subparser._actions:
+            if action.type is int and action.dest != "shift":
+                pytest.fail(f"{name} {action.option_strings}: plain int")
+            checked += action.type in (_common.positive_int,
+                                       _common.non_negative_int)
+    assert checked >= 15
+    for argv, message in (
+        (["parse", "--batch-size", "0", "a b c"],
+         "argument --batch-size: must be a positive integer (1, 2, ...), got '0'"),
+        (["parse", "--max-length", "-3", "a"],
+         "argument --max-length: must be a positive integer"),
+        (["parse", "--seed", "-1", "a"],
+         "argument --seed: must be an integer of 0 or more, got '-1'"),
+        (["evaluate-parsing", "--baseline", "balanced", "--limit", "x"],
+         "argument --limit: must be a positive integer (1, 2, ...), got 'x'"),
+        (["score", "f.dp", "--model", "m.keras", "--batch-size", "0"],
+         "argument --batch-size: must be a positive integer"),
+        (["evalb", "-e", "-1", "g", "t"],
+         "argument -e/--max-error: must be an integer of 0 or more"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(argv)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert f"keras-ordered {argv[0]}: error: {message}" in err, err
+        assert "Traceback" not in err
 
 
 # --- models ------------------------------------------------------------------
@@ -277,6 +374,22 @@ def test_parse_model_reads_the_split_tokens(fake_model, capsys):
     assert fake_model.seen == [[["the", "cat", ",", "sat", "."]]]
     assert out == "((((The cat) ,) sat) .)\n"
     assert err == "parsed with layer1/forget (picked by --layer 1)\n"
+
+
+def test_parse_long_sentences_within_max_length(fake_model, capsys):
+    # Issue 25: 400 tokens (the default --max-length) and 3,000 tokens
+    # (depth 2,999 with rising distances) printed a RecursionError.
+    for length, extra in ((400, []), (3000, ["--max-length", "30000"])):
+        sentence = " ".join(["word"] * length)
+        for distance in ("forget", "input"):  # left- and right-branching
+            status, out, err = run(
+                ["parse", "--model", "m.keras", "--distance", distance,
+                 *extra, sentence],
+                capsys,
+            )
+            assert status == 0, err
+            assert out.count("word") == length
+            assert out.count("(") == out.count(")") == length - 1
 
 
 def test_verbose_shows_tensorflow_log(monkeypatch, capsys):
@@ -353,6 +466,42 @@ def test_evaluate_model_and_baselines_in_one_table(fake_model, small_treebank,
     assert "random (seed 3)" in out
     assert lines[-2].split()[0] == "gold"
     assert sum(line.startswith("trees ") for line in lines) == 1  # one table
+
+
+def test_each_command_points_a_model_to_the_command_that_takes_it(
+        monkeypatch, small_treebank, capsys):
+    # Issue 25: `evaluate` given a TD-TreeLSTM pointed to
+    # `evaluate-parsing`, which refuses it.
+    from keras_ordered.datasets.dependency import DependencyVocabulary
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+
+    model = TDTreeLSTMLanguageModel(
+        DependencyVocabulary(["the", "cat"]), embedding_dim=2, units=2,
+        num_layers=1,
+    )
+    monkeypatch.setattr(_common, "load_model", lambda path, args=None: model)
+    score = ("use `keras-ordered score FILE --model td.keras` (log P(S|T) of "
+             "dependency trees; a TD-TreeLSTM induces no constituency trees).")
+    for argv in (
+        ["evaluate", "--treebank", small_treebank, "--model", "td.keras"],
+        ["evaluate-parsing", "--treebank", small_treebank, "--model",
+         "td.keras"],
+        ["parse", "--model", "td.keras", "a b"],
+    ):
+        status, out, err = run(argv, capsys)
+        assert status == 2 and out == "", err
+        assert len(err.splitlines()) == 1
+        assert err.rstrip("\n").endswith(score.split(" ", 1)[1]), err
+    monkeypatch.setattr(_common, "load_model",
+                        lambda path, args=None: FakeDistanceModel())
+    status, _, err = run(["evaluate", "--treebank", small_treebank, "--model",
+                          "lm.keras"], capsys)
+    assert status == 2
+    assert err.rstrip("\n").endswith(
+        "not a GFL parser: use `keras-ordered evaluate-parsing --model "
+        "lm.keras` (the trees of its syntactic distances) or `keras-ordered "
+        "parse --model lm.keras`."
+    ), err
 
 
 def test_model_without_distances(monkeypatch, capsys):

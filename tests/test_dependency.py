@@ -165,3 +165,30 @@ def test_vocabulary_min_count_lowercase_and_specials():
     assert "The" in cased and "THE" in cased and "the" in cased
     with pytest.raises(ValueError, match="min_count"):
         dependency.DependencyVocabulary.from_sentences(sentences, min_count=0)
+
+
+def test_bad_heads_give_one_error_and_no_nltk_warning(tmp_path):
+    # Issue 25: a bad head gave a clear error preceded by two lines of
+    # nltk's UserWarning ("The graph doesn't contain a node that depends on
+    # the root element.").
+    import warnings
+
+    for rows, message in (
+        ("The\tDT\t2\ncat\tNN\t-1\n",
+         "sentence 1 (line 1): the head of word 2 is -1, out of range 0..2"),
+        ("The\tDT\t2\ncat\tNN\t3\nsat\tVBD\t1\n",
+         "sentence 1 (line 1): no root (no word has head 0)."),
+    ):
+        path = tmp_path / "bad.dp"
+        path.write_text("a\tDT\t0\n\n" + rows)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(ValueError) as info:
+                dependency.read_trees(str(path))
+        assert [str(w.message) for w in caught] == []
+        expected = message.replace("sentence 1 (line 1)", "sentence 2 (line 3)")
+        assert str(info.value).startswith(f"{path}, {expected}"), str(info.value)
+    path.write_bytes(b"caf\xe9\tNN\t0\n")
+    with pytest.raises(ValueError, match=r"line 1 is not valid UTF-8 \(byte "
+                       r"0xe9 at column 4\)"):
+        dependency.read_trees(str(path))

@@ -387,8 +387,13 @@ def test_export_model_and_the_command_line(parser, exported, tmp_path, capsys):
         os.path.join(exported[None], "assets", "source_vocabulary.txt")
     )
     model_file = exported["model_file"]
+    with pytest.raises(SystemExit) as exit_info:  # refused by argparse
+        cli.main(["export", "--model", model_file, "--output",
+                  str(tmp_path / "refused"), "--beam-size", "0"])
+    assert exit_info.value.code == 2
+    assert ("argument --beam-size: must be a positive integer (1, 2, ...), "
+            "got '0'") in capsys.readouterr().err
     for argv, message in (
-        (["--beam-size", "0"], "--beam-size must be at least 1"),
         (["--numbers", "ptb"], "--numbers applies to language models"),
         (["--layer", "1"], "--layer and --distance apply"),
     ):

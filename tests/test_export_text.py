@@ -416,11 +416,20 @@ def test_text_preprocessor_is_a_serializable_keras_layer(tmp_path):
 def test_tokenize_python_and_validation():
     assert text.tokenize_python([]) == []
     assert text.tokenize_python(["", "a  b"]) == [[], ["a", "b"]]
-    assert text.tokenize_python([b"caf\xc3\xa9 \xff."]) == [
-        ["café", "\ufffd", "."]]
-    escaped, lone = text.tokenize_python(["a \udcff b", "c \ud800"])
-    assert escaped == ["a", "\ufffd", "b"]  # one undecodable byte
-    assert lone[0] == "c" and set(lone[1]) == {"\ufffd"}
+    assert text.tokenize_python([b"caf\xc3\xa9 ."]) == [["café", "."]]
+    # Invalid UTF-8 is refused, naming the sentence (issue 25): bytes,
+    # an undecodable byte as sys.argv escapes it, a lone surrogate.
+    for lines, message in (
+        ([b"ok", b"caf\xc3\xa9 \xff."], "Sentence 2 is not valid UTF-8 "
+         "(byte 0xff at column 7)"),
+        (["a \udcff b"], "Sentence 1 is not valid UTF-8 (byte 0xff at column 3)"),
+        (["ok", "ok", "c \ud800"], "Sentence 3 is not valid UTF-8 (lone "
+         "surrogate U+D800 at column 3)"),
+    ):
+        with pytest.raises(ValueError) as error:
+            text.tokenize_python(lines)
+        assert str(error.value).startswith(message), str(error.value)
+        assert "iconv" in str(error.value)
     assert text.tokenize_python(["don't (x)"], treebank=False) == [
         ["don't", "(x)"]]
     with pytest.raises(ValueError, match="string"):

@@ -191,3 +191,21 @@ def test_allowlist_is_core_tensorflow_plus_tf_text():
     op_types = set(graph_op_types(tf_text_path.get_concrete_function()))
     assert op_types - core  # TF-Text ops, which the full allowlist has
     check_serving_ops(op_types)
+
+
+def test_ten_thousand_words_in_the_graph():
+    # O(time log time): a right-branching (falling) and a left-branching
+    # (rising) sentence of 10,000 words, and random distances, give the
+    # Python parser's trees (tf.repeat's [n, max repeats] mask alone would
+    # have needed 10 GB here).
+    n = 10_000
+    words = [f"w{i}" for i in range(n)]
+    rng = np.random.default_rng(0)
+    for distances in (-np.arange(n), np.arange(n), rng.random(n)):
+        distances = distances.astype("float32")
+        out = distances_to_brackets(
+            tf.ragged.constant([words]), tf.constant([distances])
+        )
+        tree, spans = _expected(words, distances)
+        assert out["trees"].numpy()[0].decode() == tree
+        assert out["spans"].to_list()[0] == spans

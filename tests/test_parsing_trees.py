@@ -3,6 +3,7 @@
 import nltk
 import numpy as np
 import pytest
+from conftest import recursive_brackets
 
 from keras_ordered.parsing import trees as trees_lib
 from keras_ordered.parsing.trees import brackets_to_tree
@@ -144,3 +145,67 @@ def test_depth():
     gold = nltk.Tree.fromstring("(S (S (NP (DT the) (NN cat)) (VP (VBD sat))))")
     assert tree_depth(gold) == 2
     assert trees_lib.spans_depth([], 0) == 0
+
+
+# --- no recursion: any sentence length (issue 25) ----------------------------
+
+
+def test_iterative_parser_matches_the_recursive_reference():
+    rng = np.random.default_rng(25)
+    for trial in range(300):
+        length = int(rng.integers(1, 40))
+        # Few distinct values half of the time: ties must pick the first.
+        if trial % 2:
+            distances = rng.integers(0, 3, length).astype(float)
+        else:
+            distances = rng.normal(size=length)
+        words = [f"w{i}" for i in range(length)]
+        expected = recursive_brackets(words, list(distances))
+        if length == 1:
+            expected = f"({expected})"
+        assert parse(words, distances) == expected
+
+
+def test_ten_thousand_words_parse_write_and_score():
+    # Rising distances give the deepest (left-branching) tree, falling
+    # ones the deepest right-branching one: depth 9,999 either way, ten
+    # times Python's recursion limit.
+    n = 10_000
+    words = ["w"] * n
+    left = distances_to_tree(words, np.arange(n, dtype=float))
+    right = distances_to_tree(words, -np.arange(n, dtype=float))
+    assert tree_to_brackets(left) == "(" * (n - 1) + "w w" + ") w" * (n - 2) + ")"
+    assert tree_to_brackets(right) == "(w " * (n - 2) + "(w w" + ")" * (n - 1)
+    assert trees_lib.num_leaves(left) == n
+    assert tree_depth(left) == tree_depth(right) == n - 1
+    assert (0, 2) in tree_to_spans(left) and (n - 2, n) in tree_to_spans(right)
+    assert trees_lib.leaves(
+        trees_lib.replace_leaves(right, [str(i) for i in range(n)])
+    )[-3:] == ["9997", "9998", "9999"]
+    text = tree_to_brackets(right)
+    assert tree_to_brackets(brackets_to_tree(text)) == text
+
+
+def test_deep_baselines_binarized_gold_and_delinearized_trees():
+    from keras_ordered.parsing import baselines
+    from keras_ordered.parsing import linearize
+
+    n = 5_000
+    words = [f"w{i}" for i in range(n)]
+    for build in (baselines.right_branching_tree, baselines.left_branching_tree,
+                  baselines.balanced_tree):
+        assert trees_lib.leaves(build(words)) == words
+    deep = brackets_to_tree(tree_to_brackets(baselines.right_branching_tree(words)))
+    assert tree_to_spans(baselines.binarized_gold_tree(deep)) == tree_to_spans(deep)
+    tokens = ["(NP"] * n + ["XX"] * n + [")NP"] * n
+    tree, repairs = linearize.delinearize(tokens, words)
+    assert not repairs.malformed and trees_lib.num_leaves(tree) == n
+
+
+def test_fold_tree_and_token_lists():
+    tree = brackets_to_tree("((the cat) sat)")
+    assert trees_lib.fold_tree(
+        tree, leaf=len, branch=lambda node, sizes: sum(sizes)
+    ) == 9
+    with pytest.raises(TypeError, match="not a list of tokens"):
+        distances_to_tree("the cat sat", [0.0] * 11)

@@ -179,3 +179,63 @@ def test_keras_without_keras_ordered_gives_a_short_error(tmp_path):
     assert len(error) < 2000
     assert "vocabword" not in result.stderr  # (it held all 10,000 words)
     assert len(result.stderr) < 10_000
+
+
+def test_a_string_where_tokens_belong_is_a_type_error(saved):
+    # Issue 25: sentence_distances(["the cat sat"]) returned 11 distances,
+    # one per character.
+    model, _ = saved
+    with pytest.raises(TypeError) as info:
+        model.sentence_distances(["the cat sat"])
+    message = str(info.value)
+    assert message.startswith(
+        "`sentences[0]` is the string 'the cat sat', not a list of tokens: "
+        "pass a list of token strings, e.g. ['the', 'cat', 'sat']"
+    )
+    with pytest.raises(TypeError, match="`sentences` is a string"):
+        model.sentence_distances("the cat sat")
+    with pytest.raises(TypeError, match="`words` is the string 'cat'"):
+        model.token_ids("cat")
+    assert len(model.sentence_distances([("the", "cat")])["layer1/forget"][0]) == 2
+
+
+def test_missing_model_suggests_the_closest_shipped_name(tmp_path, monkeypatch):
+    # Issue 25: `--model prpn_ptb_quik` gave no hint of list-models.
+    shipped_dir = tmp_path / "saved_models"
+    for name in ("prpn_ptb_quick", "onlstm_ptb_small"):
+        (shipped_dir / name).mkdir(parents=True)
+        (shipped_dir / name / "card.json").write_text("{}")
+    monkeypatch.setenv("KERAS_ORDERED_SAVED_MODELS", str(shipped_dir))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError) as info:
+        saving.load_model("prpn_ptb_quik")
+    message = check_one_line(info.value, "prpn_ptb_quik")
+    assert message.endswith(
+        "Did you mean the shipped model 'prpn_ptb_quick'? (`keras-ordered "
+        "list-models` lists them.)"
+    )
+    with pytest.raises(FileNotFoundError) as info:
+        saving.load_model("nothing_like_it")
+    assert str(info.value).endswith(
+        "Shipped models: onlstm_ptb_small, prpn_ptb_quick "
+        "(`keras-ordered list-models`)."
+    )
+    with pytest.raises(ValueError, match="Did you mean the shipped model "
+                       "'onlstm_ptb_small'"):
+        keras_ordered.shipped.shipped_card("onlstm_ptb_smal")
+
+
+def test_weights_file_given_as_a_model_names_the_keras_file(tmp_path, saved):
+    # Issue 25: `--model best.weights.h5` said "No model config found in
+    # the file" without saying to pass the .keras file beside it.
+    model, _ = saved
+    run = tmp_path / "run"
+    run.mkdir()
+    weights = run / "best.weights.h5"
+    model.save_weights(str(weights))
+    model.save(str(run / "model.keras"))
+    with pytest.raises(ValueError) as info:
+        saving.load_model(weights)
+    message = check_one_line(info.value, weights)
+    assert "holds weights only" in message
+    assert f"pass the `.keras` model file beside it: {str(run / 'model.keras')!r}" in message

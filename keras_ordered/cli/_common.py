@@ -5,6 +5,7 @@ module, and must not import TensorFlow, Keras, NumPy or nltk. Whatever
 needs them is imported inside the functions.
 """
 
+import argparse
 import sys
 
 from keras_ordered import _quiet
@@ -66,16 +67,63 @@ def load_model(path, args=None):
         raise CommandError(str(error)) from None
 
 
-def check_seed(seed):
-    if seed is not None and seed < 0:
-        raise CommandError("--seed must be 0 or more.")
+def _int_option(text, smallest, what):
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < smallest:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+    return value
+
+
+def positive_int(text):
+    """`argparse` type of a count option: an int of 1 or more.
+
+    Args:
+        text: the option's value as given.
+
+    Returns:
+        The int.
+
+    Raises:
+        argparse.ArgumentTypeError: `argparse` then prints the usage and
+            `error: argument --batch-size: must be a positive integer (1,
+            2, ...), got '0'`, and exits with status 2.
+
+    Example:
+
+    >>> positive_int("64")
+    64
+    """
+    return _int_option(text, 1, "a positive integer (1, 2, ...)")
+
+
+def non_negative_int(text):
+    """`argparse` type of a seed or limit that may be 0: an int >= 0.
+
+    Args:
+        text: the option's value as given.
+
+    Returns:
+        The int.
+
+    Raises:
+        argparse.ArgumentTypeError: for a negative or non-integer value.
+
+    Example:
+
+    >>> non_negative_int("0")
+    0
+    """
+    return _int_option(text, 0, "an integer of 0 or more")
 
 
 def add_model_arguments(parser):
     """Adds `--layer`, `--distance`, `--seed` and `--batch-size`."""
     parser.add_argument(
         "--layer",
-        type=int,
+        type=positive_int,
         metavar="L",
         help="Layer whose distances to use (1 = lowest), e.g. 2.",
     )
@@ -86,11 +134,12 @@ def add_model_arguments(parser):
         "master gate.",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="Seed of the random baseline."
+        "--seed", type=non_negative_int, default=0,
+        help="Seed of the random baseline."
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=positive_int,
         default=64,
         help="Sentences per forward pass of the model.",
     )
@@ -152,14 +201,56 @@ def select_distance_names(available, default=None, layer=None, kind=None,
     return [matches[0]]
 
 
-def model_distances(model):
-    """The model's distance names; a CommandError when it has none."""
+def model_distances(model, path=None):
+    """The model's distance names; a CommandError when it has none.
+
+    The message of a model of another kind (a TD-TreeLSTM, a GFL parser)
+    names the subcommand that takes it (see `commands_for`).
+    """
     from keras_ordered.parsing.evaluate import check_distance_model
 
     try:
         return check_distance_model(model)
     except ValueError as error:
-        raise CommandError(str(error)) from None
+        hint = commands_for(model, path)
+        raise CommandError(
+            str(error) + (f" For this model: {hint}." if hint else "")
+        ) from None
+
+
+def commands_for(model, path=None):
+    """What the subcommands do with a model of this kind, for messages.
+
+    Imports nothing: a model's class was imported when it was loaded.
+
+    Args:
+        model: a loaded model.
+        path: how the user named it (`--model`), for the examples.
+
+    Returns:
+        A phrase such as "`keras-ordered score FILE --model m.keras` (log
+        P(S|T) of dependency trees)", or `""` for a model of no known kind.
+    """
+    name = path or "MODEL"
+    kinds = (
+        ("keras_ordered.models.tdtreelstm.tdtreelstm_language_model",
+         "TDTreeLSTMLanguageModel",
+         f"`keras-ordered score FILE --model {name}` (log P(S|T) of "
+         "dependency trees; a TD-TreeLSTM induces no constituency trees)"),
+        ("keras_ordered.models.gfl.gfl_parser", "GFLParser",
+         f"`keras-ordered evaluate --model {name}` (EVALB of its parses) or "
+         f"`keras-ordered parse --model {name}`"),
+    )
+    for module_name, class_name, hint in kinds:
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(model, getattr(module, class_name)):
+            return hint
+    if callable(getattr(model, "sentence_distances", None)):
+        return (
+            f"`keras-ordered evaluate-parsing --model {name}` (the trees of "
+            f"its syntactic distances) or `keras-ordered parse --model {name}`"
+        )
+    return ""
 
 
 def escape(word):
@@ -168,17 +259,20 @@ def escape(word):
 
 
 def with_leaves(tree, words):
-    """A copy of `tree` whose leaves are `words` (in order), escaped."""
-    tree = tree.copy(deep=True)
-    positions = tree.treepositions("leaves")
-    if len(positions) != len(words):
+    """A copy of `tree` whose leaves are `words` (in order), escaped.
+
+    Without recursion, so trees of any depth work (see
+    `keras_ordered.parsing.trees.fold_tree`).
+    """
+    from keras_ordered.parsing import trees as trees_lib
+
+    try:
+        return trees_lib.replace_leaves(tree, [escape(w) for w in words])
+    except ValueError:
         raise CommandError(
-            f"The parser returned {len(positions)} leaves for "
+            f"The parser returned {trees_lib.num_leaves(tree)} leaves for "
             f"{len(words)} words."
-        )
-    for position, word in zip(positions, words):
-        tree[position] = escape(word)
-    return tree
+        ) from None
 
 
 def note(message):

@@ -19,11 +19,6 @@ def is_gfl_parser(model):
     return module is not None and isinstance(model, module.GFLParser)
 
 
-def check_beam_size(beam_size):
-    if beam_size is not None and beam_size < 1:
-        raise CommandError("--beam-size must be at least 1.")
-
-
 def decoding_name(beam_size):
     return "greedy decoding" if beam_size is None else f"beam search, beam {beam_size}"
 
@@ -40,7 +35,6 @@ def parse(model, sentences, args):
             "--layer and --distance pick a distance of a language model; "
             f"{args.model} is a GFL parser, which has none."
         )
-    check_beam_size(args.beam_size)
     from keras_ordered.models.gfl.inference import parse_sentences
 
     words = [[_common.escape(w) for w in tokens] for tokens in sentences]

@@ -17,6 +17,7 @@ keras-ordered evalb gold.txt test.txt -p ../shared/data/evalb/COLLINS.prm
 
 import dataclasses
 
+from keras_ordered.cli import _common
 from keras_ordered.cli._common import CommandError
 
 NAME = "evalb"
@@ -44,7 +45,7 @@ def add_parser(subparsers):
     parser.add_argument(
         "-e",
         "--max-error",
-        type=int,
+        type=_common.non_negative_int,
         metavar="N",
         help="Give up as EVALB's -e N does, at the error after N + 1 "
         "errors (overrides MAX_ERROR; 0: never, where the C program gives up "
@@ -57,8 +58,6 @@ def run(args):
     """Runs `keras-ordered evalb`; returns the exit status."""
     from keras_ordered.parsing import evalb
 
-    if args.max_error is not None and args.max_error < 0:
-        raise CommandError("-e/--max-error must be 0 (no limit) or more.")
     params = evalb.load_params(args.params) if args.params else evalb.COLLINS_PARAMS
     if args.max_error is not None:
         params = dataclasses.replace(params, max_error=args.max_error)

@@ -59,20 +59,20 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--beam-size",
-        type=int,
+        type=_common.positive_int,
         metavar="K",
         help="Beam search keeping K prefixes (the paper uses 10; default: "
         "greedy decoding).",
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=_common.positive_int,
         default=64,
         help="Sentences decoded together (default 64).",
     )
     parser.add_argument(
         "--limit",
-        type=int,
+        type=_common.positive_int,
         metavar="N",
         help="Evaluate only the first N trees (quick checks).",
     )
@@ -89,11 +89,6 @@ def run(args):
     """Runs `keras-ordered evaluate`; returns the exit status."""
     from keras_ordered.cli import _gfl
 
-    _gfl.check_beam_size(args.beam_size)
-    if args.batch_size < 1:
-        raise CommandError("--batch-size must be at least 1.")
-    if args.limit is not None and args.limit < 1:
-        raise CommandError("--limit must be at least 1.")
     from keras_ordered.datasets import treebank_files
     from keras_ordered.parsing import evalb
 
@@ -104,10 +99,10 @@ def run(args):
     )
     model = _common.load_model(args.model, args)
     if not _gfl.is_gfl_parser(model):
+        hint = _common.commands_for(model, args.model)
         raise CommandError(
-            f"{args.model} is a {type(model).__name__}, not a GFL parser: "
-            "use `keras-ordered evaluate-parsing` for the trees of a "
-            "language model's syntactic distances."
+            f"{args.model} is a {type(model).__name__}, not a GFL parser"
+            + (f": use {hint}." if hint else ".")
         )
     from keras_ordered.models.gfl.inference import evaluate_parser
 

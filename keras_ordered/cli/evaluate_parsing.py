@@ -105,7 +105,7 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--limit",
-        type=int,
+        type=_common.positive_int,
         metavar="N",
         help="Evaluate only the first N sentences (quick checks).",
     )
@@ -141,7 +141,7 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--random-seeds",
-        type=int,
+        type=_common.positive_int,
         default=5,
         metavar="N",
         help="With --protocol: the random baseline is the mean over N "
@@ -241,7 +241,7 @@ def _select_models(args):
     models = []
     for path in _dedup(args.model):
         model = _common.load_model(path, args)
-        available = _common.model_distances(model)
+        available = _common.model_distances(model, path)
         default = getattr(model, "default_distance", None)
         names = _common.select_distance_names(
             available, default, layer=args.layer, kind=args.distance
@@ -409,15 +409,10 @@ def run(args):
         protocols = list(PROTOCOL_NAMES)
     if not args.model and not args.baseline and not protocols:
         raise UsageError("give --model PATH, --baseline NAME, or both.")
-    if args.limit is not None and args.limit < 1:
-        raise CommandError("--limit must be at least 1.")
     if args.shift and not args.model:
         raise CommandError("--shift needs --model.")
     if not args.model and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
-    if args.random_seeds < 1:
-        raise CommandError("--random-seeds must be at least 1.")
-    _common.check_seed(args.seed)
     baselines = _dedup(args.baseline)  # once each, in order
 
     from keras_ordered.datasets import treebank as treebank_lib

@@ -60,7 +60,7 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--version",
-        type=int,
+        type=_common.positive_int,
         metavar="N",
         help="Version folder (default: one more than the largest in DIR, "
         "1 in a new folder).",
@@ -72,7 +72,7 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--layer",
-        type=int,
+        type=_common.positive_int,
         metavar="L",
         help="Layer whose distances make the `tree` output (ON-LSTM).",
     )
@@ -83,14 +83,14 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--beam-size",
-        type=int,
+        type=_common.positive_int,
         metavar="K",
         help="GFL parsers: decode with a beam of K in the served graph "
         "(default: greedy decoding).",
     )
     parser.add_argument(
         "--max-length",
-        type=int,
+        type=_common.positive_int,
         default=200,
         metavar="N",
         help="Longest sentence the served model reads, in tokens (longer "
@@ -133,10 +133,6 @@ def _is_tdtreelstm(model):
 
 def run(args):
     """Runs `keras-ordered export`; returns the exit status."""
-    if args.max_length < 1:
-        raise CommandError("--max-length must be at least 1.")
-    if args.version is not None and args.version < 1:
-        raise CommandError("--version must be 1 or more.")
     model = _common.load_model(args.model, args)
     from keras_ordered.cli import _gfl
     from keras_ordered.export import export_model
@@ -171,7 +167,6 @@ def run(args):
                 "vocabulary says)."
             )
     elif _gfl.is_gfl_parser(model):
-        _gfl.check_beam_size(args.beam_size)
         if args.numbers is not None:
             raise CommandError(
                 "--numbers applies to language models: a GFL parser reads "

@@ -45,7 +45,8 @@ def add_parser(subparsers):
         NAME,
         help="Print the tree a model induces for each sentence.",
         description="Parse sentences (arguments, --file, or stdin; one per "
-        "line) and print one bracketed tree per sentence. Punctuation is "
+        "line, UTF-8: invalid UTF-8 is refused with its line number) and "
+        "print one bracketed tree per sentence. Punctuation is "
         "split off the words as in the Penn Treebank (\"mat.\" -> \"mat .\", "
         "\"don't\" -> \"do n't\"; --no-tokenize splits at spaces only), and "
         "the trees keep the tokens as written. The model reads them as the "
@@ -71,7 +72,7 @@ def add_parser(subparsers):
     )
     parser.add_argument(
         "--max-length",
-        type=int,
+        type=_common.positive_int,
         default=DEFAULT_MAX_LENGTH,
         help=f"Longest sentence accepted, in tokens (default "
         f"{DEFAULT_MAX_LENGTH}).",
@@ -94,7 +95,7 @@ def add_parser(subparsers):
     _common.add_model_arguments(parser)
     parser.add_argument(
         "--beam-size",
-        type=int,
+        type=_common.positive_int,
         metavar="K",
         help="GFL parsers only: beam search keeping K prefixes (the paper "
         "uses 10; default: greedy decoding).",
@@ -102,30 +103,49 @@ def add_parser(subparsers):
     return parser
 
 
+def _read_stdin():
+    stream = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can
+    return _decode(stream.read(), "<stdin>")
+
+
+def _decode(data, source):
+    from keras_ordered._tokens import decode_utf8_text
+
+    return decode_utf8_text(data, source).splitlines()
+
+
 def read_lines(args):
-    """The input lines and what to call them in messages."""
+    """The input lines and what to call them in messages.
+
+    Invalid UTF-8 is refused (the package's one policy, see
+    `keras_ordered._tokens.InvalidUTF8Error`): the error names the file
+    (or `<stdin>`, or the argument), the line and the column.
+    """
     if args.sentences and args.file:
         raise CommandError(
             "Give the sentences either as arguments or with --file, not both."
         )
     if args.sentences:
-        return list(args.sentences), "argument"
+        from keras_ordered._tokens import check_utf8_lines
+
+        return check_utf8_lines(args.sentences, "argument"), "argument"
     if args.file:
         if args.file == "-":
-            return sys.stdin.read().splitlines(), "line"
+            return _read_stdin(), "line"
         try:
-            with open(args.file, encoding="utf-8") as f:
-                return f.read().splitlines(), "line"
+            with open(args.file, "rb") as f:
+                data = f.read()
         except OSError as error:
             raise CommandError(
                 f"Cannot read {args.file!r}: {error.strerror or error}."
             ) from None
+        return _decode(data, repr(args.file)), "line"
     if sys.stdin is None or sys.stdin.isatty():
         raise CommandError(
             "No sentence given: pass sentences as arguments, with --file, "
             "or one per line on stdin."
         )
-    return sys.stdin.read().splitlines(), "line"
+    return _read_stdin(), "line"
 
 
 def tokenize(lines, what, max_length, treebank=True):
@@ -187,13 +207,10 @@ def _why(name, available, default, args):
 
 def run(args):
     """Runs `keras-ordered parse`; returns the exit status."""
-    if args.max_length < 1:
-        raise CommandError("--max-length must be at least 1.")
     if args.baseline and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
         raise CommandError("--beam-size needs --model (a GFL parser).")
-    _common.check_seed(args.seed)
     lines, what = read_lines(args)
     _common.import_tensorflow(args)  # the tokenizer's ops, quietly
     sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
@@ -226,7 +243,7 @@ def run(args):
             raise CommandError("--beam-size applies to GFL parsers only.")
         from keras_ordered.parsing.evaluate import distance_predictor
 
-        available = _common.model_distances(model)
+        available = _common.model_distances(model, args.model)
         default = getattr(model, "default_distance", None)
         (name,) = _common.select_distance_names(
             available,

@@ -41,7 +41,7 @@ def add_parser(subparsers):
     parser.add_argument("--format", choices=("auto", "malt", "conll", "stanford"),
                         default="auto",
                         help="Input format (default: guessed from the columns).")
-    parser.add_argument("--batch-size", type=int, default=64,
+    parser.add_argument("--batch-size", type=_common.positive_int, default=64,
                         help="Sentences scored together (default 64).")
     parser.add_argument("--per-word", action="store_true",
                         help="Also print each word's log-probability.")
@@ -56,8 +56,6 @@ def run(args):
     `--per-word`, each word's log-probability after it), then a `total`
     line; a summary goes to stderr.
     """
-    if args.batch_size < 1:
-        raise CommandError("--batch-size must be at least 1.")
     from keras_ordered.datasets import dependency
 
     try:
@@ -70,9 +68,11 @@ def run(args):
     from keras_ordered.models import TDTreeLSTMLanguageModel
 
     if not isinstance(model, TDTreeLSTMLanguageModel):
+        hint = _common.commands_for(model, args.model)
         raise CommandError(
             f"{args.model} is a {type(model).__name__}, not a "
-            "TDTreeLSTMLanguageModel (train one with recipes/wsj_tdtreelstm.py)."
+            "TDTreeLSTMLanguageModel (train one with recipes/wsj_tdtreelstm.py)"
+            + (f"; for this model use {hint}." if hint else ".")
         )
     import math
     import time

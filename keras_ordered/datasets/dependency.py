@@ -33,6 +33,9 @@ import collections
 import glob
 import os
 import re
+import warnings
+
+from keras_ordered._tokens import decode_utf8_text
 
 GEN_L = "GEN-L"
 GEN_R = "GEN-R"
@@ -245,8 +248,12 @@ def _blocks(lines):
 def _read_lines(path):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No dependency file at {path!r}.")
-    with open(path, encoding="utf-8") as f:
-        return f.read().splitlines()
+    with open(path, "rb") as f:
+        return decode_utf8_text(f.read(), repr(path)).splitlines()
+
+
+def _one_line(message):
+    return re.sub(r"\s+", " ", str(message)).strip().rstrip(".")
 
 
 def parse_malt(text, source="<string>"):
@@ -270,15 +277,27 @@ def parse_malt(text, source="<string>"):
                     f"{where}: line {start + offset}: the head {head_field!r} "
                     "is not a number."
                 )
-        try:
-            graph = DependencyGraph("\n".join(block), top_relation_label="root")
-        except Exception as error:  # nltk's own message, with where
-            raise ValueError(f"{where}: unreadable ({error}).") from None
+        # nltk warns (UserWarning) about some bad trees before our check
+        # says what is wrong: its warnings become our one-line error.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                graph = DependencyGraph(
+                    "\n".join(block), top_relation_label="root"
+                )
+            except Exception as error:  # nltk's own message, with where
+                raise ValueError(
+                    f"{where}: unreadable ({_one_line(error)})."
+                ) from None
         n = len(block)
         nodes = [graph.nodes[i] for i in range(1, n + 1)]
         words = tuple(node["word"] for node in nodes)
         tags = tuple(node["tag"] or "_" for node in nodes)
         heads = check_heads([int(node["head"]) for node in nodes], where)
+        if caught:
+            raise ValueError(
+                f"{where}: unreadable ({_one_line(caught[0].message)})."
+            )
         trees.append(DependencyTree(words, tags, heads, source, index, start))
     return trees
 

@@ -29,6 +29,8 @@ import re
 
 import nltk
 
+from keras_ordered._tokens import check_token_list
+from keras_ordered._tokens import decode_utf8_text
 from keras_ordered.parsing import trees as trees_lib
 
 WORD_TAGS = frozenset(
@@ -109,8 +111,11 @@ def normalize_words(words, numbers="digit-runs"):
 
     Returns:
         A list of normalised strings.
+
+    Raises:
+        TypeError: `words` is a string, not a list of tokens.
     """
-    return [normalize_word(w, numbers) for w in words]
+    return [normalize_word(w, numbers) for w in check_token_list(words, "words")]
 
 
 def strip_function_tags(label):
@@ -312,8 +317,9 @@ def read_trees(reader, file_id):
 
     Gives the same trees as `reader.parsed_sents(file_id)` (empty top
     bracketing removed), about three times faster: the file's text is
-    read at once (`reader.raw`) and split into s-expressions in memory,
-    instead of through NLTK's seekable stream reader.
+    read at once and split into s-expressions in memory, instead of
+    through NLTK's seekable stream reader (see `read_mrg_file`, whose
+    errors name the file and line).
 
     Args:
         reader: an `nltk.corpus.reader.BracketParseCorpusReader`.
@@ -322,18 +328,8 @@ def read_trees(reader, file_id):
     Returns:
         A list of `nltk.Tree`.
     """
-    from nltk.corpus.reader.util import read_sexpr_block
-
-    stream = io.StringIO(reader.raw(file_id))
-    result = []
-    while True:
-        block = read_sexpr_block(stream)
-        if not block:
-            return result
-        for text in block:
-            result.append(
-                nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
-            )
+    pointer = reader.abspath(file_id)
+    return read_mrg_file(getattr(pointer, "path", pointer))
 
 
 def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
@@ -538,20 +534,75 @@ def make_sentence_pair(tree, file_id="", index=0, numbers="digit-runs"):
     return plain, _sentence_from_clean(cleaned, file_id, index)
 
 
-def _read_mrg_file(path):
+def _tree_problem(error):
+    """NLTK's reading error, on one line, without its picture of the text."""
+    message = re.sub(r"\s+", " ", str(error)).strip()
+    return re.sub(r"(at index \d+)\..*$", r"\1", message).rstrip(".")
+
+
+def read_mrg_file(path):
+    """The trees of one Penn Treebank bracketed (`.mrg`) file.
+
+    The s-expressions of the file, each read with `nltk.Tree.fromstring`
+    (empty top bracketing removed), as NLTK's `BracketParseCorpusReader`
+    reads them. The file must be UTF-8 (the package's one policy:
+    invalid UTF-8 is refused, never repaired).
+
+    Args:
+        path: the file.
+
+    Returns:
+        A list of `nltk.Tree`, in the file's order.
+
+    Raises:
+        ValueError: one line naming the file, the line where the bad tree
+            starts and NLTK's reason (a truncated or hand-edited file, or
+            a file of another format), or the first invalid UTF-8 byte.
+
+    Example:
+
+    ```python
+    import tempfile, os
+    from keras_ordered.datasets.treebank import read_mrg_file
+    path = os.path.join(tempfile.mkdtemp(), "a.mrg")
+    with open(path, "w") as f:
+        f.write("( (S (NP (DT The) (NN cat)) (VP (VBD sat))) )\\n")
+    assert read_mrg_file(path)[0].leaves() == ["The", "cat", "sat"]
+    ```
+    """
     from nltk.corpus.reader.util import read_sexpr_block
 
-    with open(path, encoding="utf-8", errors="replace") as f:
-        stream = io.StringIO(f.read())
-    result = []
+    with open(path, "rb") as f:
+        content = decode_utf8_text(f.read(), repr(os.fspath(path)))
+    stream = io.StringIO(content)
+    trees = []
+    cursor = 0
     while True:
-        block = read_sexpr_block(stream)
+        try:
+            block = read_sexpr_block(stream)
+        except ValueError as error:  # e.g. an unbalanced ')'
+            line = content.count("\n", 0, cursor) + 1
+            raise ValueError(
+                f"{os.fspath(path)!r} line {line}: cannot split the trees "
+                f"({_tree_problem(error)}): is it a Penn Treebank .mrg file?"
+            ) from None
         if not block:
-            return result
+            return trees
         for text in block:
-            result.append(
-                nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
-            )
+            found = content.find(text, cursor)
+            start = found if found >= 0 else cursor
+            cursor = start + len(text)
+            try:
+                trees.append(
+                    nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
+                )
+            except ValueError as error:
+                line = content.count("\n", 0, start) + 1
+                raise ValueError(
+                    f"{os.fspath(path)!r} line {line}: cannot read tree "
+                    f"{len(trees) + 1} ({_tree_problem(error)}): the file is "
+                    "truncated or damaged, or not a Penn Treebank .mrg file."
+                ) from None
 
 
 WSJ_SECTIONS = tuple(f"{n:02d}" for n in range(25))
@@ -739,7 +790,7 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
             f"{parent}/{os.path.basename(path)}" if _SECTION.match(parent)
             else os.path.basename(path)
         )
-        for index, tree in enumerate(_read_mrg_file(path)):
+        for index, tree in enumerate(read_mrg_file(path)):
             pair = make_sentence_pair(tree, file_id, index, numbers)
             if pair is None:
                 continue

@@ -29,6 +29,7 @@ import os
 
 import nltk
 
+from keras_ordered.datasets.treebank import read_mrg_file
 from keras_ordered.parsing import linearize
 
 DATA_ENV_VAR = "KERAS_ORDERED_DATA"
@@ -135,26 +136,12 @@ def read_mrg_trees(path):
 
     Returns:
         A list of `nltk.Tree`.
-    """
-    from nltk.corpus.reader.util import read_sexpr_block
 
-    with open(path, encoding="utf-8", errors="replace") as f:
-        stream = io.StringIO(f.read())
-    trees = []
-    while True:
-        block = read_sexpr_block(stream)
-        if not block:
-            return trees
-        for text in block:
-            try:
-                trees.append(
-                    nltk.Tree.fromstring(text, remove_empty_top_bracketing=True)
-                )
-            except ValueError as error:
-                raise ValueError(
-                    f"{path}: cannot read a tree ({error}); is it a Penn "
-                    "Treebank .mrg file?"
-                ) from None
+    Raises:
+        ValueError: naming the file and line of a tree that cannot be
+            read (see `keras_ordered.datasets.treebank.read_mrg_file`).
+    """
+    return read_mrg_file(path)
 
 
 def load_split(directory, patterns, split="split", max_sentences=None):

@@ -33,6 +33,8 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from keras_ordered._tokens import check_utf8_lines
+
 UNK = "<unk>"
 """The unknown-word token of the package's vocabularies."""
 
@@ -597,15 +599,6 @@ class TextPreprocessor(keras.layers.Layer):
         return config
 
 
-def _encode(line):
-    # Undecodable bytes read with "surrogateescape" (sys.stdin) go back to
-    # the bytes they were, and then to U+FFFD; other lone surrogates too.
-    try:
-        return line.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return line.encode("utf-8", "surrogatepass")
-
-
 def tokenize_python(lines, treebank=True):
     """Tokenizes Python strings with the in-graph ops, run eagerly.
 
@@ -617,8 +610,15 @@ def tokenize_python(lines, treebank=True):
         treebank: whether to split punctuation off (see `tokenize`).
 
     Returns:
-        A list (one per line) of lists of `str` tokens. Invalid UTF-8
-        sequences come back as U+FFFD.
+        A list (one per line) of lists of `str` tokens.
+
+    Raises:
+        keras_ordered._tokens.InvalidUTF8Error: (a `ValueError`) a line is
+            not valid UTF-8 (bytes that do not decode, or a `str` holding
+            lone surrogates, as `sys.argv` carries undecodable bytes); the
+            message names the line. Invalid UTF-8 is refused everywhere,
+            never repaired: a SavedModel answers such a sentence with
+            `valid` false.
 
     Example:
 
@@ -629,9 +629,7 @@ def tokenize_python(lines, treebank=True):
         ["He", "said", "``", "hi", "''", "(", "twice", ")", "."]]
     ```
     """
-    encoded = [
-        line if isinstance(line, bytes) else _encode(line) for line in lines
-    ]
+    encoded = [line.encode("utf-8") for line in check_utf8_lines(lines)]
     if not encoded:
         return []
     repaired, _ = repair_utf8(tf.constant(encoded, dtype=tf.string))

@@ -15,6 +15,9 @@ import os
 import keras
 import numpy as np
 
+from keras_ordered._tokens import check_token_list
+from keras_ordered._tokens import check_token_lists
+
 EOS = "<eos>"
 UNK = "<unk>"
 BOS = "<s>"
@@ -207,7 +210,15 @@ class SyntacticDistanceMixin:
         self._set_vocabulary(size, words)
 
     def token_ids(self, words):
-        """Maps words to ids through the vocabulary, `<unk>` when unknown."""
+        """Maps words to ids through the vocabulary, `<unk>` when unknown.
+
+        Args:
+            words: list of word strings (a `str` is refused: TypeError).
+
+        Returns:
+            A list of int ids.
+        """
+        words = check_token_list(words, "words")
         index = self._word_index()
         unk = index[UNK]
         return [index.get(w, unk) for w in words]
@@ -246,7 +257,12 @@ class SyntacticDistanceMixin:
         Returns:
             dict name -> list of 1-D float arrays, one per sentence, of the
             sentence's length, in the order of `sentences`.
+
+        Raises:
+            TypeError: a sentence is a string instead of a list of tokens
+                (it would be read one character per word).
         """
+        sentences = check_token_lists(sentences)
         if not sentences:
             return {name: [] for name in self.distance_names}
         index = self._word_index()

@@ -62,10 +62,20 @@ def left_branching_tree(words):
 
 
 def _balanced(words):
-    if len(words) == 1:
-        return words[0]
-    middle = (len(words) + 1) // 2
-    return nltk.Tree(UNLABELED, [_balanced(words[:middle]), _balanced(words[middle:])])
+    # The halves as (start, end) spans, folded bottom-up without recursion.
+    def children(span):
+        start, end = span
+        if end - start == 1:
+            return None
+        middle = start + (end - start + 1) // 2
+        return [(start, middle), (middle, end)]
+
+    return trees_lib.fold_tree(
+        (0, len(words)),
+        leaf=lambda span: words[span[0]],
+        branch=lambda span, halves: nltk.Tree(UNLABELED, halves),
+        children=children,
+    )
 
 
 def balanced_tree(words):
@@ -190,9 +200,10 @@ def binarized_gold_tree(tree):
 
 
 def _binarize(node):
-    if isinstance(node, str):
-        return node
-    children = [_binarize(child) for child in node]
+    return trees_lib.fold_tree(node, leaf=lambda word: word, branch=_binary)
+
+
+def _binary(node, children):
     if len(children) == 1:
         return children[0]
     result = children[-1]

@@ -35,6 +35,8 @@ import re
 
 import nltk
 
+from keras_ordered.parsing import trees as trees_lib
+
 WORD_SYMBOL = "XX"
 """The token that stands for every (POS tag, word) pair."""
 
@@ -319,14 +321,20 @@ class _Node:
 
 
 def _to_tree(node, repairs):
-    if isinstance(node, nltk.Tree):  # a preterminal, already built
-        return node
-    children = [_to_tree(child, repairs) for child in node.children]
-    children = [child for child in children if child is not None]
-    if not children:
-        repairs.empty_constituents += 1
-        return None
-    return nltk.Tree(node.label, children)
+    # Without recursion: a decoder may emit thousands of nested brackets.
+    def branch(node, children):
+        children = [child for child in children if child is not None]
+        if not children:
+            repairs.empty_constituents += 1
+            return None
+        return nltk.Tree(node.label, children)
+
+    return trees_lib.fold_tree(
+        node,
+        leaf=lambda preterminal: preterminal,  # an nltk.Tree, already built
+        branch=branch,
+        children=lambda item: item.children if isinstance(item, _Node) else None,
+    )
 
 
 def delinearize(tokens, words, tags=None, root_label="S"):

@@ -17,12 +17,14 @@ Conventions used throughout `keras_ordered.parsing`:
 import nltk
 import numpy as np
 
+from keras_ordered._tokens import check_token_list
+
 UNLABELED = "X"
 """Label of every internal node of an induced (unlabeled) tree."""
 
 
 def _check_words(words):
-    words = list(words)
+    words = check_token_list(words, "words")
     if not words:
         raise ValueError(
             "Cannot build a tree over an empty sentence: pass at least one "
@@ -37,21 +39,139 @@ def _check_words(words):
     return words
 
 
-def _top_down(words, distances, start, end):
-    """Parse of `words[start:end]`: a word string or an `nltk.Tree`."""
-    if end - start == 1:
-        return words[start]
-    split = start + int(np.argmax(distances[start:end]))
-    head = words[split]
-    if split + 1 < end:
-        head = nltk.Tree(
-            UNLABELED, [head, _top_down(words, distances, split + 1, end)]
+def _tree_children(node):
+    return list(node) if isinstance(node, nltk.Tree) else None
+
+
+def fold_tree(tree, leaf, branch, children=None):
+    """Evaluates a tree bottom-up, without recursion (any depth works).
+
+    Visits the leaves left to right; every internal node is evaluated
+    after all its children. Deep trees (a right-branching tree over 10,000
+    words) need no recursion, unlike `nltk.Tree`'s own methods (`copy`,
+    `leaves`, `treepositions`, `__str__`), which exceed Python's recursion
+    limit at a depth of about 1,000.
+
+    Args:
+        tree: the root: an `nltk.Tree`, or a leaf (any other object).
+        leaf: function `leaf(node) -> value` for a leaf.
+        branch: function `branch(node, values) -> value` for an internal
+            node, given the list of its children's values, in order.
+        children: function `children(node) -> list or None` (None for a
+            leaf). Default: an `nltk.Tree`'s children; anything else is a
+            leaf.
+
+    Returns:
+        The root's value.
+
+    Example:
+
+    >>> tree = brackets_to_tree("((the cat) sat)")
+    >>> fold_tree(tree, leaf=lambda word: 1, branch=lambda node, n: sum(n))
+    3
+    """
+    if children is None:
+        children = _tree_children
+    stack = [(tree, False)]
+    values = []
+    while stack:
+        node, expanded = stack.pop()
+        kids = children(node)
+        if kids is None:
+            values.append(leaf(node))
+        elif expanded:
+            first = len(values) - len(kids)
+            results = values[first:]
+            del values[first:]
+            values.append(branch(node, results))
+        else:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in reversed(kids))
+    return values[0]
+
+
+def leaves(tree):
+    """The leaves of a tree, in order, without recursion.
+
+    Args:
+        tree: an `nltk.Tree`, or a single word string.
+
+    Returns:
+        A list of the leaves (as `tree.leaves()`, for trees of any depth).
+
+    Example:
+
+    >>> leaves(brackets_to_tree("((the cat) sat)"))
+    ['the', 'cat', 'sat']
+    """
+    found = []
+    fold_tree(tree, leaf=found.append, branch=lambda node, values: None)
+    return found
+
+
+def replace_leaves(tree, words):
+    """A copy of `tree` whose leaves are `words`, in order, without recursion.
+
+    Args:
+        tree: an `nltk.Tree`.
+        words: as many leaves as `tree` has.
+
+    Returns:
+        A new `nltk.Tree` with the labels of `tree`.
+
+    Raises:
+        ValueError: `words` does not hold one word per leaf.
+
+    Example:
+
+    >>> print(replace_leaves(brackets_to_tree("((a b) c)"), ["x", "y", "z"]))
+    (X (X x y) z)
+    """
+    words = list(words)
+    count = num_leaves(tree)
+    if count != len(words):
+        raise ValueError(
+            f"The tree has {count} leaves but {len(words)} words were "
+            "given: pass one word per leaf."
         )
-    if split > start:
-        return nltk.Tree(
-            UNLABELED, [_top_down(words, distances, start, split), head]
-        )
-    return head
+    replacements = iter(words)
+    return fold_tree(
+        tree,
+        leaf=lambda node: next(replacements),
+        branch=lambda node, values: nltk.Tree(node.label(), values),
+    )
+
+
+def _top_down(words, distances):
+    """The greedy top-down parse of `words`, with an explicit stack.
+
+    The recursion `Parse(i..j) = (Parse(i..k-1), (x_k, Parse(k+1..j)))`
+    unrolled: a span is visited once to find its split point and push its
+    two parts, and once more to assemble them when both are built. No
+    Python recursion, so any sentence length works.
+    """
+    built = {}
+    stack = [(0, len(words), None)]
+    while stack:
+        start, end, split = stack.pop()
+        if end - start == 1:
+            built[start, end] = words[start]
+            continue
+        if split is None:
+            split = start + int(np.argmax(distances[start:end]))
+            stack.append((start, end, split))
+            if split + 1 < end:
+                stack.append((split + 1, end, None))
+            if split > start:
+                stack.append((start, split, None))
+            continue
+        head = words[split]
+        if split + 1 < end:
+            head = nltk.Tree(UNLABELED, [head, built.pop((split + 1, end))])
+        if split > start:
+            head = nltk.Tree(UNLABELED, [built.pop((start, split)), head])
+        built[start, end] = head
+    return built[0, len(words)]
 
 
 def distances_to_tree(words, distances):
@@ -116,22 +236,22 @@ def distances_to_tree(words, distances):
             "`distances` contains NaN or infinite values; check the model "
             f"that produced them. Got: {distances.tolist()}"
         )
-    tree = _top_down(words, distances, 0, len(words))
+    tree = _top_down(words, distances)
     if isinstance(tree, str):
         tree = nltk.Tree(UNLABELED, [tree])
     return tree
 
 
-def _tree_to_brackets(node):
-    if isinstance(node, str):
-        if not node or any(c in node for c in "() \t\n\r"):
-            raise ValueError(
-                f"Word {node!r} cannot be written in a bracketed string: "
-                "words must be non-empty and contain no whitespace or "
-                "parentheses (escape them, e.g. as -LRB- / -RRB-)."
-            )
-        return node
-    return "(" + " ".join(_tree_to_brackets(child) for child in node) + ")"
+def _word_in_brackets(node):
+    if not isinstance(node, str) or not node or any(
+        c in node for c in "() \t\n\r"
+    ):
+        raise ValueError(
+            f"Word {node!r} cannot be written in a bracketed string: "
+            "words must be non-empty strings with no whitespace or "
+            "parentheses (escape them, e.g. as -LRB- / -RRB-)."
+        )
+    return node
 
 
 def tree_to_brackets(tree):
@@ -152,7 +272,11 @@ def tree_to_brackets(tree):
     >>> tree_to_brackets(tree)
     '((the cat) sat)'
     """
-    return _tree_to_brackets(tree)
+    return fold_tree(
+        tree,
+        leaf=_word_in_brackets,
+        branch=lambda node, children: "(" + " ".join(children) + ")",
+    )
 
 
 def brackets_to_tree(text, label=UNLABELED):
@@ -177,6 +301,10 @@ def brackets_to_tree(text, label=UNLABELED):
     tokens = text.replace("(", " ( ").replace(")", " ) ").split()
     if not tokens:
         raise ValueError("Cannot read a tree from an empty string.")
+    if tokens[0] == ")":
+        raise ValueError(
+            f"Malformed bracketed string {text!r}: unbalanced ')' at token 0."
+        )
     if tokens[0] != "(":
         if len(tokens) != 1:
             raise ValueError(
@@ -222,28 +350,34 @@ def brackets_to_tree(text, label=UNLABELED):
     return root
 
 
-def _collect_spans(node, start, out, labeled):
-    """Appends the spans below `node` (leaf index `start`); returns its end."""
-    if isinstance(node, str):
-        return start + 1
-    end = start
-    for child in node:
-        end = _collect_spans(child, end, out, labeled)
-    if end == start:
-        raise ValueError(
-            f"Constituent {node.label()!r} at leaf {start} has no words; "
-            "remove empty constituents first (see "
-            "`keras_ordered.datasets.treebank.clean_tree`)."
-        )
-    out.append((node.label(), start, end) if labeled else (start, end))
-    return end
+def _collect_spans(tree, out, labeled):
+    """Appends the spans of `tree` to `out`; returns its number of leaves."""
+    position = [0]
+
+    def leaf(node):
+        position[0] += 1
+        return position[0] - 1, position[0]
+
+    def branch(node, children):
+        start = children[0][0] if children else position[0]
+        end = children[-1][1] if children else position[0]
+        if end == start:
+            raise ValueError(
+                f"Constituent {node.label()!r} at leaf {start} has no words; "
+                "remove empty constituents first (see "
+                "`keras_ordered.datasets.treebank.clean_tree`)."
+            )
+        out.append((node.label(), start, end) if labeled else (start, end))
+        return start, end
+
+    return fold_tree(tree, leaf, branch)[1]
 
 
 def num_leaves(tree):
     """Number of words of a tree (1 for a bare word string)."""
     if isinstance(tree, str):
         return 1
-    return len(tree.leaves())
+    return len(leaves(tree))
 
 
 def tree_to_spans(tree, include_length_one=False, include_whole=True):
@@ -272,7 +406,7 @@ def tree_to_spans(tree, include_length_one=False, include_whole=True):
     if isinstance(tree, str):
         return {(0, 1)} if include_length_one and include_whole else set()
     spans = []
-    length = _collect_spans(tree, 0, spans, labeled=False)
+    length = _collect_spans(tree, spans, labeled=False)
     return {
         (start, end)
         for start, end in spans
@@ -306,7 +440,7 @@ def tree_to_labeled_spans(tree, include_length_one=False, include_whole=True):
     if isinstance(tree, str):
         return set()
     spans = []
-    length = _collect_spans(tree, 0, spans, labeled=True)
+    length = _collect_spans(tree, spans, labeled=True)
     return {
         (label, start, end)
         for label, start, end in spans

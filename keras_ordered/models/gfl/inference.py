@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from keras_ordered._tokens import check_token_lists
 from keras_ordered.parsing import linearize
 
 
@@ -56,7 +57,7 @@ class ParseResult:
 
 
 def _check_sentences(sentences, tags):
-    sentences = [list(s) for s in sentences]
+    sentences = check_token_lists(sentences)
     if not sentences:
         raise ValueError("No sentence to parse: pass at least one sentence.")
     for number, sentence in enumerate(sentences, start=1):

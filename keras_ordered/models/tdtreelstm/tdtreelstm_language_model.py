@@ -38,6 +38,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_ordered._tokens import check_token_list
 from keras_ordered.datasets.dependency import DependencyTree
 from keras_ordered.datasets.dependency import DependencyVocabulary
 from keras_ordered.layers._checks import check_rate
@@ -428,8 +429,9 @@ class TDTreeLSTMLanguageModel(keras.Model):
                         f"Sentence {k + 1}: pass (words, heads) pairs or "
                         "DependencyTree objects.") from None
                 where = f"sentence {k + 1}"
+            words = check_token_list(words, f"the words of sentence {k + 1}")
             try:
-                encoded.append(encode_tree(self.vocabulary.encode(list(words)),
+                encoded.append(encode_tree(self.vocabulary.encode(words),
                                            list(heads)))
             except ValueError as error:
                 raise ValueError(f"{where}: {error}") from None

@@ -1,0 +1,210 @@
+"""Checks of the token lists the Python API takes.
+
+A sentence is a list of token strings (`["the", "cat", "sat"]`). A plain
+string where a list of tokens belongs would be read one character per
+token (`"the cat"` as 7 "words"), silently; these checks turn that into a
+`TypeError` that says what to pass. Standard library only.
+"""
+
+_SEQUENCE_HINT = (
+    "pass a list of token strings, e.g. {example} (split a raw sentence "
+    "with str.split() or keras_ordered.export.text.tokenize_python)"
+)
+
+
+def _example(text):
+    words = text.split()[:3] or ["the", "cat", "sat"]
+    return repr(words)
+
+
+def check_token_list(tokens, name="tokens"):
+    """A sentence's tokens as a list, refusing a string in their place.
+
+    Args:
+        tokens: a list (or other iterable) of token strings.
+        name: what to call the argument in the message.
+
+    Returns:
+        The tokens, as a list.
+
+    Raises:
+        TypeError: `tokens` is a `str` or `bytes` (one sentence written as
+            text), or is not iterable.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import check_token_list
+    assert check_token_list(("the", "cat")) == ["the", "cat"]
+    try:
+        check_token_list("the cat")
+    except TypeError as error:
+        assert "list of token strings" in str(error)
+    ```
+    """
+    if isinstance(tokens, (str, bytes)):
+        text = tokens.decode("utf-8", "replace") if isinstance(tokens, bytes) else tokens
+        raise TypeError(
+            f"`{name}` is the string {text[:40]!r}, not a list of tokens: "
+            + _SEQUENCE_HINT.format(example=_example(text))
+            + "."
+        )
+    try:
+        return list(tokens)
+    except TypeError:
+        raise TypeError(
+            f"`{name}` must be a list of token strings, got "
+            f"{type(tokens).__name__}."
+        ) from None
+
+
+def check_token_lists(sentences, name="sentences"):
+    """A batch of sentences as a list of token lists (see `check_token_list`).
+
+    Args:
+        sentences: a list of sentences, each a list of token strings.
+        name: what to call the argument in the message.
+
+    Returns:
+        A list of lists.
+
+    Raises:
+        TypeError: `sentences` is itself a string, or one of its sentences
+            is a string instead of a list of tokens (the message gives its
+            index).
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import check_token_lists
+    assert check_token_lists([["a", "b"]]) == [["a", "b"]]
+    ```
+    """
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError(
+            f"`{name}` is a string, not a list of sentences: pass a list of "
+            "token lists, e.g. [['the', 'cat', 'sat']]."
+        )
+    sentences = check_token_list(sentences, name)
+    return [
+        check_token_list(sentence, f"{name}[{index}]")
+        for index, sentence in enumerate(sentences)
+    ]
+
+
+# --- UTF-8: one policy for the command line, the API and the SavedModels ----
+
+UTF8_HINT = "convert it to UTF-8 first (e.g. `iconv -f latin1 -t utf-8`)"
+"""What to do with text that is not valid UTF-8, for the messages."""
+
+
+class InvalidUTF8Error(ValueError):
+    """Text that is not valid UTF-8: refused, with where it is.
+
+    The package's one policy: invalid UTF-8 is refused, never repaired
+    silently. `keras-ordered parse` stops with a line naming the file (or
+    `<stdin>`, or the argument) and the line; `tokenize_python` raises this
+    error naming the sentence; a SavedModel's signatures answer that
+    sentence with `valid` false and `"invalid UTF-8: ..."`.
+    """
+
+
+def _first_invalid(text):
+    """`(offset, what)` of the first invalid UTF-8 in `text`, or None.
+
+    `text` is bytes, or a str whose undecodable bytes are lone surrogates
+    (as Python decodes `sys.argv` and `surrogateescape` streams).
+    """
+    try:
+        if isinstance(text, bytes):
+            text.decode("utf-8")
+        else:
+            text.encode("utf-8")
+        return None
+    except UnicodeDecodeError as error:
+        return error.start, f"byte 0x{text[error.start]:02x}"
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, escaped
+            return error.start, f"byte 0x{code - 0xDC00:02x}"
+        return error.start, f"lone surrogate U+{code:04X}"
+
+
+def decode_utf8_text(data, source):
+    """Decodes a whole input (a file, stdin) as UTF-8, strictly.
+
+    Args:
+        data: `bytes`, or a `str` that may hold escaped undecodable bytes.
+        source: what to call the input in the message (`"'f.txt'"`,
+            `"<stdin>"`).
+
+    Returns:
+        The text, as a `str`.
+
+    Raises:
+        InvalidUTF8Error: naming `source`, the line and the column of the
+            first invalid byte.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import InvalidUTF8Error, decode_utf8_text
+    assert decode_utf8_text(b"the cat\\n", "<stdin>") == "the cat\\n"
+    try:
+        decode_utf8_text(b"ok\\nbad \\xff\\n", "<stdin>")
+    except InvalidUTF8Error as error:
+        assert str(error).startswith("<stdin> line 2 is not valid UTF-8")
+    ```
+    """
+    problem = _first_invalid(data)
+    if problem is None:
+        return data if isinstance(data, str) else data.decode("utf-8")
+    offset, what = problem
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    line = data.count(newline, 0, offset) + 1
+    column = offset - (data.rfind(newline, 0, offset) + 1) + 1
+    raise InvalidUTF8Error(
+        f"{source} line {line} is not valid UTF-8 ({what} at column "
+        f"{column}): {UTF8_HINT}."
+    )
+
+
+def check_utf8_lines(lines, what="sentence"):
+    """Checks that every line is valid UTF-8; returns them as `str`.
+
+    Args:
+        lines: iterable of `str` or `bytes`, one sentence each.
+        what: what to call a line in the message (`"sentence"`,
+            `"argument"`).
+
+    Returns:
+        A list of `str`.
+
+    Raises:
+        InvalidUTF8Error: naming the first invalid line (1-based) and
+            column.
+        TypeError: a line is neither `str` nor `bytes`.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import check_utf8_lines
+    assert check_utf8_lines([b"caf\\xc3\\xa9", "ok"]) == ["café", "ok"]
+    ```
+    """
+    checked = []
+    for number, line in enumerate(lines, start=1):
+        if not isinstance(line, (str, bytes)):
+            raise TypeError(
+                f"{what.capitalize()} {number} is a {type(line).__name__}: "
+                "pass each sentence as a str (or UTF-8 bytes)."
+            )
+        problem = _first_invalid(line)
+        if problem is not None:
+            offset, found = problem
+            raise InvalidUTF8Error(
+                f"{what.capitalize()} {number} is not valid UTF-8 ({found} "
+                f"at column {offset + 1}): {UTF8_HINT}."
+            )
+        checked.append(line.decode("utf-8") if isinstance(line, bytes) else line)
+    return checked
