@@ -19,8 +19,8 @@ from keras_ordered import _quiet
 __version__ = "0.1.0"
 
 _SUBPACKAGES = (
-    "datasets", "export", "layers", "models", "parsing", "shipped", "training",
-    "tuning",
+    "datasets", "export", "layers", "models", "parsing", "saving", "shipped",
+    "training", "tuning",
 )
 
 

@@ -3,7 +3,7 @@
 A model of the package saves like any Keras model
 (`model.save("model.keras")`), and `keras.saving.load_model` reads it back
 once `keras_ordered` is imported (the import registers the package's
-layers and models with Keras). `load_model` here does both, and checks the
+layers, models and optimizer with Keras). `load_model` here checks the
 file first, so that a wrong path, a folder, a truncated download or a file
 of another format gives one line that names the file and the problem
 instead of Keras' messages (which, for a class Keras cannot find, print the
@@ -13,6 +13,8 @@ model's whole configuration).
 import os
 import re
 import zipfile
+
+from keras_ordered import shipped
 
 CONFIG_FILENAME = "config.json"
 """The member of a `.keras` archive that holds the model's configuration."""
@@ -78,8 +80,6 @@ def check_model_file(filepath):
     """
     path = os.fspath(filepath)
     if not os.path.exists(path):
-        from keras_ordered import shipped
-
         raise FileNotFoundError(
             f"No model at {path!r}: pass the path of a model saved with "
             "`model.save('model.keras')`, or the name of a shipped model."
@@ -166,10 +166,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     path = check_model_file(filepath)
     import keras
 
-    import keras_ordered.layers  # noqa: F401  (registers the layers)
-    import keras_ordered.models  # noqa: F401  (registers the models)
-    import keras_ordered.training.optimizers  # noqa: F401  (TorchAdam)
-
+    # The layers, models and TorchAdam are registered with Keras by
+    # `import keras_ordered` (the command line's `_common.load_model`
+    # imports them itself): this module sits below `models` and `training`
+    # and never imports them (the import-linter contract in .importlinter).
     try:
         return keras.saving.load_model(
             path,
@@ -183,3 +183,33 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         raise ValueError(
             f"Could not load the model {path!r}: {_one_line(error)}"
         ) from None
+
+
+def load_shipped(name, expected_class=None, compile=False):
+    """Loads a shipped model.
+
+    Args:
+        name: str, a shipped model's name (see `shipped_names()`).
+        expected_class: optional model class; a ValueError is raised when
+            the shipped model is of another family.
+        compile: whether to restore the training configuration (the shipped
+            files hold none, so the default is False).
+
+    Returns:
+        The Keras model, in float32.
+
+    Example:
+
+    ```python
+    model = keras_ordered.saving.load_shipped("prpn_ptb_quick")
+    distances = model.sentence_distances([["the", "cat", "sat"]])
+    ```
+    """
+    card = shipped.shipped_card(name)
+    if expected_class is not None and card["class"] != expected_class.__name__:
+        raise ValueError(
+            f"The shipped model {name!r} is a {card['class']}, not a "
+            f"{expected_class.__name__}: load it with "
+            f"keras_ordered.models.{card['class']}.from_preset({name!r})."
+        )
+    return load_model(shipped.shipped_model_path(name), compile=compile)

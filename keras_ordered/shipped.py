@@ -13,7 +13,7 @@ They load like keras-hub presets, from local files (no download):
 
 ```python
 model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_quick")
-model = keras_ordered.shipped.load_shipped("onlstm_ptb_small")
+model = keras_ordered.saving.load_shipped("onlstm_ptb_small")
 ```
 
 The folder is found at `$KERAS_ORDERED_SAVED_MODELS` when that is set, else
@@ -143,35 +143,3 @@ def shipped_model_path(name):
             f"({path}): the clone is incomplete (git lfs or a partial copy?)."
         )
     return path
-
-
-def load_shipped(name, expected_class=None, compile=False):
-    """Loads a shipped model.
-
-    Args:
-        name: str, a shipped model's name (see `shipped_names()`).
-        expected_class: optional model class; a ValueError is raised when
-            the shipped model is of another family.
-        compile: whether to restore the training configuration (the shipped
-            files hold none, so the default is False).
-
-    Returns:
-        The Keras model, in float32.
-
-    Example:
-
-    ```python
-    model = keras_ordered.shipped.load_shipped("prpn_ptb_quick")
-    distances = model.sentence_distances([["the", "cat", "sat"]])
-    ```
-    """
-    card = shipped_card(name)
-    if expected_class is not None and card["class"] != expected_class.__name__:
-        raise ValueError(
-            f"The shipped model {name!r} is a {card['class']}, not a "
-            f"{expected_class.__name__}: load it with "
-            f"keras_ordered.models.{card['class']}.from_preset({name!r})."
-        )
-    from keras_ordered.saving import load_model
-
-    return load_model(shipped_model_path(name), compile=compile)

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import REPO
 from conftest import require_data
+from keras_ordered import saving
 from keras_ordered import shipped
 from keras_ordered.cli import main
 from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS as SPLITS
@@ -106,7 +107,7 @@ def test_shipped_parsing_f1_is_the_cards(name):
     card = shipped.shipped_card(name)
     parsing = card["parsing"]
     assert len(records) == parsing["sentences"] == 3253
-    model = shipped.load_shipped(name)
+    model = saving.load_shipped(name)
     scores = evaluate_model(records, model, names=[parsing["distance"]])
     got = scores[parsing["distance"]]
     assert round(got["sentence_f1"], 2) == parsing["sentence_f1"]

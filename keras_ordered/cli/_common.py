@@ -59,6 +59,11 @@ def load_model(path, args=None):
     if shipped.is_shipped(path):
         path = shipped.shipped_model_path(path)
     import_tensorflow(args)
+    # The command imports the package lazily: register what a saved model
+    # may name with Keras before reading one.
+    import keras_ordered.layers  # noqa: F401
+    import keras_ordered.models  # noqa: F401
+    import keras_ordered.training.optimizers  # noqa: F401
     from keras_ordered.saving import load_model as load_saved_model
 
     try:

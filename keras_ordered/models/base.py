@@ -17,6 +17,8 @@ import numpy as np
 
 from keras_ordered._tokens import check_token_list
 from keras_ordered._tokens import check_token_lists
+from keras_ordered import saving
+from keras_ordered import shipped
 
 EOS = "<eos>"
 UNK = "<unk>"
@@ -128,8 +130,6 @@ def check_vocabulary(vocabulary):
 def lookup_preset(presets, name, family):
     """A deep copy of `presets[name]`; a ValueError lists the valid names."""
     if name not in presets:
-        from keras_ordered import shipped
-
         trained = shipped.shipped_names()
         raise ValueError(
             f"Unknown {family} preset {name!r}. Valid presets: "
@@ -327,8 +327,6 @@ class PresetMixin:
         )
         ```
         """
-        from keras_ordered import shipped
-
         if shipped.is_shipped(preset):
             if vocabulary is not None or overrides:
                 raise ValueError(
@@ -337,7 +335,7 @@ class PresetMixin:
                     f"from_preset({preset!r}) with no other argument (or "
                     "use an architecture preset to build a new model)."
                 )
-            return shipped.load_shipped(preset, expected_class=cls)
+            return saving.load_shipped(preset, expected_class=cls)
         if vocabulary is None:
             names = shipped.shipped_names()
             cls.get_preset(preset)  # an unknown name: the list of presets
