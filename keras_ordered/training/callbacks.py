@@ -315,8 +315,14 @@ class TrainingBackup(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self._steps += 1
+        next_batch = self.start_batch + batch + 1
+        if self.steps_per_epoch and next_batch >= self.steps_per_epoch:
+            # The epoch-end backup follows; a backup after the last window
+            # (before validation and the epoch-end callbacks) would resume
+            # into an epoch with no window left.
+            return
         if self.save_freq and self._steps % self.save_freq == 0:
-            self.save(self.epoch, self.start_batch + batch + 1)
+            self.save(self.epoch, next_batch)
 
     def on_epoch_end(self, epoch, logs=None):
         self.start_batch = 0
