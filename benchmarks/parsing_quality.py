@@ -34,8 +34,10 @@ recipe options go after `--`, e.g. `-- --epochs 1 --steps-per-epoch 50`.
 """
 
 import argparse
+import functools
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -52,6 +54,7 @@ from keras_ordered.parsing import self_f1
 from keras_ordered.parsing import shift_distances
 from keras_ordered.parsing import tree_to_spans
 from keras_ordered.saving import load_model
+from keras_ordered.training.crash_safety import write_json_atomically
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = WSJ_SAMPLE_SPLITS
@@ -61,6 +64,23 @@ MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
 
 def _seed_dir(output, seed):
     return os.path.join(output, f"seed_{seed}")
+
+
+def _end_with_parent(parent):
+    """In the recipe's process: end it when the study (`parent`) dies (Linux).
+
+    A study killed with SIGKILL would otherwise leave its recipe training
+    on, and the next run of the study would start a second one writing
+    the same backup. The recipe's files are written whole, so the next run
+    resumes from its last backup.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # it died before prctl
+            os._exit(1)
 
 
 def train_seed(args, seed, extra):
@@ -88,7 +108,9 @@ def train_seed(args, seed, extra):
     for attempt in range(3):
         with open(os.path.join(out, "train.log"), "a") as log:
             code = subprocess.call(command, stdout=log,
-                                   stderr=subprocess.STDOUT)
+                                   stderr=subprocess.STDOUT,
+                                   preexec_fn=functools.partial(
+                                       _end_with_parent, os.getpid()))
         if code >= 0:
             break
         # Killed by a signal (TensorFlow's intermittent segmentation
@@ -143,9 +165,7 @@ def parse_seed(args, seed, records, results):
             if name == model.default_distance:
                 trees = predicted
         entry["splits"][split] = {"scores": scores, "spans": _spans(trees)}
-    with open(path + ".tmp", "w") as f:
-        json.dump(entry, f)
-    os.replace(path + ".tmp", path)
+    write_json_atomically(path, entry)
     return entry
 
 
@@ -357,8 +377,8 @@ def main(argv=None):
         "scores": {split: e["splits"][split]["scores"] for split in SPLITS}}
         for e in entries]
     summary["per_seed"] = per_seed
-    with open(os.path.join(args.output, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    write_json_atomically(os.path.join(args.output, "summary.json"), summary,
+                          indent=1)
     print_summary(summary, entries)
     if args.markdown and entries:
         print(markdown(summary, entries))

@@ -11,6 +11,8 @@ import numpy as np
 
 from keras_ordered.training.bptt import carried_state
 from keras_ordered.training.bptt import set_carried_state
+from keras_ordered.training.crash_safety import atomic_path
+from keras_ordered.training.crash_safety import writing
 
 
 class NTASGD(keras.callbacks.Callback):
@@ -211,6 +213,9 @@ class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
     happens inside it, so the checkpoint holds what was validated (as the
     official AWD-LSTM / ON-LSTM code saves the averaged model).
 
+    The file is written to a temporary name and moved into place, so a
+    kill or Ctrl-C during the save leaves the previous best weights whole.
+
     Args:
         *args, **kwargs: those of `keras.callbacks.ModelCheckpoint`.
         weights_context: callable returning a context manager, or None.
@@ -219,6 +224,17 @@ class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
     def __init__(self, *args, weights_context=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.weights_context = weights_context
+
+    def _save_model(self, epoch, batch, logs):
+        target = self.filepath
+        with writing(), atomic_path(
+            self._get_file_path(epoch, batch, logs)
+        ) as partial:
+            self.filepath = partial
+            try:
+                super()._save_model(epoch, batch, logs)
+            finally:
+                self.filepath = target
 
     def on_epoch_end(self, epoch, logs=None):
         if self.weights_context is None:
@@ -299,14 +315,28 @@ class TrainingBackup(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self._steps += 1
+        next_batch = self.start_batch + batch + 1
+        if self.steps_per_epoch and next_batch >= self.steps_per_epoch:
+            # The epoch-end backup follows; a backup after the last window
+            # (before validation and the epoch-end callbacks) would resume
+            # into an epoch with no window left.
+            return
         if self.save_freq and self._steps % self.save_freq == 0:
-            self.save(self.epoch, self.start_batch + batch + 1)
+            self.save(self.epoch, next_batch)
 
     def on_epoch_end(self, epoch, logs=None):
         self.start_batch = 0
         self.save(epoch + 1, 0)
 
     def save(self, epoch, next_batch):
+        """Writes a backup that resumes at window `next_batch` of `epoch`.
+
+        A Ctrl-C during the save waits until it has ended (`writing()`).
+        """
+        with writing():
+            self._save(epoch, next_batch)
+
+    def _save(self, epoch, next_batch):
         # Every save writes a fresh folder; `backup.json`, replaced
         # atomically and last, names the folder of the latest complete
         # save. A kill at any point leaves a consistent backup: the previous

@@ -29,22 +29,31 @@ def run_recipe(parser, train, argv=None, callbacks=()):
     if args.verbose is None:
         args.verbose = 1 if sys.stdout.isatty() else 2
     try:
-        return train(args, callbacks=callbacks)
+        from keras_ordered.training.crash_safety import CtrlC
+
+        return CtrlC(lambda: _interrupted(args.output)).call(
+            train, args, callbacks=callbacks
+        )
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        from keras_ordered.training.callbacks import TrainingBackup
+        return _interrupted(args.output)
 
-        backup = TrainingBackup(os.path.join(args.output, "backup"))
-        backup.remove_partial_saves()
-        meta = backup.latest()
-        if meta is None:
-            message = ("Interrupted before the first epoch ended: nothing to "
-                       "resume (run the same command again to start over).")
-        else:
-            message = (f"Interrupted. The backup in {backup.directory} holds "
-                       f"{meta['epoch']} finished epoch(s): run the same "
-                       "command again to resume from it.")
-        print(f"\n{message}", file=sys.stderr)
-        return 130
+
+def _interrupted(output):
+    """After Ctrl-C: what the backup holds and how to resume; returns 130."""
+    from keras_ordered.training.callbacks import TrainingBackup
+
+    backup = TrainingBackup(os.path.join(output, "backup"))
+    backup.remove_partial_saves()
+    meta = backup.latest()
+    if meta is None:
+        message = ("Interrupted before the first epoch ended: nothing to "
+                   "resume (run the same command again to start over).")
+    else:
+        message = (f"Interrupted. The backup in {backup.directory} holds "
+                   f"{meta['epoch']} finished epoch(s): run the same "
+                   "command again to resume from it.")
+    print(f"\n{message}", file=sys.stderr)
+    return 130

@@ -334,6 +334,8 @@ def train(args, callbacks=()):
     from keras_ordered.training.callbacks import LearningRateLogger
     from keras_ordered.training.callbacks import ResumableModelCheckpoint
     from keras_ordered.training.callbacks import TrainingBackup
+    from keras_ordered.training.crash_safety import StopOnCtrlC
+    from keras_ordered.training.crash_safety import save_run
     from keras_ordered.training.gfl_callbacks import EVALBValidation
 
     keras.utils.set_random_seed(args.seed)
@@ -428,7 +430,7 @@ def train(args, callbacks=()):
         fingerprint=fingerprint, extra_state=[best], steps_per_epoch=steps,
     )
     fit_callbacks = [
-        LearningRateLogger(), validation, best,
+        StopOnCtrlC(), LearningRateLogger(), validation, best,
         keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
         backup, *callbacks,
     ]
@@ -513,9 +515,7 @@ def train(args, callbacks=()):
         results["attention_map"] = args.attention_map
         print(f"Attention map of test sentence {args.attention_sentence}: "
               f"{args.attention_map}")
-    model.save(model_path)
-    with open(results_path, "w") as f:
-        json.dump(results, f, indent=2)
+    save_run(model, model_path, results, results_path)
     print(json.dumps(results))
     return 0
 

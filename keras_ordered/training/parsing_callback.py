@@ -7,7 +7,9 @@ import tensorflow as tf
 
 from keras_ordered.datasets.treebank import load_treebank
 from keras_ordered.parsing import distances_to_tree
-from keras_ordered.parsing import evaluate_model
+from keras_ordered.parsing import evaluate_trees
+from keras_ordered.parsing import model_trees
+from keras_ordered.training.crash_safety import check_interrupt
 from keras_ordered.parsing import tree_to_brackets
 
 
@@ -32,6 +34,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
         max_sentences: int, size of the development subset.
         every: int, evaluate every `every` epochs.
         num_trees: int, trees shown as text summaries.
+        batch_size: int, sentences per forward pass.
 
     Example:
 
@@ -59,7 +62,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
     """
 
     def __init__(self, treebank, log_dir=None, max_sentences=200, every=1,
-                 num_trees=3):
+                 num_trees=3, batch_size=64):
         super().__init__()
         if max_sentences < 1 or every < 1:
             raise ValueError("`max_sentences` and `every` must be >= 1.")
@@ -68,6 +71,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
         self.max_sentences = int(max_sentences)
         self.every = int(every)
         self.num_trees = int(num_trees)
+        self.batch_size = int(batch_size)
         self.records = None
         self.results = {}
         self._writer = None
@@ -95,8 +99,21 @@ class ParsingEvaluation(keras.callbacks.Callback):
             )
 
     def evaluate(self):
-        """Parses the subset now; returns name -> scores."""
-        return evaluate_model(self._load(), self.model)
+        """Parses the subset now; returns name -> scores.
+
+        Parses `batch_size` sentences at a time; a Ctrl-C within
+        `crash_safety.CtrlC` stops it between two batches.
+        """
+        records = self._load()
+        trees = {}
+        for start in range(0, len(records), self.batch_size):
+            check_interrupt()
+            part = model_trees(records[start:start + self.batch_size],
+                               self.model, batch_size=self.batch_size)
+            for name, some in part.items():
+                trees.setdefault(name, []).extend(some)
+        return {name: evaluate_trees(records, induced)
+                for name, induced in trees.items()}
 
     def on_epoch_end(self, epoch, logs=None):
         if (epoch + 1) % self.every:

@@ -6,10 +6,8 @@ callbacks, crash-safe resumption, final evaluation.
 """
 
 import argparse
-import contextlib
 import json
 import os
-import signal
 import sys
 import textwrap
 import time
@@ -33,6 +31,9 @@ from keras_ordered.training.callbacks import ResumableModelCheckpoint
 from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
 from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import TrainingBackup
+from keras_ordered.training.crash_safety import CtrlC
+from keras_ordered.training.crash_safety import StopOnCtrlC
+from keras_ordered.training.crash_safety import save_run
 from keras_ordered.training.distributed import STRATEGIES
 from keras_ordered.training.distributed import CustomTrainingLoop
 from keras_ordered.training.distributed import barrier
@@ -264,53 +265,6 @@ def make_optimizer(settings):
     )
 
 
-class InterruptBetweenSteps(keras.callbacks.Callback):
-    """Ctrl-C stops training between two steps, never inside a backup.
-
-    Python raises `KeyboardInterrupt` wherever the main thread is when the
-    signal arrives; inside the C code of a weight save (h5py) it can be
-    swallowed ("Exception ignored"), and a run then trains on. Within
-    `handling_ctrl_c()`, the first Ctrl-C only sets a flag and the next
-    step boundary raises `KeyboardInterrupt`; a second Ctrl-C raises at
-    once. A process that ignores SIGINT (started in the background) keeps
-    ignoring it.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.requested = False
-
-    def _raise_if_requested(self, *args, **kwargs):
-        if self.requested:
-            raise KeyboardInterrupt
-
-    on_train_batch_end = _raise_if_requested
-    on_test_batch_end = _raise_if_requested
-    on_epoch_end = _raise_if_requested
-
-    @contextlib.contextmanager
-    def handling_ctrl_c(self):
-        def handler(signum, frame):
-            if self.requested:
-                raise KeyboardInterrupt
-            self.requested = True
-
-        try:
-            previous = signal.getsignal(signal.SIGINT)
-            if previous is not signal.default_int_handler:
-                previous = None  # ignored or someone else's: leave it
-            else:
-                signal.signal(signal.SIGINT, handler)
-        except ValueError:  # not the main thread: signals are not ours
-            previous = None
-        try:
-            yield self
-            self._raise_if_requested()
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
-
-
 def make_plateau(settings, verbose=0):
     """The learning-rate plateau schedule of the official PRPN code.
 
@@ -361,8 +315,12 @@ def main(argv, *, model_class, get_preset, presets, description,
     if args.verbose is None:
         args.verbose = 1 if sys.stdout.isatty() else 2
     try:
-        return train(args, model_class=model_class, get_preset=get_preset,
-                     presets=presets)
+        # Ctrl-C stops the run within seconds, wherever it is (a training
+        # step, validation, parsing, a backup, the final evaluation).
+        return CtrlC(lambda: _interrupted(args.output)).call(
+            train, args, model_class=model_class, get_preset=get_preset,
+            presets=presets,
+        )
     except (FileNotFoundError, ValueError) as error:
         return _fail(str(error))
     except KeyboardInterrupt:
@@ -704,8 +662,7 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         # Keras 3's fit fails under MultiWorkerMirroredStrategy
         # (keras-team/keras#20585): the same train_step in a loop of ours.
         loop = CustomTrainingLoop(model, strategy, verbose=args.verbose)
-    interrupt = InterruptBetweenSteps()
-    all_callbacks = [interrupt, *callbacks]
+    all_callbacks = [StopOnCtrlC(), *callbacks]
 
     def fit(dataset, steps_per_epoch, epochs, initial_epoch):
         if loop is not None:
@@ -720,15 +677,14 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         )
 
     started = time.time()
-    with interrupt.handling_ctrl_c():
-        if action == "train" and start_batch:
-            # Finish the interrupted epoch from the window it stopped at.
-            fit(train_batches.dataset(start_epoch, start_batch, steps),
-                steps - start_batch, start_epoch + 1, start_epoch)
-            start_epoch += 1
-        if action == "train" and start_epoch < epochs:
-            fit(train_batches.stream(start_epoch, steps), steps, epochs,
-                start_epoch)
+    if action == "train" and start_batch:
+        # Finish the interrupted epoch from the window it stopped at.
+        fit(train_batches.dataset(start_epoch, start_batch, steps),
+            steps - start_batch, start_epoch + 1, start_epoch)
+        start_epoch += 1
+    if action == "train" and start_epoch < epochs:
+        fit(train_batches.stream(start_epoch, steps), steps, epochs,
+            start_epoch)
     elapsed = time.time() - started
     if multi_worker:
         barrier(strategy)  # the chief's last checkpoint is written
@@ -804,9 +760,8 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
             )
     if not chief:
         return 0
-    model.save(os.path.join(args.output, "model.keras"))
-    with open(results_path, "w") as f:
-        json.dump(results, f, indent=2)
+    save_run(model, os.path.join(args.output, "model.keras"), results,
+             results_path)
     print(json.dumps(results))
     return 0
 
@@ -886,5 +841,6 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
     dataset = batches.dataset(0, steps_per_epoch=max_steps)
     if loop is not None:
         return float(loop.evaluate(dataset)["loss"])
-    logs = model.evaluate(dataset, verbose=verbose, return_dict=True)
+    logs = model.evaluate(dataset, verbose=verbose, return_dict=True,
+                          callbacks=[StopOnCtrlC()])
     return float(logs["loss"])

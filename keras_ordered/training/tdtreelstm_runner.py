@@ -334,7 +334,8 @@ def train(args, callbacks=()):
 
     from keras_ordered.training.callbacks import ResumableModelCheckpoint
     from keras_ordered.training.callbacks import TrainingBackup
-    from keras_ordered.training.runner import InterruptBetweenSteps
+    from keras_ordered.training.crash_safety import StopOnCtrlC
+    from keras_ordered.training.crash_safety import save_run
 
     keras.utils.set_random_seed(args.seed)
     train_trees = splits["train"]
@@ -391,8 +392,7 @@ def train(args, callbacks=()):
                             fingerprint=fingerprint,
                             extra_state=[schedule, best], steps_per_epoch=steps)
     limit = TimeLimit(args.time_limit) if args.time_limit else None
-    interrupt = InterruptBetweenSteps()
-    fit_callbacks = [interrupt, schedule, best,
+    fit_callbacks = [StopOnCtrlC(), schedule, best,
                      keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
                      backup, *([limit] if limit else []), *callbacks]
     with strategy.scope():
@@ -411,13 +411,12 @@ def train(args, callbacks=()):
 
     started = time.time()
     if not finished:
-        with interrupt.handling_ctrl_c():
-            history = model.fit(
-                train_batches.dataset(lambda: train_batches.stream(start_epoch, steps)),
-                steps_per_epoch=steps, epochs=epochs, initial_epoch=start_epoch,
-                validation_data=valid_batches.dataset(
-                    lambda: valid_batches.epoch(0), len(valid_batches)),
-                callbacks=fit_callbacks, verbose=args.verbose, shuffle=False)
+        history = model.fit(
+            train_batches.dataset(lambda: train_batches.stream(start_epoch, steps)),
+            steps_per_epoch=steps, epochs=epochs, initial_epoch=start_epoch,
+            validation_data=valid_batches.dataset(
+                lambda: valid_batches.epoch(0), len(valid_batches)),
+            callbacks=fit_callbacks, verbose=args.verbose, shuffle=False)
         epochs_run = start_epoch + len(history.history.get("loss", []))
     else:
         epochs_run = start_epoch
@@ -453,9 +452,7 @@ def train(args, callbacks=()):
                 line += (f", gold tree preferred {figures['gold_tree_preferred']:.1f}%"
                          f" of {figures['tree_pairs']} pairs")
             print(line)
-    model.save(model_path)
-    with open(results_path, "w") as f:
-        json.dump(results, f, indent=2)
+    save_run(model, model_path, results, results_path)
     print(json.dumps(results))
     return 0
 

@@ -27,6 +27,10 @@ import time
 
 import keras_tuner as kt
 
+from keras_ordered.training.crash_safety import CtrlC
+from keras_ordered.training.crash_safety import StopOnCtrlC
+from keras_ordered.training.crash_safety import atomic_path
+from keras_ordered.training.crash_safety import write_json_atomically
 from keras_ordered.training.runner import _HelpFormatter
 
 TUNERS = ("hyperband", "random", "bayesian")
@@ -148,21 +152,55 @@ class _PresetFirst:
         return super()._random_values()
 
 
-class PresetFirstRandomSearchOracle(_PresetFirst, kt.oracles.RandomSearchOracle):
+class _WholeStateFiles:
+    """Oracle mixin: `oracle.json` and every `trial.json` written whole.
+
+    keras-tuner truncates a state file, then writes it: a search killed in
+    between (`kill -9`, a crash) left a file that the next run could not
+    read. These go to a temporary name and replace the old file at once.
+    """
+
+    def save(self):
+        write_json_atomically(self._get_oracle_fname(), self.get_state())
+
+    def _save_trial(self, trial):
+        write_json_atomically(
+            os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"),
+            trial.get_state(),
+        )
+
+
+class _WholeTunerFile:
+    """Tuner mixin: the tuner's own state file written whole, as the
+    oracle's (`_WholeStateFiles`)."""
+
+    def save(self):
+        if not self._is_worker():
+            self.oracle.save()
+        write_json_atomically(self._get_tuner_fname(), self.get_state())
+
+
+class PresetFirstRandomSearchOracle(_PresetFirst, _WholeStateFiles,
+                                    kt.oracles.RandomSearchOracle):
     """`keras_tuner.oracles.RandomSearchOracle`, the preset first."""
 
 
 class PresetFirstBayesianOptimizationOracle(
-    _PresetFirst, kt.oracles.BayesianOptimizationOracle
+    _PresetFirst, _WholeStateFiles, kt.oracles.BayesianOptimizationOracle
 ):
     """`keras_tuner.oracles.BayesianOptimizationOracle`, the preset first."""
 
 
-class PresetFirstHyperbandOracle(_PresetFirst, kt.oracles.HyperbandOracle):
+class PresetFirstHyperbandOracle(_PresetFirst, _WholeStateFiles,
+                                 kt.oracles.HyperbandOracle):
     """`keras_tuner.oracles.HyperbandOracle`, the preset first."""
 
 
-class _Hyperband(kt.Hyperband):
+class _Tuner(_WholeTunerFile, kt.Tuner):
+    """`keras_tuner.Tuner` writing its state file whole."""
+
+
+class _Hyperband(_WholeTunerFile, kt.Hyperband):
     """keras-tuner's Hyperband tuner (epochs per round, continued trials)
     around a given oracle: `kt.Hyperband.__init__` only builds its own
     `HyperbandOracle`, so `kt.Tuner.__init__` is called with ours."""
@@ -236,7 +274,7 @@ def make_tuner(hypermodel, tuner="hyperband", directory="runs/tune",
         oracle = PresetFirstRandomSearchOracle(
             max_trials=max_trials or 10, **common
         )
-        return kt.Tuner(oracle=oracle, **project)
+        return _Tuner(oracle=oracle, **project)
     if tuner == "bayesian":
         try:
             import scipy  # noqa: F401
@@ -249,7 +287,7 @@ def make_tuner(hypermodel, tuner="hyperband", directory="runs/tune",
         oracle = PresetFirstBayesianOptimizationOracle(
             max_trials=max_trials or 10, **common
         )
-        return kt.Tuner(oracle=oracle, **project)
+        return _Tuner(oracle=oracle, **project)
     raise ValueError(f"Unknown tuner {tuner!r}: use one of {', '.join(TUNERS)}.")
 
 
@@ -299,8 +337,7 @@ def _check_same_search(output, settings):
             )
         return True
     os.makedirs(output, exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(settings, f, indent=2)
+    write_json_atomically(path, settings, indent=2)
     return False
 
 
@@ -439,7 +476,8 @@ def run(args, hypermodel_class):
         train_ids, validation_data=valid_ids, epochs=args.max_epochs,
         steps_per_epoch=args.steps_per_epoch,
         validation_steps=args.eval_steps,
-        callbacks=[keras.callbacks.TensorBoard(log_dir, write_graph=False)],
+        callbacks=[StopOnCtrlC(),
+                   keras.callbacks.TensorBoard(log_dir, write_graph=False)],
         verbose=args.verbose,
     )
     elapsed = time.time() - started
@@ -458,7 +496,8 @@ def run(args, hypermodel_class):
             previous = json.load(f)
     model_path = os.path.join(args.output, "best_model.keras")
     best_model = tuner.get_best_models(1)[0]
-    best_model.save(model_path)
+    with atomic_path(model_path) as partial:
+        best_model.save(partial)
     results = {
         **settings,
         "search_seconds": round(
@@ -471,8 +510,7 @@ def run(args, hypermodel_class):
         "best_model": model_path,
         "trials": rows,
     }
-    with open(results_path, "w") as f:
-        json.dump(results, f, indent=2)
+    write_json_atomically(results_path, results, indent=2)
     print(f"\n{len(finished)} trial(s) finished ({elapsed / 60:.1f} min in "
           f"this run, {results['search_seconds'] / 60:.1f} min over the "
           "runs that reached their end), best first:")
@@ -504,15 +542,16 @@ def main(argv, *, hypermodel_class, presets, description, default_output):
         # A search logged to a file (nohup ... > log) shows each epoch
         # as it ends, not when the buffer fills.
         sys.stdout.reconfigure(line_buffering=True)
-    try:
-        return run(args, hypermodel_class)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
+    def interrupted():
         print(
             f"\nInterrupted. Finished trials are kept in {args.output}: run "
             "the same command again to continue the search (the trial that "
             "was running starts again).", file=sys.stderr,
         )
         return 130
+
+    try:
+        return CtrlC(interrupted).call(run, args, hypermodel_class)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
