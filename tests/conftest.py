@@ -35,3 +35,17 @@ HAND_SCORED_GOLD = [
     # 1 word.
     "(S (VP (VB Go)) (. !))",
 ]
+
+
+def doc_pages():
+    """The user documentation whose commands and snippets the tests run:
+    README.md, docs/*.md and docs/models/*.md, as paths from the repository."""
+    import glob
+
+    pages = ["README.md"]
+    for pattern in ("docs/*.md", "docs/models/*.md"):
+        pages += sorted(
+            os.path.relpath(path, REPO)
+            for path in glob.glob(os.path.join(REPO, pattern))
+        )
+    return pages
