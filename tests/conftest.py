@@ -53,3 +53,17 @@ def recursive_brackets(words, distances):
     if split == 0:
         return right
     return f"({recursive_brackets(words[:split], distances[:split])} {right})"
+
+
+def doc_pages():
+    """The user documentation whose commands and snippets the tests run:
+    README.md, docs/*.md and docs/models/*.md, as paths from the repository."""
+    import glob
+
+    pages = ["README.md"]
+    for pattern in ("docs/*.md", "docs/models/*.md"):
+        pages += sorted(
+            os.path.relpath(path, REPO)
+            for path in glob.glob(os.path.join(REPO, pattern))
+        )
+    return pages

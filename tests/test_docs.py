@@ -1,11 +1,16 @@
-"""Documentation that runs: the README's and the docstrings' Python examples.
+"""Documentation that runs: the user pages' and the docstrings' Python examples.
 
-Every fenced ```python block of README.md and of the docstrings of the
-package's public modules is executed (blocks of one docstring share a
-namespace, README blocks share one too). A block that needs more names it
-in a comment on its first line: `# needs: ptb` blocks run on the shared
-PTB text (set as `$KERAS_ORDERED_DATA`); any other need (`# needs: torch`,
-a checkpoint, the network) is not here, so those blocks are only compiled.
+Every fenced ```python block of README.md, docs/*.md and docs/models/*.md
+is executed exactly as printed, each in a fresh namespace (a reader copies
+one block at a time, so each imports what it uses), from a temporary
+working directory. The blocks of one docstring of the package's public
+modules share a namespace that starts with `keras`, `np` and
+`keras_ordered`. A block that needs more names it in a comment on its
+first line: `# needs: ptb` blocks run on the shared PTB text (set as
+`$KERAS_ORDERED_DATA`); any other need (`# needs: torch`, a checkpoint,
+the network) is not here, so those blocks are only compiled.
+
+The relative links of the pages must lead to files of the repository.
 """
 
 import importlib
@@ -19,6 +24,7 @@ import pytest
 import keras_ordered
 from conftest import DATA
 from conftest import REPO
+from conftest import doc_pages
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -51,12 +57,13 @@ def _docstring_examples():
     return examples
 
 
-def _run(blocks, tmp_path, monkeypatch):
+def _run(blocks, tmp_path, monkeypatch, namespace=None):
     import keras
     import numpy as np
 
     monkeypatch.chdir(tmp_path)
-    namespace = {"keras": keras, "np": np, "keras_ordered": keras_ordered}
+    if namespace is None:
+        namespace = {"keras": keras, "np": np, "keras_ordered": keras_ordered}
     for block in blocks:
         first = block.strip().split("\n")[0]
         if "needs:" in first and "needs: ptb" not in first:
@@ -75,26 +82,77 @@ def test_docstring_example_runs(blocks, tmp_path, monkeypatch):
     _run(blocks, tmp_path, monkeypatch)
 
 
-def test_readme_python_blocks_run(tmp_path, monkeypatch):
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
-        blocks = _dedent_blocks(f.read())
-    assert len(blocks) >= 2
-    _run(blocks, tmp_path, monkeypatch)
+def _page_blocks():
+    params = []
+    for page in doc_pages():
+        with open(os.path.join(REPO, page), encoding="utf-8") as f:
+            blocks = _dedent_blocks(f.read())
+        params += [
+            pytest.param(block, id=f"{page}:{index}")
+            for index, block in enumerate(blocks)
+        ]
+    return params
+
+
+def test_readme_and_docs_have_python_blocks():
+    pages = {param.id.split(":")[0] for param in _page_blocks()}
+    assert "README.md" in pages
+    assert "docs/models/onlstm.md" in pages
+
+
+@pytest.mark.parametrize("block", _page_blocks())
+def test_doc_python_block_runs(block, tmp_path, monkeypatch):
+    _run([block], tmp_path, monkeypatch, namespace={"__name__": "__main__"})
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(text):
+    """The anchors GitHub gives a page's headings, and its explicit ids."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    anchors = set(re.findall(r'<a id="([^"]+)">', text))
+    seen = {}
+    for heading in re.findall(r"^#+ (.+)$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+@pytest.mark.parametrize("page", doc_pages())
+def test_doc_relative_links_lead_to_files(page):
+    """Relative links lead to files, and their #anchors to headings."""
+    with open(os.path.join(REPO, page), encoding="utf-8") as f:
+        text = f.read()
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        path = os.path.join(REPO, os.path.dirname(page), file) if file else (
+            os.path.join(REPO, page))
+        if not os.path.exists(path):
+            broken.append(target)
+        elif anchor and path.endswith(".md"):
+            with open(path, encoding="utf-8") as f:
+                if anchor not in _anchors(f.read()):
+                    broken.append(target)
+    assert not broken, f"{page} links to missing files or headings: {broken}"
 
 
 @pytest.mark.slow
-def test_readme_serve_client_snippet_runs_as_printed(tmp_path):
+def test_serve_client_snippet_runs_as_printed(tmp_path):
     # Issue 25: the Serve client snippet failed as written (NameError:
-    # keras_ordered), which the shared namespace above hid. Run it exactly
+    # keras_ordered), which a shared namespace of README blocks hid. Run it exactly
     # as printed, alone, in a fresh Python process (the SavedModel is
     # loaded with TensorFlow as a client does; TF Serving's model server
     # itself is not available here).
     import subprocess
     import sys
 
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
-        blocks = _dedent_blocks(f.read())
-    (snippet,) = [b for b in blocks if "tf.saved_model.load(" in b]
+    (snippet,) = [p.values[0] for p in _page_blocks()
+                  if "tf.saved_model.load(" in p.values[0]]
     assert snippet.startswith("import tempfile\n")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(

@@ -1,11 +1,13 @@
-"""Every shell command of README.md is one the tools accept, as written.
+"""Every shell command of the user pages is one the tools accept, as written.
 
-The README's Python blocks run in tests/test_docs.py; its shell commands
-train for minutes to days, so here each is checked the way the tool itself
-reads it: the recipe's or the CLI's own parser accepts its arguments, its
-preset exists, and the data folders it names exist beside the checkout.
-(The quick-start commands were also run as written on a fresh clone: see
-the closing notes of issue 12.)
+The pages are README.md, docs/*.md and docs/models/*.md; their commands are
+those of the ```bash blocks (```shell blocks are shown, not checked). The
+pages' Python blocks run in tests/test_docs.py; their shell commands train
+for minutes to days, so here each is checked the way the tool itself reads
+it: the recipe's or the CLI's own parser accepts its arguments, its preset
+exists, and the data folders it names exist beside the checkout. Searches
+that share an output folder must be continuations of one another (the
+search recipes refuse other settings in a folder they used).
 """
 
 import os
@@ -16,12 +18,13 @@ import pytest
 
 from conftest import DATA
 from conftest import REPO
+from conftest import doc_pages
 
 SHELL_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
 
 
-def readme_commands():
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+def page_commands(page):
+    with open(os.path.join(REPO, page), encoding="utf-8") as f:
         text = f.read()
     commands = []
     for block in SHELL_BLOCK.findall(text):
@@ -31,6 +34,16 @@ def readme_commands():
             if words:
                 commands.append(words)
     return commands
+
+
+def readme_commands():
+    return page_commands("README.md")
+
+
+def doc_commands():
+    """Every page's commands, in the order of doc_pages(), with the page."""
+    return [(page, words) for page in doc_pages()
+            for words in page_commands(page)]
 
 
 def _recipe_parser(script):
@@ -56,7 +69,7 @@ def _recipe_parser(script):
         assert script in family, f"README names an unknown recipe {script}"
         hypermodel_class, presets = family[script]
         return search.build_parser("t", hypermodel_class, presets,
-                                   "runs/t"), presets
+                                   "runs/" + script[:-len(".py")]), presets
     presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS}
     assert script in presets, f"README names an unknown recipe {script}"
     return build_parser("t", presets[script], "runs/t"), presets[script]
@@ -77,10 +90,16 @@ def test_readme_has_the_set_up_and_quick_start_commands():
     assert any("--preset quick" in c for c in commands)
 
 
+def test_docs_have_commands():
+    pages = {page for page, _ in doc_commands()}
+    assert {"README.md", "docs/models/prpn.md", "docs/tuning.md"} <= pages
+
+
 @pytest.mark.parametrize(
-    "words", readme_commands(), ids=lambda words: " ".join(words)[:60]
+    "page, words", doc_commands(),
+    ids=lambda value: value if isinstance(value, str) else " ".join(value)[:60],
 )
-def test_readme_command_is_accepted_as_written(words):
+def test_doc_command_is_accepted_as_written(page, words):
     if words[0] == "python" and words[1].startswith("recipes/"):
         assert os.path.exists(os.path.join(REPO, words[1]))
         parser, presets = _recipe_parser(os.path.basename(words[1]))
@@ -107,5 +126,29 @@ def test_readme_command_is_accepted_as_written(words):
         # pip, pytest, tensorboard, saved_model_cli, TF Serving's docker
         # image and its REST client: not ours to parse.
         assert words[0] in (
-            "pip", "python", "tensorboard", "saved_model_cli", "docker", "curl"
+            "pip", "python", "tensorboard", "saved_model_cli", "docker",
+            "curl", "gcc", "/tmp/evalb",
         ), words
+
+
+def test_searches_sharing_an_output_folder_continue_each_other():
+    """Run in order, a search command must not reuse the folder of another
+    search with other settings (the recipe would refuse it); only
+    `--max-trials` may grow."""
+    searches = {}
+    for page, words in doc_commands():
+        if words[0] != "python" or not words[1].startswith("recipes/tune_"):
+            continue
+        script = os.path.basename(words[1])
+        parser, _ = _recipe_parser(script)
+        if "--help" in words:
+            continue
+        settings = vars(parser.parse_args(words[2:]))
+        settings["script"] = script
+        output = settings.pop("output")
+        settings.pop("max_trials")
+        first = searches.setdefault(output, (page, settings))
+        assert first[1] == settings, (
+            f"{page}: `{' '.join(words)}` reuses {output}, the folder of a "
+            f"search with other settings in {first[0]}"
+        )
