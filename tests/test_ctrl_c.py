@@ -109,3 +109,22 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
     results = json.load(open(output / "results.json"))
     assert np.isfinite(results["valid_perplexity"])
     assert results["parse_f1"]
+
+
+@pytest.mark.slow
+def test_a_native_crash_in_a_recipe_prints_the_python_stack():
+    # Issue 25: an intermittent segmentation fault killed recipes with no
+    # trace; within `CtrlC` (every recipe's main) faulthandler names where.
+    code = (
+        "import ctypes\n"
+        "from keras_ordered.training.crash_safety import CtrlC\n"
+        "def crash_here():\n"
+        "    ctypes.string_at(0)\n"
+        "CtrlC(lambda: 130).call(crash_here)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                            text=True, cwd=REPO, env=env, timeout=300)
+    assert result.returncode == -signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in result.stderr
+    assert "in crash_here" in result.stderr

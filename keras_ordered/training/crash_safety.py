@@ -11,6 +11,7 @@ stops it (Ctrl-C, `kill -9`, a crash):
 """
 
 import contextlib
+import faulthandler
 import json
 import os
 import select
@@ -195,6 +196,11 @@ class CtrlC:
 
     def __enter__(self):
         global _active
+        # A crash in native code (the intermittent segmentation fault of
+        # issue 25 hit a recipe's final evaluation) prints the Python stack
+        # of every thread on stderr (the recipe's log), to corner it.
+        if not faulthandler.is_enabled():
+            faulthandler.enable()
         if _active is not None:
             return self
         try:
