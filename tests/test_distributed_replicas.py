@@ -197,10 +197,10 @@ def _child(part):
     from keras_ordered.training import NTASGD
     from keras_ordered.training import BPTTBatches
     from keras_ordered.training import SentenceBatches
-    from keras_ordered.training.bptt import carried_state
-    from keras_ordered.training.bptt import offset_seeds
-    from keras_ordered.training.bptt import seed_generators
-    from keras_ordered.training.bptt import set_carried_state
+    from keras_ordered.models.carried_state import carried_state
+    from keras_ordered.models.carried_state import offset_seeds
+    from keras_ordered.models.carried_state import seed_generators
+    from keras_ordered.models.carried_state import set_carried_state
 
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
     rng = np.random.default_rng(0)

@@ -191,7 +191,7 @@ def _child(output):
     import keras_ordered
     from keras_ordered.training import BPTTBatches
     from keras_ordered.training import TrainingBackup
-    from keras_ordered.training.bptt import carried_state
+    from keras_ordered.models.carried_state import carried_state
 
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
     ids = np.random.default_rng(0).integers(1, 32, 2000).astype("int32")

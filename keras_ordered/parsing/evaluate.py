@@ -630,17 +630,16 @@ def evaluate_protocol(records, predicted_trees, protocol,
 
 
 def _tagged(tree, tags):
-    """`tree` (over the words) with `tags` as preterminals and every phrase
-    labelled `X`, as EVALB reads a test tree."""
-    position = iter(range(len(tags)))
-
-    def build(node):
-        if not isinstance(node, nltk.Tree):
-            return nltk.Tree(tags[next(position)], [node])
-        return nltk.Tree("X", [build(child) for child in node])
-
-    built = build(tree)
-    return built if isinstance(tree, nltk.Tree) else nltk.Tree("X", [built])
+    """`tree` (over the words) as the bracketed line EVALB reads for a test
+    tree: `tags` as preterminals, every phrase labelled `X`; built without
+    recursion (`trees_lib.fold_tree`), so any depth works."""
+    position = iter(tags)
+    text = trees_lib.fold_tree(
+        tree,
+        leaf=lambda word: f"({next(position)} {word})",
+        branch=lambda node, children: "(X " + " ".join(children) + ")",
+    )
+    return text if isinstance(tree, nltk.Tree) else f"(X {text})"
 
 
 def _evalb_scores(records, predicted_trees, protocol, bucket_lengths, buckets):
@@ -656,8 +655,8 @@ def _evalb_scores(records, predicted_trees, protocol, bucket_lengths, buckets):
                 f"EVALB could not score sentence {row.id} ({record.file_id} "
                 f"#{record.index}): {row.reason}"
             )
-    sizes = [len(r.words) for r in records] if bucket_lengths is None \
-        else list(bucket_lengths)
+    sizes = list(bucket_lengths if bucket_lengths is not None
+                 else [len(r.words) for r in records])
     result = {}
     for bucket in buckets:
         kept = [row for row, size in zip(rows, sizes)

@@ -5,8 +5,9 @@ contiguous streams; each training step reads the next window of every
 stream, and the recurrent state reached at the end of a window is the
 initial state of the next one. That state is carried *explicitly*: the
 models take it as inputs and return it as outputs, and
-`CarriedStateMixin.train_step` keeps it in replica-local variables between
-steps. (Keras' `stateful=True` keeps it in mirrored variables that the
+`CarriedStateMixin.train_step` (`keras_ordered.models.carried_state`)
+keeps it in replica-local variables between steps; this module makes the
+batches it reads. (Keras' `stateful=True` keeps it in mirrored variables that the
 replicas of a `tf.distribute.MirroredStrategy` overwrite with each other's
 rows; with replica-local variables each replica keeps the rows of the
 streams it always receives.)
@@ -17,12 +18,6 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from keras_ordered.models.carried_state import CarriedStateMixin  # noqa: F401
-from keras_ordered.models.carried_state import carried_state  # noqa: F401
-from keras_ordered.models.carried_state import clip_by_global_norm_across_replicas  # noqa: F401
-from keras_ordered.models.carried_state import offset_seeds  # noqa: F401
-from keras_ordered.models.carried_state import seed_generators  # noqa: F401
-from keras_ordered.models.carried_state import set_carried_state  # noqa: F401
 
 
 def batchify(ids, batch_size):

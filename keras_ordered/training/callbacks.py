@@ -9,8 +9,8 @@ import shutil
 import keras
 import numpy as np
 
-from keras_ordered.training.bptt import carried_state
-from keras_ordered.training.bptt import set_carried_state
+from keras_ordered.models.carried_state import carried_state
+from keras_ordered.models.carried_state import set_carried_state
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import writing
 
