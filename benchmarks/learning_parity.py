@@ -39,8 +39,8 @@ import numpy as np  # noqa: E402
 
 from keras_ordered.datasets import ptb  # noqa: E402
 from keras_ordered.models import ONLSTMLanguageModel  # noqa: E402
-from keras_ordered.training.bptt import BPTTBatches  # noqa: E402
-from keras_ordered.training.bptt import perplexity  # noqa: E402
+from keras_ordered.training.batching import BPTTBatches  # noqa: E402
+from keras_ordered.training.tasks.language_model import perplexity  # noqa: E402
 
 MODEL = dict(
     embedding_dim=200, hidden_dims=[600, 600, 200], chunk_size=10,

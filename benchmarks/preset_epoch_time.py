@@ -24,9 +24,9 @@ import keras  # noqa: E402
 from keras_ordered.datasets import ptb  # noqa: E402
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
-from keras_ordered.training.bptt import BPTTBatches  # noqa: E402
-from keras_ordered.training.bptt import SentenceBatches  # noqa: E402
-from keras_ordered.training.runner import make_optimizer  # noqa: E402
+from keras_ordered.training.batching import BPTTBatches  # noqa: E402
+from keras_ordered.training.batching import SentenceBatches  # noqa: E402
+from keras_ordered.training.optimizers import make_optimizer  # noqa: E402
 
 FAMILIES = {
     "onlstm": (onlstm.ONLSTMLanguageModel, onlstm.PRESETS, onlstm.get_preset),

@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from keras_ordered.datasets import dependency  # noqa: E402
 from keras_ordered.models import TDTreeLSTMLanguageModel  # noqa: E402
-from keras_ordered.models.tdtreelstm import TreeBatches  # noqa: E402
+from keras_ordered.training.batching import TreeBatches  # noqa: E402
 from keras_ordered.models.tdtreelstm import get_preset  # noqa: E402
 from keras_ordered.models.tdtreelstm.inputs import encode_tree  # noqa: E402
 from keras_ordered.models.tdtreelstm.inputs import action_schedule  # noqa: E402

@@ -42,9 +42,9 @@ import tensorflow as tf  # noqa: E402
 
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
-from keras_ordered.training.runner import DEFAULT_PRECISION  # noqa: E402
-from keras_ordered.training.runner import make_optimizer  # noqa: E402
-from keras_ordered.training.runner import training_policy  # noqa: E402
+from keras_ordered.training.options import DEFAULT_PRECISION  # noqa: E402
+from keras_ordered.training.optimizers import make_optimizer  # noqa: E402
+from keras_ordered.training.precision import training_policy  # noqa: E402
 
 # The official implementations' training throughput on this project's CPU,
 # as fractions of the float32 matmul rate (issue 13: ON-LSTM 350 tokens/s x

@@ -1,7 +1,7 @@
 """The CPU's feature flags, read once from `/proc/cpuinfo`.
 
 Used to choose between equivalent computations whose speed depends on the
-instruction set (`training.runner.training_policy`,
+instruction set (`training.precision.training_policy`,
 `layers._tf_recurrence.transposed_product`).
 """
 

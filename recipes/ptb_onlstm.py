@@ -28,7 +28,7 @@ os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 from keras_ordered.models.onlstm import PRESETS  # noqa: E402
 from keras_ordered.models.onlstm import ONLSTMLanguageModel  # noqa: E402
 from keras_ordered.models.onlstm import get_preset  # noqa: E402
-from keras_ordered.training.runner import main  # noqa: E402
+from keras_ordered.training.tasks.language_model import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(

@@ -10,7 +10,7 @@ A model a 2-core CPU trains in under an hour:
 
     python recipes/ptb_prpn.py --preset small --output runs/prpn_small
 
-Same machinery as `recipes/ptb_onlstm.py` (keras_ordered.training.runner):
+Same machinery as `recipes/ptb_onlstm.py` (keras_ordered.training.tasks.language_model):
 `tf.distribute.MirroredStrategy`, progress bars, TensorBoard, crash-safe
 backups that resume at the window a killed run stopped at, validation and
 test perplexity at the end, and `--parse-eval DIR` for parsing F1 of the
@@ -27,7 +27,7 @@ os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 from keras_ordered.models.prpn import PRESETS  # noqa: E402
 from keras_ordered.models.prpn import PRPNLanguageModel  # noqa: E402
 from keras_ordered.models.prpn import get_preset  # noqa: E402
-from keras_ordered.training.runner import main  # noqa: E402
+from keras_ordered.training.tasks.language_model import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(

@@ -11,7 +11,7 @@ The paper's model on the full WSJ (sections 02-21 / 22 / 23; needs a GPU):
     python recipes/wsj_gfl.py --preset paper --treebank .../parsed/mrg/wsj \\
         --train '0[2-9]' '1?' '2[01]' --valid 22 --test 23
 
-Machinery in keras_ordered.training.gfl_runner: `tf.distribute.
+Machinery in keras_ordered.training.tasks.gfl: `tf.distribute.
 MirroredStrategy`, progress bars, TensorBoard (loss and validation EVALB F1
 per epoch), crash-safe backups at every epoch end (the same command resumes
 a killed run), and the final test evaluation (greedy and beam search: EVALB
@@ -26,7 +26,7 @@ import sys
 # KERAS_ORDERED_TF_LOGS=1 asks for it (set before keras_ordered imports it).
 os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
-from keras_ordered.training.gfl_runner import main  # noqa: E402
+from keras_ordered.training.tasks.gfl import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

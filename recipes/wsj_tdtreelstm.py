@@ -16,7 +16,7 @@ The official dependency-reranking setup on your own CoNLL trees:
     python recipes/wsj_tdtreelstm.py --preset wsj --ld --data DIR \\
         --train 'train*.conll' --valid 'dev*.conll' --test 'test*.conll'
 
-Machinery in keras_ordered.training.tdtreelstm_runner: MirroredStrategy,
+Machinery in keras_ordered.training.tasks.tdtreelstm: MirroredStrategy,
 progress bars, TensorBoard, backups at every epoch end (the same command
 resumes a killed run), the official SGD schedule, and the evaluation
 (perplexity, MSR-style completion accuracy, gold-vs-perturbed tree
@@ -30,7 +30,7 @@ import sys
 # KERAS_ORDERED_TF_LOGS=1 asks for it (set before keras_ordered imports it).
 os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
-from keras_ordered.training.tdtreelstm_runner import main  # noqa: E402
+from keras_ordered.training.tasks.tdtreelstm import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

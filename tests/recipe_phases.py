@@ -21,8 +21,8 @@ os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 from keras_ordered.models.prpn import PRESETS  # noqa: E402
 from keras_ordered.models.prpn import PRPNLanguageModel  # noqa: E402
 from keras_ordered.models.prpn import get_preset  # noqa: E402
-from keras_ordered.training import parsing_callback  # noqa: E402
-from keras_ordered.training import runner  # noqa: E402
+from keras_ordered.training.callbacks import parsing as parsing_callback  # noqa: E402
+from keras_ordered.training.tasks import language_model  # noqa: E402
 
 PHASES = sys.argv[1]
 
@@ -33,10 +33,10 @@ def mark(phase):
 
 
 # The method that writes a backup (`save` itself before issue 25).
-WRITE = "_save" if hasattr(runner.TrainingBackup, "_save") else "save"
+WRITE = "_save" if hasattr(language_model.TrainingBackup, "_save") else "save"
 
 
-class MarkingBackup(runner.TrainingBackup):
+class MarkingBackup(language_model.TrainingBackup):
     def on_train_batch_begin(self, batch, logs=None):
         if batch == 0:  # the first step of a fit builds the graph: the longest
             mark("train")
@@ -61,14 +61,14 @@ def marking(phase, function):
     return marked
 
 
-runner.TrainingBackup = MarkingBackup
-runner.evaluate_stream = marking("final", runner.evaluate_stream)
+language_model.TrainingBackup = MarkingBackup
+language_model.evaluate_stream = marking("final", language_model.evaluate_stream)
 parsing_callback.ParsingEvaluation.evaluate = marking(
     "parsing", parsing_callback.ParsingEvaluation.evaluate
 )
 
 if __name__ == "__main__":
-    sys.exit(runner.main(
+    sys.exit(language_model.main(
         sys.argv[2:], model_class=PRPNLanguageModel, get_preset=get_preset,
         presets=PRESETS, description="PRPN", default_output="runs/prpn_ptb",
     ))

@@ -78,7 +78,7 @@ def test_uneven_tokens_per_replica_mean_over_the_global_batch(measured):
     # of tokens; the loss is still the mean over the global batch. (This
     # was nondeterministic, 0.0028 / 0.02 away in about one run of three,
     # until every batch array was a copy of its own: `reset` and
-    # `lr_scale` shared one buffer, see `bptt.owned_arrays`.)
+    # `lr_scale` shared one buffer, see `batching.owned_arrays`.)
     result = measured["prpn_sentences"]
     assert result["tokens_per_replica"][0] != result["tokens_per_replica"][1]
     assert result["loss_difference"] < ATOL
@@ -163,9 +163,9 @@ def test_recipe_one_device_strategy(tmp_path):
 
 
 def test_gfl_recipe_takes_the_single_machine_strategies():
-    from keras_ordered.training import gfl_runner
+    from keras_ordered.training.tasks import gfl as gfl_task
 
-    parser = gfl_runner.build_parser()
+    parser = gfl_task.build_parser()
     assert parser.parse_args(["--strategy", "one-device"]).strategy == (
         "one-device")
     with pytest.raises(SystemExit):

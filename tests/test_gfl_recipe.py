@@ -1,4 +1,4 @@
-"""The GFL recipe (recipes/wsj_gfl.py, training/gfl_runner.py), its data and
+"""The GFL recipe (recipes/wsj_gfl.py, training/gfl_task.py), its data and
 inference helpers, and the `keras-ordered parse` / `evaluate` GFL paths."""
 
 import json
@@ -22,7 +22,8 @@ from keras_ordered.models.gfl import TargetVocabulary
 from keras_ordered.models.gfl.inference import evaluate_parser
 from keras_ordered.models.gfl.inference import parse_sentences
 from keras_ordered.parsing import linearize
-from keras_ordered.training import gfl_runner
+from keras_ordered.training.tasks import gfl as gfl_task
+from keras_ordered.training.batching import GFLBatches
 
 QUICK = ["--preset", "tiny", "--max-sentences", "12", "--steps-per-epoch", "1",
          "--eval-batch-size", "16", "--verbose", "0"]
@@ -34,7 +35,7 @@ def sample():
 
 def recipe(output, *extra, callbacks=()):
     argv = ["--treebank", sample(), "--output", str(output), *QUICK, *extra]
-    return gfl_runner.main(argv, callbacks=callbacks)
+    return gfl_task.main(argv, callbacks=callbacks)
 
 
 @pytest.fixture(scope="module")
@@ -82,11 +83,11 @@ def test_folder_patterns_read_mrg_files_recursively(tmp_path):
 def test_batches_cover_every_pair_once_per_epoch_in_a_fixed_order():
     sources = [[i + 3] * (1 + i % 4) for i in range(23)]
     targets = [[3 + (i % 5)] * (2 + i % 7) for i in range(23)]
-    batches = gfl_runner.GFLBatches(sources, targets, batch_size=5, seed=7)
+    batches = GFLBatches(sources, targets, batch_size=5, seed=7)
     assert len(batches) == 5
     first = batches.batch_indices(0)
     assert sorted(i for b in first for i in b) == list(range(23))
-    assert first == gfl_runner.GFLBatches(sources, targets, 5, seed=7).batch_indices(0)
+    assert first == GFLBatches(sources, targets, 5, seed=7).batch_indices(0)
     assert first != batches.batch_indices(1)
     (source, target_in), target_out = next(batches.epoch(0))
     rows = first[0]
@@ -200,7 +201,7 @@ def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
 
 def test_clear_errors(tmp_path, capsys):
     missing = tmp_path / "nowhere"
-    status = gfl_runner.main(["--treebank", str(missing), "--output",
+    status = gfl_task.main(["--treebank", str(missing), "--output",
                               str(tmp_path / "out"), *QUICK])
     assert status == 2
     err = capsys.readouterr().err
@@ -212,15 +213,18 @@ def test_clear_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "The valid split is empty: no .mrg file matches 'wsj_9*.mrg'" in err
 
-    status = recipe(tmp_path / "out", "--epochs", "0")
-    assert status == 2 and "--epochs must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        recipe(tmp_path / "out", "--epochs", "0")
+    assert exit_info.value.code == 2
+    assert "argument --epochs: must be a positive integer" in (
+        capsys.readouterr().err)
 
     with pytest.raises(SystemExit):
-        gfl_runner.build_parser().parse_args(["--preset", "huge"])
+        gfl_task.build_parser().parse_args(["--preset", "huge"])
 
 
 def test_every_option_has_help_and_default():
-    parser = gfl_runner.build_parser()
+    parser = gfl_task.build_parser()
     text = parser.format_help()
     for action in parser._actions:
         if action.option_strings and action.dest != "help":

@@ -339,7 +339,7 @@ def _recipe_args(tmp_path, *extra):
 @pytest.mark.slow
 def test_recipe_runs_two_steps_on_ptb(tmp_path, capsys):
     from keras_ordered.models.onlstm import PRESETS
-    from keras_ordered.training.runner import main
+    from keras_ordered.training.tasks.language_model import main
 
     code = main(_recipe_args(tmp_path), model_class=ONLSTMLanguageModel,
                 get_preset=get_preset, presets=PRESETS, description="t",
@@ -356,7 +356,7 @@ def test_recipe_runs_two_steps_on_ptb(tmp_path, capsys):
 @pytest.mark.slow
 def test_recipe_errors_are_clear(tmp_path, capsys):
     from keras_ordered.models.onlstm import PRESETS
-    from keras_ordered.training.runner import main
+    from keras_ordered.training.tasks.language_model import main
 
     kwargs = dict(model_class=ONLSTMLanguageModel, get_preset=get_preset,
                   presets=PRESETS, description="t", default_output=str(tmp_path))
@@ -377,9 +377,9 @@ def test_recipe_errors_are_clear(tmp_path, capsys):
 @pytest.mark.slow
 def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypatch):
     from keras_ordered.models.onlstm import PRESETS
-    from keras_ordered.training import runner
+    from keras_ordered.training.tasks import language_model
 
-    class Crash(runner.LearningRateLogger):
+    class Crash(language_model.LearningRateLogger):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 2:
                 raise RuntimeError("simulated crash")
@@ -388,15 +388,15 @@ def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypat
                   presets=PRESETS, description="t", default_output=str(tmp_path))
     args = _recipe_args(tmp_path, "--steps-per-epoch", "6", "--save-freq", "1",
                         "--skip-test")
-    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
+    monkeypatch.setattr(language_model, "LearningRateLogger", Crash)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        runner.main(args, **kwargs)
+        language_model.main(args, **kwargs)
     meta = json.load(open(os.path.join(tmp_path, "backup", "backup.json")))
     # Windows 0 and 1 finished and were backed up; window 2 crashed.
     assert (meta["epoch"], meta["next_batch"]) == (0, 2)
-    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
+    monkeypatch.setattr(language_model, "LearningRateLogger", Crash.__mro__[1])
     capsys.readouterr()
-    assert runner.main(args, **kwargs) == 0
+    assert language_model.main(args, **kwargs) == 0
     out = capsys.readouterr().out
     assert f"Resuming from epoch 1, window {meta['next_batch']} of 6" in out
     assert os.path.exists(os.path.join(tmp_path, "model.keras"))

@@ -7,7 +7,7 @@ import pytest
 
 from keras_ordered.layers.parsing_conv import GlobalBatchNormalization
 from keras_ordered.training.optimizers import TorchAdam
-from keras_ordered.training.runner import make_optimizer
+from keras_ordered.training.optimizers import make_optimizer
 
 
 def numpy_torch_adam(w, gradients, lr, beta_1, beta_2, eps, l2):

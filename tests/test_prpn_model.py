@@ -216,7 +216,7 @@ def test_mixed_precision_forward_and_gradients_are_finite():
 
 # --- the recipe ---------------------------------------------------------------
 def _recipe(tmp_path, *extra):
-    from keras_ordered.training.runner import main
+    from keras_ordered.training.tasks.language_model import main
 
     data = os.path.dirname(require_data("ptb", "train.txt"))
     argv = [
@@ -281,7 +281,7 @@ def test_recipe_up_preset_trains_on_the_treebank_sentences(tmp_path, capsys):
 def test_recipe_errors_are_clear(tmp_path, capsys):
     assert _recipe(tmp_path, "--preset", "huge") == 2
     assert "Unknown PRPN preset" in capsys.readouterr().err
-    from keras_ordered.training.runner import main
+    from keras_ordered.training.tasks.language_model import main
 
     code = main(["--preset", "tiny", "--data", str(tmp_path / "nowhere")],
                 model_class=PRPNLanguageModel, get_preset=get_preset,
@@ -295,19 +295,19 @@ def test_killed_adam_run_resumes_with_its_optimizer_state(tmp_path, capsys,
                                                           monkeypatch):
     # PRPN trains with Adam: resuming must rebuild its moments under the
     # MirroredStrategy (an SGD run has no slot variables to trip on).
-    from keras_ordered.training import runner
+    from keras_ordered.training.tasks import language_model
 
-    class Crash(runner.LearningRateLogger):
+    class Crash(language_model.LearningRateLogger):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 2:
                 raise RuntimeError("simulated crash")
 
     extra = ("--preset", "tiny", "--steps-per-epoch", "4", "--save-freq", "1",
              "--skip-test")
-    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
+    monkeypatch.setattr(language_model, "LearningRateLogger", Crash)
     with pytest.raises(RuntimeError, match="simulated crash"):
         _recipe(tmp_path, *extra)
-    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
+    monkeypatch.setattr(language_model, "LearningRateLogger", Crash.__mro__[1])
 
     capsys.readouterr()
     assert _recipe(tmp_path, *extra) == 0

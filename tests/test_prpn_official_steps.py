@@ -25,7 +25,7 @@ from conftest import require_data
 from keras_ordered.models.prpn import from_official_state_dict
 from keras_ordered.models.prpn.presets import PAPER_TRAINING
 from keras_ordered.training import BPTTBatches
-from keras_ordered.training.runner import make_optimizer
+from keras_ordered.training.optimizers import make_optimizer
 
 # Loss tolerances of the first 5 steps. A loop written by hand with
 # PyTorch's Adam through this package's model matched them to 5e-7 (hard)

@@ -50,16 +50,16 @@ def _recipe_parser(script):
     from keras_ordered.models import gfl
     from keras_ordered.models import onlstm
     from keras_ordered.models import prpn
-    from keras_ordered.training import gfl_runner
-    from keras_ordered.training.runner import build_parser
+    from keras_ordered.training.tasks import gfl as gfl_task
+    from keras_ordered.training.tasks.language_model import build_parser
 
     if script == "wsj_gfl.py":
-        return gfl_runner.build_parser(), gfl.PRESETS
+        return gfl_task.build_parser(), gfl.PRESETS
     if script == "wsj_tdtreelstm.py":
         from keras_ordered.models import tdtreelstm
-        from keras_ordered.training import tdtreelstm_runner
+        from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
 
-        return tdtreelstm_runner.build_parser(), tdtreelstm.PRESETS
+        return tdtreelstm_task.build_parser(), tdtreelstm.PRESETS
     if script.startswith("tune_"):
         from keras_ordered import tuning
         from keras_ordered.tuning import search

@@ -18,7 +18,7 @@ from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import onlstm
 from keras_ordered.models import prpn
-from keras_ordered.training import runner
+from keras_ordered.training.tasks import language_model
 from keras_ordered.training.callbacks import StepLogger
 
 FAMILIES = {
@@ -30,7 +30,7 @@ PTB_VOCABULARY = ["<eos>", "<unk>"] + [f"w{i}" for i in range(9998)]
 
 def _main(argv, family="onlstm"):
     model_class, presets, get_preset = FAMILIES[family]
-    return runner.main(argv, model_class=model_class, get_preset=get_preset,
+    return language_model.main(argv, model_class=model_class, get_preset=get_preset,
                        presets=presets, description="t",
                        default_output="runs/t")
 
@@ -46,7 +46,7 @@ def _tiny_args(output, *extra):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_help_lists_presets_and_every_option_with_its_default(family):
     _, presets, _ = FAMILIES[family]
-    parser = runner.build_parser("t", presets, "runs/t")
+    parser = language_model.build_parser("t", presets, "runs/t")
     text = parser.format_help()
     for name, preset in presets.items():
         assert f"  {name} " in text
@@ -83,16 +83,16 @@ def test_paper_preset_on_a_cpu_warns_with_the_time_and_the_alternative(
 ):
     presets = onlstm.PRESETS
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: [])
-    warning = runner.cpu_warning("ptb", presets["ptb"], presets)
+    warning = language_model.cpu_warning("ptb", presets["ptb"], presets)
     assert "no GPU is visible" in warning
     assert "per epoch on a CPU" in warning and "days" in warning
     assert "--preset small" in warning
-    prpn_warning = runner.cpu_warning("ptb", prpn.PRESETS["ptb"], prpn.PRESETS)
+    prpn_warning = language_model.cpu_warning("ptb", prpn.PRESETS["ptb"], prpn.PRESETS)
     assert "--preset quick" in prpn_warning
     # CPU-sized presets do not warn, and nothing warns with a GPU.
-    assert runner.cpu_warning("small", presets["small"], presets) is None
+    assert language_model.cpu_warning("small", presets["small"], presets) is None
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: ["g"])
-    assert runner.cpu_warning("ptb", presets["ptb"], presets) is None
+    assert language_model.cpu_warning("ptb", presets["ptb"], presets) is None
 
 
 # --- a run, as a user sees it -----------------------------------------------
@@ -126,17 +126,17 @@ def test_finished_run_says_so_and_a_changed_layout_is_refused(
     assert os.path.getmtime(run / "results.json") == stamp
 
     # A run killed in the middle of an epoch of 6 windows ...
-    class Crash(runner.LearningRateLogger):
+    class Crash(language_model.LearningRateLogger):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 3:
                 raise RuntimeError("simulated crash")
 
     killed = tmp_path / "killed"
     args = _tiny_args(killed, "--save-freq", "1", "--epochs", "2")
-    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
+    monkeypatch.setattr(language_model, "LearningRateLogger", Crash)
     with pytest.raises(RuntimeError):
         _main(args)
-    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
+    monkeypatch.setattr(language_model, "LearningRateLogger", Crash.__mro__[1])
     capsys.readouterr()
     # ... is not resumed with epochs of another length (that skipped the
     # rest of the epoch), nor with fewer epochs than the one it stopped in.
@@ -145,8 +145,11 @@ def test_finished_run_says_so_and_a_changed_layout_is_refused(
     err = capsys.readouterr().err
     assert "stopped at window 3 of an epoch of 6 windows" in err
     assert "--steps-per-epoch 6" in err
-    assert _main(args[:-2] + ["--epochs", "0"]) == 2
-    assert "pass --epochs 1 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        _main(args[:-2] + ["--epochs", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --epochs: must be a positive integer" in (
+        capsys.readouterr().err)
     # The same options resume it.
     assert _main(args) == 0
     assert "Resuming from epoch 1, window 3 of 6" in capsys.readouterr().out

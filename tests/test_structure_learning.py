@@ -32,7 +32,7 @@ from keras_ordered.parsing import evaluate_distances
 from keras_ordered.parsing import evaluate_model
 from keras_ordered.parsing import evaluate_parsing
 from keras_ordered.training import SentenceBatches
-from keras_ordered.training.runner import make_optimizer
+from keras_ordered.training.optimizers import make_optimizer
 
 TRAIN_SENTENCES = 2000
 TEST_SENTENCES = 300

@@ -11,7 +11,7 @@ import tensorflow as tf
 from keras_ordered.datasets.dependency import DependencyVocabulary
 from keras_ordered.datasets.dependency import generation_steps
 from keras_ordered.models import TDTreeLSTMLanguageModel
-from keras_ordered.models.tdtreelstm import TreeBatches
+from keras_ordered.training.batching import TreeBatches
 from keras_ordered.models.tdtreelstm import nce
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "home", "."]

@@ -1,5 +1,5 @@
 """The TD-TreeLSTM recipe (recipes/wsj_tdtreelstm.py,
-training/tdtreelstm_runner.py), its schedule, its evaluation, and
+training/tdtreelstm_task.py), its schedule, its evaluation, and
 `keras-ordered score`."""
 
 import json
@@ -18,7 +18,8 @@ from keras_ordered import cli
 from keras_ordered.datasets import dependency
 from keras_ordered.models import TDTreeLSTMLanguageModel
 from keras_ordered.models.tdtreelstm import evaluation
-from keras_ordered.training import tdtreelstm_runner
+from keras_ordered.training import callbacks
+from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
 
 QUICK = ["--preset", "tiny", "--max-sentences", "12", "--steps-per-epoch", "1",
          "--batch-size", "6", "--eval-batch-size", "16", "--verbose", "0",
@@ -36,7 +37,7 @@ def sample():
 
 def recipe(output, *extra, callbacks=()):
     argv = ["--data", sample(), "--output", str(output), *QUICK, *extra]
-    return tdtreelstm_runner.main(argv, callbacks=callbacks)
+    return tdtreelstm_task.main(argv, callbacks=callbacks)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def test_sequential_baseline_is_a_chain_model(tmp_path):
 
 
 def test_clear_errors(tmp_path, capsys):
-    status = tdtreelstm_runner.main(["--data", str(tmp_path / "nowhere"),
+    status = tdtreelstm_task.main(["--data", str(tmp_path / "nowhere"),
                                      "--output", str(tmp_path / "o"), *QUICK])
     assert status == 2
     assert "No dependency folder at" in capsys.readouterr().err
@@ -93,7 +94,7 @@ def test_clear_errors(tmp_path, capsys):
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "a.dp").write_text("a\tDT\t2\nb\tNN\t0\n\nc\tNN\t0\nd\tNN\t0\n")
-    status = tdtreelstm_runner.main(["--data", str(bad), "--train", "a.dp",
+    status = tdtreelstm_task.main(["--data", str(bad), "--train", "a.dp",
                                      "--valid", "a.dp", "--output",
                                      str(tmp_path / "o2"), *QUICK])
     assert status == 2
@@ -106,7 +107,7 @@ def test_clear_errors(tmp_path, capsys):
 def test_schedule_halves_then_stops_and_restores_the_best_weights():
     model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
     model.compile(keras.optimizers.SGD(1.0), "mse")
-    schedule = tdtreelstm_runner.HalveLearningRateOnPlateau(verbose=0)
+    schedule = callbacks.HalveLearningRateOnPlateau(verbose=0)
     schedule.set_model(model)
     rates = []
     for epoch, val in enumerate([5.0, 4.0, 4.2, 3.9, 3.95]):
@@ -124,7 +125,7 @@ def test_schedule_halves_then_stops_and_restores_the_best_weights():
     schedule.on_train_end()
     assert float(model.layers[0].kernel.numpy()[0, 0]) == 3.0
     state, arrays = schedule.get_state()
-    other = tdtreelstm_runner.HalveLearningRateOnPlateau()
+    other = callbacks.HalveLearningRateOnPlateau()
     other.set_state(json.loads(json.dumps(state)), arrays)
     assert other.halving and other.best == 3.9 and len(other.best_weights) == 2
 
@@ -154,7 +155,7 @@ def test_completion_questions_and_perturbed_trees_are_deterministic():
 
 
 def test_every_option_has_help_and_the_script_runs():
-    parser = tdtreelstm_runner.build_parser()
+    parser = tdtreelstm_task.build_parser()
     for action in parser._actions:
         if action.option_strings and action.dest != "help":
             assert action.help, action.dest

@@ -100,14 +100,14 @@ def _tiny_recipe_results(output, precision):
     from conftest import require_data
     from keras_ordered.models.onlstm import PRESETS
     from keras_ordered.models.onlstm import get_preset
-    from keras_ordered.training import runner
+    from keras_ordered.training.tasks import language_model
 
     data = os.path.dirname(require_data("ptb", "train.txt"))
     args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
             "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
             "--skip-test", "--output", str(output), "--verbose", "0",
             "--precision", precision]
-    assert runner.main(args, model_class=ONLSTMLanguageModel,
+    assert language_model.main(args, model_class=ONLSTMLanguageModel,
                        get_preset=get_preset, presets=PRESETS,
                        description="t", default_output=str(output)) == 0
     return json.load(open(output / "results.json"))
@@ -149,7 +149,7 @@ def test_recipe_trained_in_bfloat16_is_evaluated_and_saved_in_float32(
 
 
 def test_plateau_halves_as_the_official_scheduler():
-    from keras_ordered.training.runner import make_plateau
+    from keras_ordered.training.callbacks import make_plateau
 
     model = ONLSTMLanguageModel.from_preset("tiny", VOCAB)
     model.compile(optimizer=keras.optimizers.Adam(0.004))
@@ -171,8 +171,8 @@ def test_plateau_halves_as_the_official_scheduler():
 
 def test_training_policy_is_bfloat16_only_on_cpus_that_compute_it_natively(
         tmp_path):
-    from keras_ordered.training.runner import cpu_has_native_bfloat16
-    from keras_ordered.training.runner import training_policy
+    from keras_ordered.training.precision import cpu_has_native_bfloat16
+    from keras_ordered.training.precision import training_policy
 
     def cpuinfo(flags):
         path = tmp_path / f"cpuinfo_{len(flags)}"

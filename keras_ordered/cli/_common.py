@@ -5,10 +5,11 @@ module, and must not import TensorFlow, Keras, NumPy or nltk. Whatever
 needs them is imported inside the functions.
 """
 
-import argparse
 import sys
 
 from keras_ordered import _quiet
+from keras_ordered._option_types import non_negative_int  # noqa: F401
+from keras_ordered._option_types import positive_int  # noqa: F401
 
 BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
 """The baselines' names (those of `keras_ordered.parsing.BASELINES`)."""
@@ -70,58 +71,6 @@ def load_model(path, args=None):
         return load_saved_model(path)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
-
-
-def _int_option(text, smallest, what):
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < smallest:
-        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-    return value
-
-
-def positive_int(text):
-    """`argparse` type of a count option: an int of 1 or more.
-
-    Args:
-        text: the option's value as given.
-
-    Returns:
-        The int.
-
-    Raises:
-        argparse.ArgumentTypeError: `argparse` then prints the usage and
-            `error: argument --batch-size: must be a positive integer (1,
-            2, ...), got '0'`, and exits with status 2.
-
-    Example:
-
-    >>> positive_int("64")
-    64
-    """
-    return _int_option(text, 1, "a positive integer (1, 2, ...)")
-
-
-def non_negative_int(text):
-    """`argparse` type of a seed or limit that may be 0: an int >= 0.
-
-    Args:
-        text: the option's value as given.
-
-    Returns:
-        The int.
-
-    Raises:
-        argparse.ArgumentTypeError: for a negative or non-integer value.
-
-    Example:
-
-    >>> non_negative_int("0")
-    0
-    """
-    return _int_option(text, 0, "an integer of 0 or more")
 
 
 def add_model_arguments(parser):

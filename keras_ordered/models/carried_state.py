@@ -10,7 +10,7 @@ other's rows). With it live the pieces of that step: gradient clipping by
 the global norm of the gradients summed over replicas, per-replica dropout
 streams, and reading / writing the carried state of every replica (what a
 training backup saves). The batches it reads are made in
-`keras_ordered.training.bptt`.
+`keras_ordered.training.batching`.
 """
 
 import keras

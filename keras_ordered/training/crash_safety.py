@@ -19,7 +19,6 @@ import signal
 import sys
 import threading
 
-import keras
 
 _active = None  # the `CtrlC` handling SIGINT now, if any
 
@@ -103,24 +102,11 @@ def check_interrupt():
     """Raises `KeyboardInterrupt` if Ctrl-C was pressed within `CtrlC`.
 
     Long loops call it between two units of work (Keras batches through
-    `StopOnCtrlC`, the parsing callback between batches of sentences).
+    `callbacks.StopOnCtrlC`, the parsing callback between batches of sentences).
     """
     handler = _active
     if handler is not None and handler.requested and not handler._writes:
         raise KeyboardInterrupt
-
-
-class StopOnCtrlC(keras.callbacks.Callback):
-    """Raises the Ctrl-C of an active `CtrlC` at the next batch or epoch end
-    (training, validation, evaluation). Does nothing outside `CtrlC`."""
-
-    def _check(self, *args, **kwargs):
-        check_interrupt()
-
-    on_train_batch_end = _check
-    on_test_batch_end = _check
-    on_predict_batch_end = _check
-    on_epoch_end = _check
 
 
 class CtrlC:
@@ -135,7 +121,7 @@ class CtrlC:
 
     - the first Ctrl-C sets `requested`; the next safe point raises
       `KeyboardInterrupt` (`check_interrupt`: the end of a batch with
-      `StopOnCtrlC`, of a write with `writing()`), and `call` prints the
+      `callbacks.StopOnCtrlC`, of a write with `writing()`), and `call` prints the
       job's message (`on_exit()`) and leaves;
     - a watchdog thread, woken by the signal itself
       (`signal.set_wakeup_fd`, which works while the main thread is inside
@@ -161,7 +147,7 @@ class CtrlC:
 
     ```python
     from keras_ordered.training.crash_safety import CtrlC
-    from keras_ordered.training.crash_safety import StopOnCtrlC
+    from keras_ordered.training.callbacks import StopOnCtrlC
 
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")

@@ -81,7 +81,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-STRATEGIES = ("auto", "mirrored", "one-device", "multi-worker")
+from keras_ordered.training.options import STRATEGIES
 
 
 def split_cpu(count):

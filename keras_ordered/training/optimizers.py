@@ -136,3 +136,35 @@ class TorchAdam(keras.optimizers.Optimizer):
             "l2": self.l2,
         })
         return config
+
+
+def make_optimizer(settings):
+    """The optimizer a preset's training settings name."""
+    name = settings["optimizer"]
+    if name == "sgd":
+        return keras.optimizers.SGD(
+            settings["learning_rate"],
+            weight_decay=settings.get("weight_decay") or None,
+        )
+    if name == "adam":
+        # The official arithmetic (PyTorch's Adam, coupled L2 decay).
+        return TorchAdam(
+            settings["learning_rate"],
+            beta_1=settings.get("beta_1", 0.9),
+            beta_2=settings.get("beta_2", 0.999),
+            epsilon=settings.get("epsilon", 1e-8),
+            l2=settings.get("weight_decay") or 0.0,
+        )
+    if name == "keras_adam":
+        # A documented departure: Keras' Adam (decoupled decay, epsilon
+        # before the bias correction); see keras_ordered.training.optimizers.
+        return keras.optimizers.Adam(
+            settings["learning_rate"],
+            beta_1=settings.get("beta_1", 0.9),
+            beta_2=settings.get("beta_2", 0.999),
+            epsilon=settings.get("epsilon", 1e-7),
+            weight_decay=settings.get("weight_decay") or None,
+        )
+    raise ValueError(
+        f"Unknown optimizer {name!r}: use 'sgd', 'adam' or 'keras_adam'."
+    )

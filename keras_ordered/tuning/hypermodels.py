@@ -43,10 +43,10 @@ from keras_ordered.models.onlstm import ONLSTMLanguageModel
 from keras_ordered.models.onlstm import get_preset as get_onlstm_preset
 from keras_ordered.models.prpn import PRPNLanguageModel
 from keras_ordered.models.prpn import get_preset as get_prpn_preset
-from keras_ordered.training.bptt import BPTTBatches
-from keras_ordered.training.parsing_callback import ParsingEvaluation
-from keras_ordered.training.runner import make_optimizer
-from keras_ordered.training.runner import make_plateau
+from keras_ordered.training.batching import BPTTBatches
+from keras_ordered.training.callbacks import ParsingEvaluation
+from keras_ordered.training.optimizers import make_optimizer
+from keras_ordered.training.callbacks import make_plateau
 
 OBJECTIVES = {
     "perplexity": kt.Objective("val_perplexity", direction="min"),

@@ -19,7 +19,6 @@ A search writes under `--output`:
   run with other values is refused instead of mixing two searches.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -27,11 +26,12 @@ import time
 
 import keras_tuner as kt
 
-from keras_ordered.training.crash_safety import CtrlC
-from keras_ordered.training.crash_safety import StopOnCtrlC
+from keras_ordered._option_types import positive_int
+from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically
-from keras_ordered.training.runner import _HelpFormatter
+from keras_ordered.training import options
+from keras_ordered.training.driver import run_recipe
 
 TUNERS = ("hyperband", "random", "bayesian")
 PROJECT = "search"
@@ -40,8 +40,8 @@ PROJECT = "search"
 def build_parser(description, hypermodel_class, presets, default_output,
                  default_preset="small"):
     """The options of a search recipe."""
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=_HelpFormatter,
+    parser = options.recipe_parser(
+        description,
         epilog=(
             f"searched knobs: {', '.join(hypermodel_class.knobs)}\n"
             "presets (those training on a text stream): "
@@ -51,8 +51,8 @@ def build_parser(description, hypermodel_class, presets, default_output,
             ))
         ),
     )
-    parser.add_argument(
-        "--preset", default=default_preset, metavar="NAME",
+    options.add_preset(
+        parser, default=default_preset,
         help="the preset the search space is centred on (its values are "
         "the defaults; its other settings are kept)",
     )
@@ -62,14 +62,14 @@ def build_parser(description, hypermodel_class, presets, default_output,
         "$KERAS_ORDERED_DATA/ptb, else download the public copy)",
     )
     parser.add_argument(
-        "--max-lines", type=int, default=None, metavar="N",
+        "--max-lines", type=positive_int, default=None, metavar="N",
         help="read only the first N lines of each split, for quick searches "
         "(the vocabulary is then the words of those lines; default: all)",
     )
-    parser.add_argument(
-        "--output", default=default_output, metavar="DIR",
-        help="directory of the search (tuner state, logs, best model, "
-        "results.json); the same command again continues the search in it",
+    options.add_output(
+        parser, default_output,
+        holds="the search (tuner state, logs, best model, results.json)",
+        again="continues the search in it",
     )
     parser.add_argument(
         "--tuner", default="hyperband", choices=TUNERS,
@@ -77,12 +77,12 @@ def build_parser(description, hypermodel_class, presets, default_output,
         "random search, or Bayesian optimisation (Gaussian process)",
     )
     parser.add_argument(
-        "--max-trials", type=int, default=None, metavar="N",
+        "--max-trials", type=positive_int, default=None, metavar="N",
         help="at most N trials (models) in all (default: 10 for random and "
         "bayesian; Hyperband's own count from --max-epochs and --factor)",
     )
     parser.add_argument(
-        "--max-epochs", type=int, default=3, metavar="N",
+        "--max-epochs", type=positive_int, default=3, metavar="N",
         help="epochs of a trial (random, bayesian), or the most epochs "
         "Hyperband gives one (it trains most trials fewer)",
     )
@@ -92,16 +92,16 @@ def build_parser(description, hypermodel_class, presets, default_output,
         "go on to the next, FACTOR times longer)",
     )
     parser.add_argument(
-        "--hyperband-iterations", type=int, default=1, metavar="N",
+        "--hyperband-iterations", type=positive_int, default=1, metavar="N",
         help="times Hyperband runs its whole set of brackets",
     )
-    parser.add_argument(
-        "--steps-per-epoch", type=int, default=None, metavar="N",
-        help="train at most N windows per epoch, for quick searches "
+    options.add_schedule(
+        parser, which=("steps_per_epoch",),
+        steps="train at most N windows per epoch, for quick searches "
         "(default: the whole training text)",
     )
     parser.add_argument(
-        "--eval-steps", type=int, default=None, metavar="N",
+        "--eval-steps", type=positive_int, default=None, metavar="N",
         help="validate on the first N windows only, for quick searches "
         "(default: the whole validation text)",
     )
@@ -122,17 +122,11 @@ def build_parser(description, hypermodel_class, presets, default_output,
         "(needed by --objective parse_f1; default: no parsing)",
     )
     parser.add_argument(
-        "--parse-sentences", type=int, default=200, metavar="N",
+        "--parse-sentences", type=positive_int, default=200, metavar="N",
         help="sentences of --treebank parsed after every epoch",
     )
-    parser.add_argument("--seed", type=int, default=1111,
-                        help="random seed (search, initialisation, dropout, "
-                        "windows)")
-    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
-                        help="0: silent, 1: progress bars, 2: one line per "
-                        "epoch (default: 1 on a terminal, 2 otherwise)")
-    parser.add_argument("--tf-logs", action="store_true",
-                        help="show TensorFlow's own start-up and C++ log")
+    options.add_seed(parser, "search, initialisation, dropout, windows")
+    options.add_logging(parser)
     return parser
 
 
@@ -533,25 +527,16 @@ def main(argv, *, hypermodel_class, presets, description, default_output):
     or input error (one line on stderr), 130 after Ctrl-C (run the same
     command again to continue).
     """
-    parser = build_parser(description, hypermodel_class, presets,
-                          default_output)
-    args = parser.parse_args(argv)
-    if args.verbose is None:
-        args.verbose = 1 if sys.stdout.isatty() else 2
-    if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
-        # A search logged to a file (nohup ... > log) shows each epoch
-        # as it ends, not when the buffer fills.
-        sys.stdout.reconfigure(line_buffering=True)
-    def interrupted():
-        print(
-            f"\nInterrupted. Finished trials are kept in {args.output}: run "
-            "the same command again to continue the search (the trial that "
-            "was running starts again).", file=sys.stderr,
-        )
-        return 130
+    return run_recipe(
+        build_parser(description, hypermodel_class, presets, default_output),
+        run, argv, interrupted=_interrupted, hypermodel_class=hypermodel_class,
+    )
 
-    try:
-        return CtrlC(interrupted).call(run, args, hypermodel_class)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+
+def _interrupted(args):
+    print(
+        f"\nInterrupted. Finished trials are kept in {args.output}: run "
+        "the same command again to continue the search (the trial that "
+        "was running starts again).", file=sys.stderr,
+    )
+    return 130

@@ -27,7 +27,7 @@ Notes on the training settings:
 - `reduce_lr_patience: 2`, `reduce_lr_factor: 0.5`: as the official code's
   PyTorch `ReduceLROnPlateau(patience=2, threshold=0)`, the learning rate
   is halved once more than 2 epochs in a row (i.e. the 3rd) brought no
-  strictly lower validation loss (`keras_ordered.training.runner.make_plateau`).
+  strictly lower validation loss (`keras_ordered.training.callbacks.make_plateau`).
 - `sentence_level: True` (the `up` preset) asks for training on sentences,
   each read from a zero state, instead of a continuous stream;
   `data: "treebank"` for sentences of a treebank folder (the recipe's

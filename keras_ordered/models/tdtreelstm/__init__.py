@@ -1,6 +1,5 @@
 """The top-down TreeLSTM and LdTreeLSTM (Zhang, Lu and Lapata, 2016)."""
 
-from keras_ordered.models.tdtreelstm.inputs import TreeBatches
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 from keras_ordered.models.tdtreelstm.inputs import encode_tree
 from keras_ordered.models.tdtreelstm.presets import PRESETS

@@ -12,9 +12,7 @@ and beam decoding (EVALB F1 for all lengths and <= 40, malformed rate,
 sentences per second) written to `results.json` beside `model.keras`.
 """
 
-import argparse
 import json
-import math
 import os
 import time
 
@@ -22,8 +20,11 @@ import numpy as np
 
 from keras_ordered.datasets import treebank_files
 from keras_ordered.parsing import linearize
-from keras_ordered.training.epoch_recipe import run_recipe
-from keras_ordered.training.cli_help import HelpFormatter as _HelpFormatter
+from keras_ordered._option_types import non_negative_int
+from keras_ordered._option_types import positive_int
+from keras_ordered.training import options
+from keras_ordered.training.batching import GFLBatches
+from keras_ordered.training.driver import run_recipe
 
 TRAINING = {
     "paper": {
@@ -80,14 +81,9 @@ epoch (backup in OUTPUT/backup); a finished run says so and stops.
 
 def build_parser():
     """The recipe's command-line options."""
-    parser = argparse.ArgumentParser(
-        prog="wsj_gfl.py", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=_HelpFormatter,
-    )
-    parser.add_argument(
-        "--preset", default="small", choices=sorted(TRAINING),
-        help="model and training preset (listed below)",
-    )
+    parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
+                                   prog="wsj_gfl.py")
+    options.add_preset(parser, default="small", choices=TRAINING)
     parser.add_argument(
         "--treebank", default=None, metavar="DIR",
         help="folder the split patterns start from (default: "
@@ -99,17 +95,9 @@ def build_parser():
             help=f"files or folders of the {split} split, relative to "
             "--treebank",
         )
-    parser.add_argument("--output", default="runs/gfl_wsj", metavar="DIR",
-                        help="folder for logs, backups, model.keras and "
-                        "results.json; the same command again resumes the "
-                        "run in it")
-    parser.add_argument("--epochs", type=int, default=None,
-                        help="training epochs (default: the preset's)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="training batch size (default: the preset's)")
-    parser.add_argument("--learning-rate", type=float, default=None,
-                        help="learning rate (default: the preset's)")
-    parser.add_argument("--beam-size", type=int, default=None,
+    options.add_output(parser, default="runs/gfl_wsj")
+    options.add_schedule(parser, learning_rate="learning rate")
+    parser.add_argument("--beam-size", type=positive_int, default=None,
                         help="beam of the final beam-search evaluation "
                         "(default: the preset's; the paper's is 10)")
     parser.add_argument("--no-attention", action="store_true",
@@ -119,149 +107,28 @@ def build_parser():
                         help="initialise the source embeddings from this "
                         "word2vec/GloVe text file, of the preset's embedding "
                         "size (default: random initialisation)")
-    parser.add_argument("--min-count", type=int, default=None, metavar="N",
+    parser.add_argument("--min-count", type=positive_int, default=None,
+                        metavar="N",
                         help="training words seen fewer than N times become "
                         "<unk> (default: the preset's, 2)")
-    parser.add_argument("--max-sentences", type=int, default=None,
+    parser.add_argument("--max-sentences", type=positive_int, default=None,
                         metavar="N",
                         help="read only the first N trees of each split, for "
                         "quick runs (default: all)")
-    parser.add_argument("--steps-per-epoch", type=int, default=None,
-                        metavar="N",
-                        help="train at most N batches per epoch, for quick "
-                        "runs (default: the whole training split)")
-    parser.add_argument("--eval-batch-size", type=int, default=64,
+    parser.add_argument("--eval-batch-size", type=positive_int, default=64,
                         metavar="N", help="sentences decoded together")
     parser.add_argument("--attention-map", default=None, metavar="PNG",
                         help="write the attention heat map of one test "
                         "sentence (greedy decoding) to this PNG file, as the "
                         "paper's Figure 4 (default: none)")
-    parser.add_argument("--attention-sentence", type=int, default=0,
-                        metavar="I",
+    parser.add_argument("--attention-sentence", type=non_negative_int,
+                        default=0, metavar="I",
                         help="which test sentence --attention-map draws "
                         "(0: the first)")
-    parser.add_argument(
-        "--strategy", default="auto",
-        choices=("auto", "mirrored", "one-device"),
-        help="how to spread training over devices: auto (every visible GPU "
-        "with MirroredStrategy, else the CPU), mirrored (every GPU, else "
-        "every logical CPU device), one-device (the first GPU, else the "
-        "CPU); multi-worker training is the PTB recipes' only",
-    )
-    parser.add_argument("--seed", type=int, default=1111,
-                        help="random seed (initialisation, dropout, batch "
-                        "order)")
-    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
-                        help="0: silent, 1: progress bar, 2: one line per "
-                        "epoch (default: 1 on a terminal, 2 when the output "
-                        "goes to a file or a pipe)")
-    parser.add_argument("--tf-logs", action="store_true",
-                        help="show TensorFlow's own start-up and C++ log "
-                        "(also: KERAS_ORDERED_TF_LOGS=1)")
+    options.add_strategy(parser, ("auto", "mirrored", "one-device"))
+    options.add_seed(parser)
+    options.add_logging(parser)
     return parser
-
-
-class GFLBatches:
-    """Teacher-forcing batches of linearized trees, in a fixed order per epoch.
-
-    Each epoch shuffles the pairs with `seed + epoch`, sorts chunks of
-    `50 * batch_size` pairs by target length (so that a batch holds trees
-    of similar length and little padding), cuts them into batches and
-    shuffles the batches. Epoch `e`'s order depends only on `seed` and `e`,
-    so a run resumed at epoch `e` trains on what it would have.
-
-    Args:
-        source_ids: list of lists of int (reversed sentences).
-        target_ids: list of lists of int (linearized trees, no specials).
-        batch_size: int.
-        shuffle: bool (False: the input order, for validation).
-        seed: int.
-
-    Example:
-
-    ```python
-    from keras_ordered.training.gfl_runner import GFLBatches
-    batches = GFLBatches([[4, 5], [6]], [[3, 4, 5], [3, 5]], batch_size=2)
-    (source, target_in), target_out = next(batches.epoch(0))
-    ```
-    """
-
-    def __init__(self, source_ids, target_ids, batch_size, shuffle=True,
-                 seed=0):
-        if len(source_ids) != len(target_ids):
-            raise ValueError("One target sequence per source sentence.")
-        if not source_ids:
-            raise ValueError("No training pair: the split is empty.")
-        if batch_size < 1:
-            raise ValueError(f"The batch size must be >= 1. Received: {batch_size}")
-        self.source_ids = [list(s) for s in source_ids]
-        self.target_ids = [list(t) for t in target_ids]
-        self.batch_size = int(batch_size)
-        self.shuffle = shuffle
-        self.seed = int(seed)
-
-    def __len__(self):
-        return math.ceil(len(self.source_ids) / self.batch_size)
-
-    def batch_indices(self, epoch):
-        """The list of index lists of epoch `epoch`'s batches."""
-        n, size = len(self.source_ids), self.batch_size
-        if not self.shuffle:
-            return [list(range(i, min(i + size, n))) for i in range(0, n, size)]
-        rng = np.random.default_rng([self.seed, epoch])
-        order = rng.permutation(n)
-        chunk = 50 * size
-        batches = []
-        for first in range(0, n, chunk):
-            part = sorted(order[first:first + chunk],
-                          key=lambda i: len(self.target_ids[i]))
-            batches += [part[i:i + size] for i in range(0, len(part), size)]
-        return [batches[i] for i in rng.permutation(len(batches))]
-
-    def _arrays(self, indices):
-        rows = len(indices)
-        source_width = max(len(self.source_ids[i]) for i in indices)
-        target_width = max(len(self.target_ids[i]) for i in indices) + 1
-        source = np.zeros((rows, source_width), "int32")
-        target_in = np.zeros((rows, target_width), "int32")
-        target_out = np.zeros((rows, target_width), "int32")
-        from keras_ordered.models.gfl.vocabulary import EOS_ID
-        from keras_ordered.models.gfl.vocabulary import GO_ID
-
-        for row, i in enumerate(indices):
-            s, t = self.source_ids[i], self.target_ids[i]
-            source[row, :len(s)] = s
-            target_in[row, :len(t) + 1] = [GO_ID] + t
-            target_out[row, :len(t) + 1] = t + [EOS_ID]
-        return (source, target_in), target_out
-
-    def epoch(self, epoch, steps=None):
-        """Yields epoch `epoch`'s batches `((source, target_in), target_out)`."""
-        for indices in self.batch_indices(epoch)[:steps]:
-            yield self._arrays(indices)
-
-    def stream(self, start_epoch, steps):
-        """Epochs `start_epoch`, `start_epoch + 1`, ..., `steps` batches each."""
-        epoch = start_epoch
-        while True:
-            yield from self.epoch(epoch, steps)
-            epoch += 1
-
-    def dataset(self, generator, batches=None):
-        """A `tf.data.Dataset` of a generator function of batches.
-
-        `batches`: how many the generator yields (None: endless); Keras
-        reads a finite dataset's length from it.
-        """
-        import tensorflow as tf
-
-        spec = tf.TensorSpec((None, None), tf.int32)
-        dataset = tf.data.Dataset.from_generator(
-            generator, output_signature=((spec, spec), spec)
-        )
-        if batches is not None:
-            dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
-        return dataset.prefetch(2)
 
 
 def main(argv=None, callbacks=()):
@@ -275,21 +142,10 @@ def main(argv=None, callbacks=()):
         argv: list of arguments (None: `sys.argv[1:]`).
         callbacks: extra Keras callbacks for `fit` (tests use this).
     """
-    return run_recipe(build_parser(), train, argv, callbacks)
+    return run_recipe(build_parser(), train, argv, callbacks=callbacks)
 
 
 def _check_args(args):
-    for name in ("epochs", "batch_size", "steps_per_epoch", "max_sentences",
-                 "beam_size", "min_count"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1.")
-    if args.eval_batch_size < 1:
-        raise ValueError("--eval-batch-size must be at least 1.")
-    if args.learning_rate is not None and args.learning_rate <= 0:
-        raise ValueError("--learning-rate must be positive.")
-    if args.attention_sentence < 0:
-        raise ValueError("--attention-sentence must be 0 or more.")
     if args.word_vectors and not os.path.isfile(args.word_vectors):
         raise ValueError(f"No word-vector file at {args.word_vectors!r}.")
 
@@ -334,9 +190,9 @@ def train(args, callbacks=()):
     from keras_ordered.training.callbacks import LearningRateLogger
     from keras_ordered.training.callbacks import ResumableModelCheckpoint
     from keras_ordered.training.callbacks import TrainingBackup
-    from keras_ordered.training.crash_safety import StopOnCtrlC
+    from keras_ordered.training.callbacks import StopOnCtrlC
     from keras_ordered.training.crash_safety import save_run
-    from keras_ordered.training.gfl_callbacks import EVALBValidation
+    from keras_ordered.training.callbacks import EVALBValidation
 
     keras.utils.set_random_seed(args.seed)
     train_trees = splits["train"]

@@ -1,40 +1,51 @@
-"""The machinery the PTB recipes share: arguments, strategy, data, model,
-callbacks, crash-safe resumption, final evaluation.
+"""The language-model task of the ON-LSTM and PRPN recipes.
 
-`recipes/ptb_onlstm.py` and `recipes/ptb_prpn.py` are thin scripts over
-`main(...)` here; everything a recipe does is importable and testable.
+`recipes/ptb_onlstm.py` and `recipes/ptb_prpn.py` are short drivers over
+`main(...)` here. The task runs, in order (`train`):
+
+1. data: the PTB text, or the sentences of a treebank (`_load_data`);
+2. batches: `BPTTBatches` windows, or `SentenceBatches` (`_make_batches`);
+3. model: the preset's model under the strategy and dtype policy
+   (`_build_model`);
+4. callbacks: NT-ASGD or the plateau schedule, parsing F1, the best
+   checkpoint, TensorBoard, crash-safe backups (`_make_callbacks`);
+5. fit, resuming from the backup where a run stopped;
+6. evaluate: validation and test perplexity and parsing F1 of the best
+   checkpoint, in float32; the model and `results.json` (`_evaluate`).
+
+Options come from `keras_ordered.training.options`, the exit status from
+`keras_ordered.training.driver.run_recipe`.
 """
 
-import argparse
 import json
+import math
 import os
 import sys
 import textwrap
 import time
+import types
 
 import keras
 from keras import ops
 import numpy as np
 import tensorflow as tf
 
-from keras_ordered._cpu import CPUINFO
-from keras_ordered._cpu import cpu_flags
+from keras_ordered._option_types import non_negative_int
+from keras_ordered._option_types import positive_int
 from keras_ordered.datasets import ptb
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
-from keras_ordered.training.bptt import BPTTBatches
-from keras_ordered.training.bptt import SentenceBatches
-from keras_ordered.training.bptt import perplexity
+from keras_ordered.training import options
+from keras_ordered.training.batching import BPTTBatches
+from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import LearningRateLogger
 from keras_ordered.training.callbacks import ResumableModelCheckpoint
-from keras_ordered.training.callbacks import ResumableReduceLROnPlateau
 from keras_ordered.training.callbacks import StepLogger
+from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.callbacks import TrainingBackup
-from keras_ordered.training.crash_safety import CtrlC
-from keras_ordered.training.crash_safety import StopOnCtrlC
+from keras_ordered.training.callbacks import make_plateau
 from keras_ordered.training.crash_safety import save_run
-from keras_ordered.training.distributed import STRATEGIES
 from keras_ordered.training.distributed import CustomTrainingLoop
 from keras_ordered.training.distributed import barrier
 from keras_ordered.training.distributed import is_chief
@@ -42,8 +53,10 @@ from keras_ordered.training.distributed import is_multi_worker
 from keras_ordered.training.distributed import make_strategy
 from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
-from keras_ordered.training.optimizers import TorchAdam
-from keras_ordered.training.cli_help import HelpFormatter as _HelpFormatter
+from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.optimizers import make_optimizer
+from keras_ordered.training.options import DEFAULT_PRECISION
+from keras_ordered.training.precision import training_policy
 
 
 def describe_presets(presets, default="ptb"):
@@ -111,14 +124,10 @@ def cpu_warning(name, preset, presets):
 
 
 def build_parser(description, presets, default_output):
-    """Command-line options common to the language-model recipes."""
-    parser = argparse.ArgumentParser(
-        description=description,
-        epilog=describe_presets(presets),
-        formatter_class=_HelpFormatter,
-    )
-    parser.add_argument(
-        "--preset", default="ptb", metavar="NAME",
+    """The options of the language-model recipes (ON-LSTM, PRPN)."""
+    parser = options.recipe_parser(description, epilog=describe_presets(presets))
+    options.add_preset(
+        parser, default="ptb",
         help="model and training preset (listed below; ptb is the paper's "
         "setup)",
     )
@@ -134,35 +143,30 @@ def build_parser(description, presets, default_output):
         "(default for the presets that train so, e.g. PRPN's up: "
         "$KERAS_ORDERED_DATA/wsj_sample/mrg)",
     )
-    parser.add_argument("--output", default=default_output, metavar="DIR",
-                        help="directory for logs, backups, the model and "
-                        "results.json; running the same command again "
-                        "resumes the run in it")
-    parser.add_argument("--epochs", type=int, default=None,
-                        help="training epochs (default: the preset's)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="training batch size (default: the preset's)")
-    parser.add_argument("--bptt", type=int, default=None,
+    options.add_output(parser, default_output)
+    options.add_schedule(
+        parser, steps="train at most N windows per epoch, for quick runs "
+        "(default: the whole training text)",
+    )
+    parser.add_argument("--bptt", type=positive_int, default=None,
                         help="window length of truncated BPTT "
                         "(default: the preset's)")
-    parser.add_argument("--learning-rate", type=float, default=None,
-                        help="initial learning rate (default: the preset's)")
-    parser.add_argument("--steps-per-epoch", type=int, default=None,
+    parser.add_argument("--eval-steps", type=positive_int, default=None,
                         metavar="N",
-                        help="train at most N windows per epoch, for quick "
-                        "runs (default: the whole training text)")
-    parser.add_argument("--eval-steps", type=int, default=None, metavar="N",
                         help="evaluate on the first N windows of each split "
                         "only, for quick runs: the printed and recorded "
                         "perplexities then cover only part of the data and "
                         "say so (default: the whole splits)")
-    parser.add_argument("--max-lines", type=int, default=None, metavar="N",
+    parser.add_argument("--max-lines", type=positive_int, default=None,
+                        metavar="N",
                         help="read only the first N lines of each split "
                         "(default: all)")
-    parser.add_argument("--save-freq", type=int, default=200, metavar="N",
+    parser.add_argument("--save-freq", type=positive_int, default=200,
+                        metavar="N",
                         help="steps between crash-safe backups (and one at "
                         "every epoch end)")
-    parser.add_argument("--log-every", type=int, default=50, metavar="N",
+    parser.add_argument("--log-every", type=non_negative_int, default=50,
+                        metavar="N",
                         help="write training loss, perplexity and learning "
                         "rate to TensorBoard every N steps (0: epoch ends "
                         "only)")
@@ -170,37 +174,18 @@ def build_parser(description, presets, default_output):
                         help="Treebank .mrg directory: parse a development "
                         "subset every epoch and log F1 to TensorBoard "
                         "(default: no parsing evaluation)")
-    parser.add_argument("--parse-eval-sentences", type=int, default=200,
-                        metavar="N",
+    parser.add_argument("--parse-eval-sentences", type=positive_int,
+                        default=200, metavar="N",
                         help="size of that development subset (the first N "
                         "sentences)")
+    options.add_strategy(parser)
     parser.add_argument(
-        "--strategy", default="auto", choices=STRATEGIES,
-        help="how to spread training over devices: auto (every visible GPU "
-        "with MirroredStrategy, else the CPU), mirrored (every GPU, else "
-        "every logical CPU device of --cpu-devices), one-device (the first "
-        "GPU, else the CPU), multi-worker (several processes or machines "
-        "configured by TF_CONFIG, with a training loop of our own; see "
-        "README, 'Several GPUs and machines')",
-    )
-    parser.add_argument(
-        "--cpu-devices", type=int, default=None, metavar="N",
+        "--cpu-devices", type=positive_int, default=None, metavar="N",
         help="split the CPU into N logical devices, so that --strategy "
         "mirrored runs N replicas without a GPU (for trying and testing "
         "multi-device training; default: one CPU device)",
     )
-    parser.add_argument(
-        "--precision", default=DEFAULT_PRECISION, choices=PRECISIONS,
-        help="the Keras dtype policy of training: float32 (the default, as "
-        "the official code), mixed_bfloat16, mixed_float16 (GPU), or auto "
-        "(mixed_bfloat16 on a CPU with native bfloat16 arithmetic "
-        "(AVX512_BF16 or AMX), where it is faster, float32 elsewhere). "
-        "bfloat16 is not the default: it keeps perplexity but its trees "
-        "were not shown to match float32's over seeds "
-        "(benchmarks/README.md, 'Parsing quality'). Whatever the policy of "
-        "training, the final evaluation and the saved model are float32 "
-        "(except under --strategy multi-worker)",
-    )
+    options.add_precision(parser)
     parser.add_argument(
         "--adam", default="official", choices=("official", "keras"),
         help="the arithmetic of the presets' Adam: official (PyTorch's, "
@@ -208,9 +193,6 @@ def build_parser(description, presets, default_output):
         "TorchAdam) or keras (keras.optimizers.Adam: decoupled decay, "
         "epsilon before the bias correction; a departure)",
     )
-    parser.add_argument("--mixed-precision", action="store_true",
-                        help="the same as --precision mixed_float16 on GPU, "
-                        "mixed_bfloat16 on CPU")
     parser.add_argument("--jit-compile", action="store_true",
                         help="XLA-compile the train step (one compilation per "
                         "window length: use with fixed-length windows; "
@@ -221,85 +203,9 @@ def build_parser(description, presets, default_output):
                         "preset's)")
     parser.add_argument("--skip-test", action="store_true",
                         help="skip the final test-set evaluation")
-    parser.add_argument("--seed", type=int, default=1111,
-                        help="random seed (initialisation, dropout, windows)")
-    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
-                        help="0: silent, 1: progress bar, 2: one line per "
-                        "epoch (default: 1 on a terminal, 2 when the output "
-                        "goes to a file or a pipe)")
-    parser.add_argument("--tf-logs", action="store_true",
-                        help="show TensorFlow's own start-up and C++ log "
-                        "(also: KERAS_ORDERED_TF_LOGS=1)")
+    options.add_seed(parser, "initialisation, dropout, windows")
+    options.add_logging(parser)
     return parser
-
-
-def make_optimizer(settings):
-    """The optimizer a preset's training settings name."""
-    name = settings["optimizer"]
-    if name == "sgd":
-        return keras.optimizers.SGD(
-            settings["learning_rate"],
-            weight_decay=settings.get("weight_decay") or None,
-        )
-    if name == "adam":
-        # The official arithmetic (PyTorch's Adam, coupled L2 decay).
-        return TorchAdam(
-            settings["learning_rate"],
-            beta_1=settings.get("beta_1", 0.9),
-            beta_2=settings.get("beta_2", 0.999),
-            epsilon=settings.get("epsilon", 1e-8),
-            l2=settings.get("weight_decay") or 0.0,
-        )
-    if name == "keras_adam":
-        # A documented departure: Keras' Adam (decoupled decay, epsilon
-        # before the bias correction); see keras_ordered.training.optimizers.
-        return keras.optimizers.Adam(
-            settings["learning_rate"],
-            beta_1=settings.get("beta_1", 0.9),
-            beta_2=settings.get("beta_2", 0.999),
-            epsilon=settings.get("epsilon", 1e-7),
-            weight_decay=settings.get("weight_decay") or None,
-        )
-    raise ValueError(
-        f"Unknown optimizer {name!r}: use 'sgd', 'adam' or 'keras_adam'."
-    )
-
-
-def make_plateau(settings, verbose=0):
-    """The learning-rate plateau schedule of the official PRPN code.
-
-    The official code uses PyTorch's `ReduceLROnPlateau(mode="min",
-    factor, patience, threshold=0)`: the rate is multiplied by `factor`
-    once more than `patience` epochs in a row brought no improvement
-    (improvement: strictly lower than the best so far). Keras' callback
-    reduces after `patience` such epochs and wants an improvement of
-    `min_delta` (1e-4 by default), so it gets `patience + 1` and
-    `min_delta=0`.
-
-    Args:
-        settings: a preset's `training` dict: `reduce_lr_patience` (None: no
-            schedule), `reduce_lr_factor`, `reduce_lr_monitor` (`val_loss`
-            by default; the `up` preset watches the training `loss`).
-        verbose: int, print when the rate changes.
-
-    Returns:
-        A `ResumableReduceLROnPlateau`, or None.
-    """
-    patience = settings.get("reduce_lr_patience")
-    if patience is None:
-        return None
-    return ResumableReduceLROnPlateau(
-        monitor=settings.get("reduce_lr_monitor", "val_loss"),
-        factor=settings.get("reduce_lr_factor", 0.5),
-        patience=int(patience) + 1,
-        min_delta=0.0,
-        verbose=verbose,
-    )
-
-
-def _fail(message):
-    print(f"error: {message}", file=sys.stderr)
-    return 2
 
 
 def main(argv, *, model_class, get_preset, presets, description,
@@ -308,28 +214,25 @@ def main(argv, *, model_class, get_preset, presets, description,
 
     0 on success (or when the run in `--output` is already finished), 2 on
     a usage or input error (one line on stderr), 130 after Ctrl-C (one line
-    saying how to resume).
+    saying how to resume); under `--strategy multi-worker`, 1 after a
+    worker's error, reported as one paragraph.
     """
-    parser = build_parser(description, presets, default_output)
-    args = parser.parse_args(argv)
-    if args.verbose is None:
-        args.verbose = 1 if sys.stdout.isatty() else 2
-    try:
-        # Ctrl-C stops the run within seconds, wherever it is (a training
-        # step, validation, parsing, a backup, the final evaluation).
-        return CtrlC(lambda: _interrupted(args.output)).call(
-            train, args, model_class=model_class, get_preset=get_preset,
-            presets=presets,
-        )
-    except (FileNotFoundError, ValueError) as error:
-        return _fail(str(error))
-    except KeyboardInterrupt:
-        return _interrupted(args.output)
-    except tf.errors.OpError as error:
-        if args.strategy != "multi-worker":
-            raise
-        print_worker_error(error)
-        return 1
+    return run_recipe(
+        build_parser(description, presets, default_output), train, argv,
+        interrupted=lambda args: _interrupted(args.output),
+        on_error=_worker_error, model_class=model_class,
+        get_preset=get_preset, presets=presets,
+    )
+
+
+def _worker_error(args, error):
+    """A multi-worker run's TensorFlow error: one paragraph, status 1."""
+    if args.strategy != "multi-worker" or not isinstance(
+        error, tf.errors.OpError
+    ):
+        return None
+    print_worker_error(error)
+    return 1
 
 
 def _interrupted(output):
@@ -391,53 +294,6 @@ def _check_resume(backup, output, start_epoch, start_batch, steps, epochs):
     return "train"
 
 
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
-# The recipes' default policy: a precision becomes the default only where
-# its trees, over seeds, match float32's (benchmarks/parsing_quality.py).
-DEFAULT_PRECISION = "float32"
-
-
-def cpu_has_native_bfloat16(cpuinfo=CPUINFO):
-    """Whether the CPU does bfloat16 arithmetic natively (AVX512_BF16, AMX).
-
-    Read from the flags of `/proc/cpuinfo` (False where that file does not
-    exist, e.g. on macOS or Windows).
-    """
-    return bool(cpu_flags(cpuinfo) & {"avx512_bf16", "amx_bf16"})
-
-
-def training_policy(precision="auto", mixed_precision=False, gpus=None,
-                    native_bfloat16=None):
-    """The dtype policy a recipe trains under (see `--precision`).
-
-    Args:
-        precision: one of `PRECISIONS`.
-        mixed_precision: the `--mixed-precision` flag (mixed_float16 on
-            GPU, mixed_bfloat16 on CPU); it overrides `precision`.
-        gpus: whether a GPU is visible (default: asks TensorFlow).
-        native_bfloat16: whether the CPU has native bfloat16 arithmetic
-            (default: `cpu_has_native_bfloat16()`).
-
-    Returns:
-        A Keras dtype policy name.
-    """
-    if precision not in PRECISIONS:
-        raise ValueError(
-            f"Unknown precision {precision!r}: expected one of {PRECISIONS}."
-        )
-    if gpus is None:
-        gpus = bool(tf.config.list_physical_devices("GPU"))
-    if mixed_precision:
-        return "mixed_float16" if gpus else "mixed_bfloat16"
-    if precision != "auto":
-        return precision
-    if gpus:
-        return "float32"
-    if native_bfloat16 is None:
-        native_bfloat16 = cpu_has_native_bfloat16()
-    return "mixed_bfloat16" if native_bfloat16 else "float32"
-
-
 def train(args, *, model_class, get_preset, presets=None):
     """Trains, evaluates and saves a language model as `args` say.
 
@@ -479,14 +335,91 @@ def train(args, *, model_class, get_preset, presets=None):
 
 
 def _train(args, model_class, presets, strategy, preset, settings, policy):
-    multi_worker = is_multi_worker(strategy)
     chief = is_chief(strategy)
     keras.utils.set_random_seed(args.seed)
     if presets is not None:
         warning = cpu_warning(args.preset, preset, presets)
         if warning:
             print(warning, file=sys.stderr)
+    data = _load_data(args, settings)
+    _announce(args, model_class, strategy, policy, data)
+    batches = _make_batches(args, settings, data,
+                            strategy.num_replicas_in_sync)
+    fingerprint = {
+        "model": model_class.__name__,
+        "preset": args.preset,
+        "batch_size": batches.batch,
+        "bptt": settings["bptt"],
+        "vocabulary_size": len(data.vocabulary),
+    }
+    model = _build_model(args, model_class, data.vocabulary, settings,
+                         batches.batch, batches.eval_batch, strategy)
+    fingerprint["parameters"] = int(model.count_params())
+    callbacks = _make_callbacks(args, settings, data, batches.steps,
+                                fingerprint, chief)
 
+    with strategy.scope():
+        # Restoring builds the optimizer's slot variables (Adam's moments):
+        # they must be created as the strategy's mirrored variables.
+        start_epoch, start_batch = callbacks.backup.restore(model)
+    epochs, steps = settings["epochs"], batches.steps
+    action = _check_resume(callbacks.backup, args.output, start_epoch,
+                           start_batch, steps, epochs)
+    results_path = os.path.join(args.output, "results.json")
+    if action == "finished":
+        print(
+            f"The run in {args.output} is finished ({start_epoch} epochs): "
+            f"results in {results_path}, model in "
+            f"{os.path.join(args.output, 'model.keras')}. Pass --epochs "
+            f"{start_epoch + 1} or more to train it further, or use another "
+            "--output to start a new run."
+        )
+        return 0
+    if action == "evaluate":
+        print(f"Training finished ({start_epoch} epochs) before the final "
+              "evaluation: evaluating the final weights.")
+    elif start_batch:
+        print(f"Resuming from epoch {start_epoch + 1}, window {start_batch} "
+              f"of {steps} (backup in {callbacks.backup.directory}).")
+    elif start_epoch:
+        print(f"Resuming at the start of epoch {start_epoch + 1} of {epochs} "
+              f"(backup in {callbacks.backup.directory}).")
+    callbacks.step_logger.epoch = start_epoch
+    callbacks.step_logger.start_batch = start_batch
+
+    loop = None
+    if is_multi_worker(strategy):
+        # Keras 3's fit fails under MultiWorkerMirroredStrategy
+        # (keras-team/keras#20585): the same train_step in a loop of ours.
+        loop = CustomTrainingLoop(model, strategy, verbose=args.verbose)
+    started = time.time()
+    if action == "train":
+        _fit(args, model, loop, batches, callbacks.all, start_epoch,
+             start_batch, epochs)
+    elapsed = time.time() - started
+    if loop is not None:
+        barrier(strategy)  # the chief's last checkpoint is written
+    results = {"preset": args.preset, "epochs": epochs,
+               "train_seconds": round(elapsed, 1),
+               "parameters": fingerprint["parameters"]}
+    model = _evaluate(args, model_class, model, loop, strategy, settings,
+                      policy, data, batches, callbacks, chief, results)
+    if not chief:
+        return 0
+    save_run(model, os.path.join(args.output, "model.keras"), results,
+             results_path)
+    print(json.dumps(results))
+    return 0
+
+
+def _load_data(args, settings):
+    """Step 1: the token ids of the splits and the vocabulary.
+
+    Returns:
+        A namespace: `train_ids`, `valid_ids`, `test_ids`, `vocabulary`,
+        `treebank_records` (the gold trees of the official
+        unsupervised-parsing setup, or None).
+    """
     treebank_records = None
     if args.treebank or settings.get("data") == "treebank":
         # The official unsupervised-parsing setup: the language model reads
@@ -510,18 +443,37 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
             args.data, max_lines=args.max_lines
         )
-    replicas = strategy.num_replicas_in_sync
+    return types.SimpleNamespace(
+        train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
+        vocabulary=vocabulary, treebank_records=treebank_records,
+    )
+
+
+def _announce(args, model_class, strategy, policy, data):
+    """Prints what trains where, under which policy, into which folder."""
+    chief = is_chief(strategy)
     where = ", ".join(strategy.extended.worker_devices)
-    if multi_worker:
+    if is_multi_worker(strategy):
         where = (f"{strategy.cluster_resolver.task_type} "
                  f"{strategy.cluster_resolver.task_id} of a multi-worker "
                  f"cluster{'' if not chief else ', the chief'}")
     print(
         f"Training {model_class.__name__} preset {args.preset!r} on "
-        f"{len(train_ids)} tokens with {replicas} replica(s) "
-        f"({where}) under the {policy} policy; output in {args.output}"
+        f"{len(data.train_ids)} tokens with "
+        f"{strategy.num_replicas_in_sync} replica(s) ({where}) under the "
+        f"{policy} policy; output in {args.output}"
         f"{'' if chief else ' (written by the chief only)'}."
     )
+
+
+def _make_batches(args, settings, data, replicas):
+    """Step 2: the training and validation batches.
+
+    Returns:
+        A namespace: `train` and `valid` (`BPTTBatches` or
+        `SentenceBatches`), `batch`, `eval_batch`, `steps` (training
+        steps per epoch), `sentence_level`, `eos`, `bos`.
+    """
     batch = settings["batch_size"]
     if batch % replicas:
         raise ValueError(
@@ -540,41 +492,45 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
             settings[key] = rounded
     eval_batch = settings["eval_batch_size"]
     sentence_level = settings.get("sentence_level", False)
+    vocabulary = data.vocabulary
     eos = vocabulary.index(ptb.EOS)
     bos = vocabulary.index(BOS) if BOS in vocabulary else None
     if sentence_level:
         train_batches = SentenceBatches(
-            train_ids, batch, eos, shuffle=settings.get("shuffle", True),
+            data.train_ids, batch, eos, shuffle=settings.get("shuffle", True),
             seed=args.seed, bos_id=bos,
         )
-        valid_batches = SentenceBatches(valid_ids, eval_batch, eos,
+        valid_batches = SentenceBatches(data.valid_ids, eval_batch, eos,
                                         shuffle=False, bos_id=bos)
     else:
         train_batches = BPTTBatches(
-            train_ids, batch, settings["bptt"],
+            data.train_ids, batch, settings["bptt"],
             variable_length=settings.get("variable_length", True),
             seed=args.seed,
         )
         valid_batches = BPTTBatches(
-            valid_ids, eval_batch, settings["bptt"], variable_length=False
+            data.valid_ids, eval_batch, settings["bptt"],
+            variable_length=False,
         )
-    epochs = settings["epochs"]
-    steps = train_batches.steps(args.steps_per_epoch)
+    return types.SimpleNamespace(
+        train=train_batches, valid=valid_batches, batch=batch,
+        eval_batch=eval_batch, steps=train_batches.steps(args.steps_per_epoch),
+        sentence_level=sentence_level, eos=eos, bos=bos,
+    )
 
-    fingerprint = {
-        "model": model_class.__name__,
-        "preset": args.preset,
-        "batch_size": batch,
-        "bptt": settings["bptt"],
-        "vocabulary_size": len(vocabulary),
-    }
-    model = _build_model(args, model_class, vocabulary, settings, batch,
-                         eval_batch, strategy)
-    fingerprint["parameters"] = int(model.count_params())
 
-    # Under a multi-worker strategy only the chief writes files; the others
-    # run the callbacks that change training (NT-ASGD, the learning-rate
-    # schedule) and join the backups' collectives.
+def _make_callbacks(args, settings, data, steps, fingerprint, chief):
+    """Step 4: the callbacks of `fit`.
+
+    Under a multi-worker strategy only the chief writes files; the others
+    run the callbacks that change training (NT-ASGD, the learning-rate
+    schedule) and join the backups' collectives.
+
+    Returns:
+        A namespace: `all` (the list for `fit`, `StopOnCtrlC` first), and
+        the ones the task uses again: `ntasgd`, `parsing`, `best`,
+        `best_path`, `backup`, `step_logger`.
+    """
     if chief:
         os.makedirs(args.output, exist_ok=True)
     log_dir = os.path.join(args.output, "logs")
@@ -592,8 +548,9 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         callbacks.append(plateau)
         resumable.append(plateau)
     parsing = None
+    treebank_records = data.treebank_records
     if chief and (args.parse_eval or treebank_records is not None):
-        from keras_ordered.training.parsing_callback import ParsingEvaluation
+        from keras_ordered.training.callbacks import ParsingEvaluation
 
         parsing = ParsingEvaluation(
             args.parse_eval or treebank_records,
@@ -626,71 +583,52 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         write=chief,
     )
     callbacks.append(backup)
+    return types.SimpleNamespace(
+        all=[StopOnCtrlC(), *callbacks], ntasgd=ntasgd, parsing=parsing,
+        best=best, best_path=best_path, backup=backup,
+        step_logger=step_logger,
+    )
 
-    with strategy.scope():
-        # Restoring builds the optimizer's slot variables (Adam's moments):
-        # they must be created as the strategy's mirrored variables.
-        start_epoch, start_batch = backup.restore(model)
-    action = _check_resume(backup, args.output, start_epoch, start_batch,
-                           steps, epochs)
-    results_path = os.path.join(args.output, "results.json")
-    if action == "finished":
-        print(
-            f"The run in {args.output} is finished ({start_epoch} epochs): "
-            f"results in {results_path}, model in "
-            f"{os.path.join(args.output, 'model.keras')}. Pass --epochs "
-            f"{start_epoch + 1} or more to train it further, or use another "
-            "--output to start a new run."
-        )
-        return 0
-    if action == "evaluate":
-        print(f"Training finished ({start_epoch} epochs) before the final "
-              "evaluation: evaluating the final weights.")
-    elif start_batch:
-        print(f"Resuming from epoch {start_epoch + 1}, window {start_batch} "
-              f"of {steps} (backup in {backup.directory}).")
-    elif start_epoch:
-        print(f"Resuming at the start of epoch {start_epoch + 1} of {epochs} "
-              f"(backup in {backup.directory}).")
-    step_logger.epoch, step_logger.start_batch = start_epoch, start_batch
+
+def _fit(args, model, loop, batches, callbacks, start_epoch, start_batch,
+         epochs):
+    """Step 5: trains from `(start_epoch, start_batch)` to `epochs`."""
+    steps = batches.steps
 
     def validation():
-        return valid_batches.dataset(0, steps_per_epoch=args.eval_steps)
-
-    loop = None
-    if multi_worker:
-        # Keras 3's fit fails under MultiWorkerMirroredStrategy
-        # (keras-team/keras#20585): the same train_step in a loop of ours.
-        loop = CustomTrainingLoop(model, strategy, verbose=args.verbose)
-    all_callbacks = [StopOnCtrlC(), *callbacks]
+        return batches.valid.dataset(0, steps_per_epoch=args.eval_steps)
 
     def fit(dataset, steps_per_epoch, epochs, initial_epoch):
         if loop is not None:
             return loop.fit(
                 dataset, steps_per_epoch, epochs, initial_epoch=initial_epoch,
-                validation_data=validation, callbacks=all_callbacks,
+                validation_data=validation, callbacks=callbacks,
             )
         return model.fit(
             dataset, steps_per_epoch=steps_per_epoch, epochs=epochs,
             initial_epoch=initial_epoch, validation_data=validation(),
-            callbacks=all_callbacks, verbose=args.verbose, shuffle=False,
+            callbacks=callbacks, verbose=args.verbose, shuffle=False,
         )
 
-    started = time.time()
-    if action == "train" and start_batch:
+    if start_batch:
         # Finish the interrupted epoch from the window it stopped at.
-        fit(train_batches.dataset(start_epoch, start_batch, steps),
+        fit(batches.train.dataset(start_epoch, start_batch, steps),
             steps - start_batch, start_epoch + 1, start_epoch)
         start_epoch += 1
-    if action == "train" and start_epoch < epochs:
-        fit(train_batches.stream(start_epoch, steps), steps, epochs,
+    if start_epoch < epochs:
+        fit(batches.train.stream(start_epoch, steps), steps, epochs,
             start_epoch)
-    elapsed = time.time() - started
-    if multi_worker:
-        barrier(strategy)  # the chief's last checkpoint is written
-    results = {"preset": args.preset, "epochs": epochs,
-               "train_seconds": round(elapsed, 1),
-               "parameters": fingerprint["parameters"]}
+
+
+def _evaluate(args, model_class, model, loop, strategy, settings, policy,
+              data, batches, callbacks, chief, results):
+    """Step 6: the final figures of the best checkpoint, into `results`.
+
+    Returns:
+        The evaluated model (a float32 copy after mixed-precision
+        training), the one to save.
+    """
+    best, best_path, ntasgd = callbacks.best, callbacks.best_path, callbacks.ntasgd
     if os.path.exists(best_path) and (best.best is not None or not chief):
         # As the official code does: the final figures (and the saved model)
         # are those of the best checkpoint, not of the last epoch.
@@ -709,8 +647,9 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         # Trained under a mixed policy: evaluate and save a float32 copy, so
         # that the figures follow the official (float32) protocol and the
         # saved model computes in float32 wherever it is loaded.
-        model = _float32_copy(model, args, model_class, vocabulary, settings,
-                              batch, eval_batch, strategy)
+        model = _float32_copy(model, args, model_class, data.vocabulary,
+                              settings, batches.batch, batches.eval_batch,
+                              strategy)
         print(f"Trained under {policy}; evaluating in float32.")
     results["evaluation_precision"] = (
         "float32" if loop is None else policy
@@ -723,23 +662,24 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
             "only (--eval-steps), not comparable with whole-split figures"
         )
         partial = f" (first {args.eval_steps} windows only: --eval-steps)"
-    if treebank_records is not None:
+    if data.treebank_records is not None:
         results["valid_split"] = "the training sentences (official setup)"
+    stream = dict(sentence_level=batches.sentence_level, eos=batches.eos,
+                  bos=batches.bos, loop=loop)
     results["valid_loss"] = evaluate_stream(
-        model, valid_ids, eval_batch, settings["bptt"], args.eval_steps,
-        args.verbose, sentence_level=sentence_level, eos=eos, bos=bos,
-        loop=loop,
+        model, data.valid_ids, batches.eval_batch, settings["bptt"],
+        args.eval_steps, args.verbose, **stream,
     )
     results["valid_perplexity"] = perplexity(results["valid_loss"])
     print(f"Validation perplexity{partial}: {results['valid_perplexity']:.2f}")
     if not args.skip_test:
         results["test_loss"] = evaluate_stream(
-            model, test_ids, settings["test_batch_size"], settings["bptt"],
-            args.eval_steps, args.verbose, sentence_level=sentence_level,
-            eos=eos, bos=bos, loop=loop,
+            model, data.test_ids, settings["test_batch_size"],
+            settings["bptt"], args.eval_steps, args.verbose, **stream,
         )
         results["test_perplexity"] = perplexity(results["test_loss"])
         print(f"Test perplexity{partial}: {results['test_perplexity']:.2f}")
+    parsing = callbacks.parsing
     if parsing is not None:
         # The evaluated weights (the best checkpoint) parse the subset.
         parsing.set_model(model)
@@ -758,12 +698,7 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
                 f"trees): sentence-level {scores['sentence_f1']:.1f}, "
                 f"corpus-level {scores['corpus_f1']:.1f}"
             )
-    if not chief:
-        return 0
-    save_run(model, os.path.join(args.output, "model.keras"), results,
-             results_path)
-    print(json.dumps(results))
-    return 0
+    return model
 
 
 def _build_model(args, model_class, vocabulary, settings, batch,
@@ -844,3 +779,8 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
     logs = model.evaluate(dataset, verbose=verbose, return_dict=True,
                           callbacks=[StopOnCtrlC()])
     return float(logs["loss"])
+
+
+def perplexity(loss):
+    """`exp(loss)`, capped to stay finite for very bad models."""
+    return float(math.exp(min(loss, 50.0)))

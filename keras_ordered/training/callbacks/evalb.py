@@ -32,7 +32,7 @@ class EVALBValidation(keras.callbacks.Callback):
     import nltk
     from keras_ordered.models.gfl import SourceVocabulary, TargetVocabulary
     from keras_ordered.parsing import linearize
-    from keras_ordered.training.gfl_callbacks import EVALBValidation
+    from keras_ordered.training.callbacks import EVALBValidation
     trees = [nltk.Tree.fromstring("(S (NP (NNP John)) (VP (VBZ runs)) (. .))")]
     source = SourceVocabulary.from_sentences(t.leaves() for t in trees)
     target = TargetVocabulary.from_sequences(linearize.linearize(t) for t in trees)

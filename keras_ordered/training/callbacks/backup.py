@@ -1,7 +1,5 @@
-"""Callbacks of the language-model recipes: NT-ASGD, crash-safe backups,
-and the learning rate in the logs."""
+"""Crash-safe backups a run resumes from, and the best-model checkpoint."""
 
-import contextlib
 import json
 import os
 import shutil
@@ -13,190 +11,6 @@ from keras_ordered.models.carried_state import carried_state
 from keras_ordered.models.carried_state import set_carried_state
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import writing
-
-
-class NTASGD(keras.callbacks.Callback):
-    """Non-monotonically triggered averaged SGD (Merity et al., 2018).
-
-    Training runs plain SGD until the validation loss of an epoch is worse
-    than the best of the checks made before the last `nonmono` ones; from
-    then on the callback keeps the running average of the weights after
-    every step (Polyak averaging, as PyTorch's `ASGD(t0=0, lambd=0)`), and
-    the model is evaluated with the averaged weights (they are swapped in
-    for every validation pass and swapped back for training).
-    `finalize()` leaves the averaged weights in the model for good.
-
-    Args:
-        nonmono: int, the non-monotone interval (the paper: 5).
-        monitor: str, the validation loss in the logs.
-        verbose: int, print when averaging starts.
-
-    Example:
-
-    ```python
-    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
-    ids = np.random.default_rng(0).integers(0, 32, 3000).astype("int32")
-    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
-        "tiny", vocabulary
-    )
-    model.configure_bptt(batch_size=10, eval_batch_size=10, clip_norm=0.25)
-    model.compile(optimizer=keras.optimizers.SGD(30.0))
-    train = keras_ordered.training.BPTTBatches(ids[:2500], 10, 35)
-    valid = keras_ordered.training.BPTTBatches(ids[2500:], 10, 35,
-                                               variable_length=False)
-    ntasgd = keras_ordered.training.NTASGD(nonmono=5)
-    model.fit(train.stream(), steps_per_epoch=train.steps(), epochs=3,
-              validation_data=valid.dataset(), callbacks=[ntasgd],
-              shuffle=False)
-    ntasgd.finalize()  # keeps the averaged weights once averaging started
-    ```
-
-    Reference:
-        Merity, Keskar, Socher. "Regularizing and Optimizing LSTM Language
-        Models". ICLR 2018, section 3.
-    """
-
-    def __init__(self, nonmono=5, monitor="val_loss", verbose=1):
-        super().__init__()
-        if nonmono < 0:
-            raise ValueError(f"`nonmono` must be >= 0. Received {nonmono}")
-        self.nonmono = int(nonmono)
-        self.monitor = monitor
-        self.verbose = verbose
-        self.history = []
-        self.averaging = False
-        self.count = 0
-        self._average = None
-        self._swapped = None
-
-    # -- state ---------------------------------------------------------------
-    def _weights(self):
-        return self.model.trainable_weights
-
-    def _ensure_average(self):
-        if self._average is None:
-            self._average = [np.array(w.numpy()) for w in self._weights()]
-
-    def start_averaging(self):
-        self.averaging = True
-        self.count = 0
-        self._average = [np.array(w.numpy()) for w in self._weights()]
-        if self.verbose:
-            print("\nNT-ASGD: validation loss stopped improving; switching to "
-                  "averaged SGD.")
-
-    def get_state(self):
-        state = {
-            "history": list(self.history),
-            "averaging": self.averaging,
-            "count": self.count,
-        }
-        arrays = {} if self._average is None else {
-            f"average_{i}": a for i, a in enumerate(self._average)
-        }
-        return state, arrays
-
-    def set_state(self, state, arrays):
-        self.history = list(state["history"])
-        self.averaging = bool(state["averaging"])
-        self.count = int(state["count"])
-        if arrays:
-            self._average = [arrays[f"average_{i}"] for i in range(len(arrays))]
-
-    # -- hooks ---------------------------------------------------------------
-    def on_train_batch_end(self, batch, logs=None):
-        if not self.averaging:
-            return
-        self.count += 1
-        rate = 1.0 / self.count
-        for average, weight in zip(self._average, self._weights()):
-            average += rate * (weight.numpy() - average)
-
-    def on_test_begin(self, logs=None):
-        if self.averaging and self._swapped is None and self.count > 0:
-            self._swapped = [w.numpy() for w in self._weights()]
-            for weight, average in zip(self._weights(), self._average):
-                weight.assign(average)
-
-    def on_test_end(self, logs=None):
-        if self._swapped is not None:
-            for weight, value in zip(self._weights(), self._swapped):
-                weight.assign(value)
-            self._swapped = None
-
-    def on_epoch_end(self, epoch, logs=None):
-        logs = logs if logs is not None else {}
-        value = logs.get(self.monitor)
-        if value is None:
-            return
-        if (
-            not self.averaging
-            and len(self.history) > self.nonmono
-            and value > min(self.history[: len(self.history) - self.nonmono])
-        ):
-            self.start_averaging()
-        self.history.append(float(value))
-        logs["averaging"] = float(self.averaging)
-
-    @contextlib.contextmanager
-    def validated_weights(self):
-        """Within it, the model holds the weights validation runs on.
-
-        The averaged weights once averaging has begun (and taken a step),
-        else the weights as they are. `ResumableModelCheckpoint(...,
-        weights_context=ntasgd.validated_weights)` saves those, so that the
-        best checkpoint holds what reached the best validation loss.
-        """
-        if self.averaging and self.count > 0 and self._swapped is None:
-            self.on_test_begin()
-            try:
-                yield
-            finally:
-                self.on_test_end()
-        else:
-            yield
-
-    def finalize(self):
-        """Puts the averaged weights into the model (if averaging began)."""
-        if self.averaging and self.count > 0:
-            for weight, average in zip(self._weights(), self._average):
-                weight.assign(average)
-
-
-class ResumableReduceLROnPlateau(keras.callbacks.ReduceLROnPlateau):
-    """`keras.callbacks.ReduceLROnPlateau` whose progress survives a resume.
-
-    Keras' callback forgets its best value and its patience counter at
-    every `fit` call (`on_train_begin`), and a `TrainingBackup` could not
-    save them: a run resumed after a crash (or a recipe that finishes an
-    interrupted epoch with one `fit` and goes on with another) would wait
-    `patience` more epochs before halving the learning rate. This one
-    resets only on its first `fit` and has `get_state` / `set_state` for
-    `TrainingBackup(extra_state=...)`.
-
-    Args: those of `keras.callbacks.ReduceLROnPlateau`.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._started = False
-
-    def on_train_begin(self, logs=None):
-        if not self._started:
-            super().on_train_begin(logs)
-            self._started = True
-
-    def get_state(self):
-        best = None if self.best is None else float(self.best)
-        return {"best": best, "wait": int(self.wait),
-                "cooldown_counter": int(self.cooldown_counter)}, {}
-
-    def set_state(self, state, arrays):
-        del arrays
-        self._started = True  # the next `fit` must not reset what follows
-        self.best = state["best"]
-        self.wait = int(state["wait"])
-        self.cooldown_counter = int(state["cooldown_counter"])
 
 
 class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
@@ -249,17 +63,6 @@ class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
         del arrays
         self.best = state["best"]
 
-
-class LearningRateLogger(keras.callbacks.Callback):
-    """Adds the optimizer's learning rate to the epoch logs (TensorBoard)."""
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs is not None and self.model.optimizer is not None:
-            logs["learning_rate"] = float(
-                np.asarray(self.model.optimizer.learning_rate)
-            )
-
-
 class TrainingBackup(keras.callbacks.Callback):
     """Crash-safe training state, saved every `save_freq` steps and epoch.
 
@@ -268,7 +71,7 @@ class TrainingBackup(keras.callbacks.Callback):
     the epoch: with the weights and optimizer state, it saves the carried
     recurrent state (`configure_bptt`), the NT-ASGD state and the position
     `(epoch, next window)`; `restore()` loads all of it and returns that
-    position, which `keras_ordered.training.runner.train` feeds to
+    position, which `keras_ordered.training.tasks.language_model.train` feeds to
     `BPTTBatches.dataset(epoch, start_batch)`. Each save writes a new
     folder, then replaces `backup.json` (which names that folder)
     atomically: a kill during a save leaves the previous backup whole.
@@ -437,74 +240,3 @@ class TrainingBackup(keras.callbacks.Callback):
         self.epoch, self.start_batch = meta["epoch"], meta["next_batch"]
         self.restored = meta
         return meta["epoch"], meta["next_batch"]
-
-
-class StepLogger(keras.callbacks.Callback):
-    """Training loss, perplexity and learning rate in TensorBoard every N steps.
-
-    Keras' `TensorBoard` callback writes epoch summaries only (or, with
-    `update_freq`, batch summaries numbered from 0 at every `fit` call, so
-    a resumed run draws over its own curve). This one numbers the points by
-    the global training step `epoch * steps_per_epoch + window`, which a
-    resumed run continues, and adds the learning rate.
-
-    The loss and perplexity are those of the progress bar: the running mean
-    over the epoch so far.
-
-    Args:
-        log_dir: str, the TensorBoard directory the summaries go to.
-        every: int, steps between points (0 writes nothing).
-        steps_per_epoch: int, training windows per epoch.
-
-    Example:
-
-    ```python
-    logger = keras_ordered.training.callbacks.StepLogger(
-        "logs/steps", every=50, steps_per_epoch=415
-    )
-    ```
-    """
-
-    def __init__(self, log_dir, every=50, steps_per_epoch=1):
-        super().__init__()
-        if every < 0:
-            raise ValueError(f"`every` must be >= 0. Received {every}")
-        self.log_dir = log_dir
-        self.every = int(every)
-        self.steps_per_epoch = int(steps_per_epoch)
-        self.epoch = 0
-        self.start_batch = 0  # set by a resumed run for its first epoch
-        self._writer = None
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch != self.epoch:
-            self.start_batch = 0
-        self.epoch = epoch
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.start_batch = 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        if not self.every or not logs:
-            return
-        step = self.epoch * self.steps_per_epoch + self.start_batch + batch + 1
-        if step % self.every:
-            return
-        import tensorflow as tf
-
-        if self._writer is None:
-            self._writer = tf.summary.create_file_writer(self.log_dir)
-        with self._writer.as_default(step=step):
-            for name in ("loss", "perplexity"):
-                if name in logs:
-                    tf.summary.scalar(f"step_{name}", float(logs[name]))
-            if self.model.optimizer is not None:
-                tf.summary.scalar(
-                    "step_learning_rate",
-                    float(np.asarray(self.model.optimizer.learning_rate)),
-                )
-        self._writer.flush()
-
-    def on_train_end(self, logs=None):
-        if self._writer is not None:
-            self._writer.flush()

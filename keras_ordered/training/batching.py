@@ -1,5 +1,14 @@
-"""Truncated back-propagation through time with explicitly carried state.
+"""Every batching of the recipes, in one place.
 
+- `BPTTBatches`: windows of a token stream for truncated back-propagation
+  through time (the language models; below);
+- `SentenceBatches`: one sentence per row, for the presets that train on
+  sentences;
+- `BucketedBatches`, the base of the sentence-level batches bucketed by
+  length: `GFLBatches` (linearized trees) and `TreeBatches` (dependency
+  trees).
+
+Truncated back-propagation through time with explicitly carried state:
 The corpus (one long stream of token ids) is cut into `batch_size`
 contiguous streams; each training step reads the next window of every
 stream, and the recurrent state reached at the end of a window is the
@@ -17,6 +26,9 @@ import math
 
 import numpy as np
 import tensorflow as tf
+
+from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
+from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 
 
 
@@ -339,6 +351,225 @@ def epoch_steps(dataset):
     return n if n >= 0 else None
 
 
-def perplexity(loss):
-    """`exp(loss)`, capped to stay finite for very bad models."""
-    return float(math.exp(min(loss, 50.0)))
+class BucketedBatches:
+    """Batches of items of varied lengths, in a fixed order per epoch.
+
+    The base of the sentence-level batches of the GFL parser
+    (`GFLBatches`) and of the TD-TreeLSTM (`TreeBatches`). Each training
+    epoch shuffles the items with `[seed, epoch]`, sorts chunks of
+    `50 * batch_size` items by length (so that a batch holds items of
+    similar length and little padding), cuts them into batches and
+    shuffles the batches. Epoch `e`'s order depends only on `seed` and
+    `e`, so a run resumed at epoch `e` trains on what it would have.
+
+    A subclass says how long an item is (`length`), how a batch of items
+    becomes arrays (`arrays`), their `tf.TensorSpec`s (`output_signature`)
+    and, with `sort_unshuffled`, whether evaluation batches (`shuffle=False`)
+    keep the input order or sort by length.
+
+    Args:
+        count: int, the number of items.
+        batch_size: int.
+        shuffle: bool (False: evaluation order).
+        seed: int.
+    """
+
+    empty_message = "No item: the split is empty."
+    sort_unshuffled = False
+
+    def __init__(self, count, batch_size, shuffle=True, seed=0):
+        if not count:
+            raise ValueError(self.empty_message)
+        if batch_size < 1:
+            raise ValueError(f"The batch size must be >= 1. Received: {batch_size}")
+        self.count = int(count)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.seed = int(seed)
+
+    def __len__(self):
+        return math.ceil(self.count / self.batch_size)
+
+    def length(self, index):
+        """The length item `index` is sorted by."""
+        raise NotImplementedError
+
+    def arrays(self, indices):
+        """The arrays of the batch of items `indices`."""
+        raise NotImplementedError
+
+    def output_signature(self):
+        """The `tf.TensorSpec` structure of `arrays`' result."""
+        raise NotImplementedError
+
+    def batch_indices(self, epoch):
+        """The list of index lists of epoch `epoch`'s batches."""
+        n, size = self.count, self.batch_size
+        if not self.shuffle:
+            order = list(range(n))
+            if self.sort_unshuffled:
+                order.sort(key=self.length)
+            return [order[i:i + size] for i in range(0, n, size)]
+        rng = np.random.default_rng([self.seed, epoch])
+        order = rng.permutation(n)
+        chunk = 50 * size
+        batches = []
+        for first in range(0, n, chunk):
+            part = sorted(order[first:first + chunk], key=self.length)
+            batches += [part[i:i + size] for i in range(0, len(part), size)]
+        return [batches[i] for i in rng.permutation(len(batches))]
+
+    def epoch(self, epoch, steps=None):
+        """Yields epoch `epoch`'s batches (its first `steps`; None: all)."""
+        for indices in self.batch_indices(epoch)[:steps]:
+            yield self.arrays(indices)
+
+    def stream(self, start_epoch, steps):
+        """Epochs `start_epoch`, `start_epoch + 1`, ..., `steps` batches each."""
+        epoch = start_epoch
+        while True:
+            yield from self.epoch(epoch, steps)
+            epoch += 1
+
+    def dataset(self, generator, batches=None):
+        """A `tf.data.Dataset` of a generator function of batches.
+
+        Each batch the generator yields is built fresh (`arrays`), so no
+        buffer is shared with TensorFlow (issue 25's aliasing rule).
+
+        Args:
+            generator: function returning an iterator of batches (e.g.
+                `lambda: batches.epoch(0)`).
+            batches: how many the generator yields (None: endless); Keras
+                reads a finite dataset's length from it.
+        """
+        dataset = tf.data.Dataset.from_generator(
+            generator, output_signature=self.output_signature()
+        )
+        if batches is not None:
+            dataset = dataset.apply(
+                tf.data.experimental.assert_cardinality(batches))
+        return dataset.prefetch(2)
+
+
+class GFLBatches(BucketedBatches):
+    """Teacher-forcing batches of linearized trees (the GFL parser).
+
+    Batches of `((source, target_in), target_out)`, int32, padded with 0:
+    `target_in` starts with GO, `target_out` ends with EOS. Training
+    batches are bucketed by target length (`BucketedBatches`); evaluation
+    batches (`shuffle=False`) keep the input order.
+
+    Args:
+        source_ids: list of lists of int (reversed sentences).
+        target_ids: list of lists of int (linearized trees, no specials).
+        batch_size: int.
+        shuffle: bool (False: the input order, for validation).
+        seed: int.
+
+    Example:
+
+    ```python
+    from keras_ordered.training.batching import GFLBatches
+    batches = GFLBatches([[4, 5], [6]], [[3, 4, 5], [3, 5]], batch_size=2)
+    (source, target_in), target_out = next(batches.epoch(0))
+    ```
+    """
+
+    empty_message = "No training pair: the split is empty."
+
+    def __init__(self, source_ids, target_ids, batch_size, shuffle=True,
+                 seed=0):
+        if len(source_ids) != len(target_ids):
+            raise ValueError("One target sequence per source sentence.")
+        super().__init__(len(source_ids), batch_size, shuffle, seed)
+        self.source_ids = [list(s) for s in source_ids]
+        self.target_ids = [list(t) for t in target_ids]
+
+    def length(self, index):
+        return len(self.target_ids[index])
+
+    def arrays(self, indices):
+        from keras_ordered.models.gfl.vocabulary import EOS_ID
+        from keras_ordered.models.gfl.vocabulary import GO_ID
+
+        rows = len(indices)
+        source_width = max(len(self.source_ids[i]) for i in indices)
+        target_width = max(len(self.target_ids[i]) for i in indices) + 1
+        source = np.zeros((rows, source_width), "int32")
+        target_in = np.zeros((rows, target_width), "int32")
+        target_out = np.zeros((rows, target_width), "int32")
+        for row, i in enumerate(indices):
+            s, t = self.source_ids[i], self.target_ids[i]
+            source[row, :len(s)] = s
+            target_in[row, :len(t) + 1] = [GO_ID] + t
+            target_out[row, :len(t) + 1] = t + [EOS_ID]
+        return (source, target_in), target_out
+
+    def output_signature(self):
+        spec = tf.TensorSpec((None, None), tf.int32)
+        return (spec, spec), spec
+
+
+class TreeBatches(BucketedBatches):
+    """Batches of encoded dependency trees (the TD-TreeLSTM).
+
+    Training batches are bucketed by sentence length (`BucketedBatches`);
+    evaluation batches (`shuffle=False`) are sorted by length.
+
+    Args:
+        encoded: list of `keras_ordered.models.tdtreelstm.encode_tree`
+            dicts.
+        batch_size: int.
+        shuffle: bool (False: the input order sorted by length, for
+            evaluation).
+        seed: int.
+        left_context: bool, include LdTreeLSTM's input.
+        pad_to: int, see `keras_ordered.models.tdtreelstm.batch_arrays`.
+        schedule_rows: int or None, see `batch_arrays` (default
+            `SCHEDULE_ROWS`: every batch carries its action-homogeneous
+            `schedule`; None: the model runs the generation order).
+
+    Example:
+
+    ```python
+    from keras_ordered.models.tdtreelstm import encode_tree
+    from keras_ordered.training.batching import TreeBatches
+    trees = [encode_tree([5, 6, 7], [2, 3, 0]), encode_tree([8], [0])]
+    inputs = next(TreeBatches(trees, batch_size=2).epoch(0))
+    ```
+    """
+
+    empty_message = "No tree: the split is empty."
+    sort_unshuffled = True
+
+    def __init__(self, encoded, batch_size, shuffle=True, seed=0,
+                 left_context=True, pad_to=8, schedule_rows=SCHEDULE_ROWS):
+        super().__init__(len(encoded), batch_size, shuffle, seed)
+        self.encoded = list(encoded)
+        self.left_context = left_context
+        self.pad_to = pad_to
+        self.schedule_rows = schedule_rows
+
+    @property
+    def words(self):
+        """The number of words of all the trees."""
+        return sum(len(e["targets"]) for e in self.encoded)
+
+    def length(self, index):
+        return len(self.encoded[index]["targets"])
+
+    def arrays(self, indices):
+        inputs, _ = batch_arrays([self.encoded[i] for i in indices],
+                                 self.pad_to, self.left_context,
+                                 self.schedule_rows)
+        return inputs
+
+    def output_signature(self):
+        spec = {name: tf.TensorSpec((None, None), tf.int32)
+                for name in ("words", "actions", "sources", "targets")}
+        if self.left_context:
+            spec["left_context"] = tf.TensorSpec((None, None, None), tf.int32)
+        if self.schedule_rows is not None:
+            spec["schedule"] = tf.TensorSpec((None, None), tf.int32)
+        return spec

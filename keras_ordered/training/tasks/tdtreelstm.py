@@ -6,13 +6,12 @@ Everything the recipe does is here, importable and testable: the options
 generation steps, `TreeBatches` in a fixed order per epoch), `model.fit`
 under `tf.distribute.MirroredStrategy` with progress bars, TensorBoard,
 crash-safe backups at epoch ends (`TrainingBackup`), the official
-optimisation (`HalveLearningRateOnPlateau`), and the final evaluation on
+optimisation (`callbacks.HalveLearningRateOnPlateau`), and the final evaluation on
 the validation trees (perplexity of P(S | T), MSR-style completion
 accuracy, gold-vs-perturbed tree preference) written to `results.json`
 beside `model.keras`.
 """
 
-import argparse
 import json
 import os
 import time
@@ -21,122 +20,10 @@ import keras
 import numpy as np
 
 from keras_ordered.datasets import dependency
-from keras_ordered.training.epoch_recipe import run_recipe
-from keras_ordered.training.cli_help import HelpFormatter as _HelpFormatter
-
-
-class HalveLearningRateOnPlateau(keras.callbacks.Callback):
-    """The official TD-TreeLSTM learning-rate schedule (SGD).
-
-    After every epoch, with `v` the validation loss:
-
-    - if `v` is the best so far, the weights are kept as the best; else the
-      best weights are put back into the model (training restarts from
-      them);
-    - if `v * min_improvement > v_previous` (an improvement by less than
-      the factor `min_improvement`, 1.0001), the learning rate starts being
-      halved, and is halved after every epoch from then on (the official
-      code's `divLR`); the second time it happens, training stops.
-
-    At the end of training the best weights are put back. `get_state` /
-    `set_state` carry its progress in a `TrainingBackup`.
-
-    Args:
-        min_improvement: float, the factor (official 1.0001).
-        monitor: str, the validation loss in the logs.
-        verbose: int, print when the rate changes or training stops.
-
-    Example:
-
-    ```python
-    schedule = keras_ordered.training.tdtreelstm_runner.HalveLearningRateOnPlateau()
-    ```
-    """
-
-    def __init__(self, min_improvement=1.0001, monitor="val_loss", verbose=1):
-        super().__init__()
-        if min_improvement < 1.0:
-            raise ValueError(
-                f"`min_improvement` must be >= 1. Received {min_improvement}")
-        self.min_improvement = float(min_improvement)
-        self.monitor = monitor
-        self.verbose = verbose
-        self.best = None
-        self.previous = None
-        self.halving = False
-        self.stopped = False
-        self.best_weights = None
-
-    def _set_rate(self, value):
-        self.model.optimizer.learning_rate.assign(value)
-
-    def on_epoch_end(self, epoch, logs=None):
-        logs = logs if logs is not None else {}
-        value = logs.get(self.monitor)
-        if value is None:
-            return
-        value = float(value)
-        if self.best is None or value < self.best:
-            self.best = value
-            self.best_weights = [np.array(w) for w in self.model.get_weights()]
-        elif self.best_weights is not None:
-            self.model.set_weights(self.best_weights)
-        if self.previous is not None and value * self.min_improvement > self.previous:
-            if self.halving:
-                self.stopped = True
-                self.model.stop_training = True
-                if self.verbose:
-                    print(f"\nNo significant improvement twice (val {value:.4f}, "
-                          f"best {self.best:.4f}): training stops.")
-            else:
-                self.halving = True
-        if self.halving and not self.stopped:
-            rate = float(np.asarray(self.model.optimizer.learning_rate)) / 2
-            self._set_rate(rate)
-            if self.verbose:
-                print(f"\nLearning rate halved to {rate:.4g}.")
-        self.previous = value
-        logs["learning_rate"] = float(np.asarray(self.model.optimizer.learning_rate))
-
-    def on_train_end(self, logs=None):
-        if self.best_weights is not None:
-            self.model.set_weights(self.best_weights)
-
-    def get_state(self):
-        state = {"best": self.best, "previous": self.previous,
-                 "halving": self.halving, "stopped": self.stopped}
-        arrays = {} if self.best_weights is None else {
-            f"best_{i}": w for i, w in enumerate(self.best_weights)}
-        return state, arrays
-
-    def set_state(self, state, arrays):
-        self.best = state["best"]
-        self.previous = state["previous"]
-        self.halving = bool(state["halving"])
-        self.stopped = bool(state["stopped"])
-        if arrays:
-            self.best_weights = [arrays[f"best_{i}"] for i in range(len(arrays))]
-
-
-class TimeLimit(keras.callbacks.Callback):
-    """Stops training after `minutes` of training time (between two steps).
-
-    Gives models compared "in the same time" the same budget.
-    """
-
-    def __init__(self, minutes):
-        super().__init__()
-        self.seconds = 60.0 * minutes
-        self.started = None
-        self.reached = False
-
-    def on_train_begin(self, logs=None):
-        self.started = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.time() - self.started > self.seconds:
-            self.reached = True
-            self.model.stop_training = True
+from keras_ordered._option_types import positive_float
+from keras_ordered._option_types import positive_int
+from keras_ordered.training import options
+from keras_ordered.training.driver import run_recipe
 
 
 DESCRIPTION = (
@@ -176,11 +63,9 @@ def build_parser():
     """The recipe's command-line options."""
     from keras_ordered.models.tdtreelstm import PRESETS
 
-    parser = argparse.ArgumentParser(
-        prog="wsj_tdtreelstm.py", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=_HelpFormatter)
-    parser.add_argument("--preset", default="small", choices=sorted(PRESETS),
-                        help="model and training preset (listed below)")
+    parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
+                                   prog="wsj_tdtreelstm.py")
+    options.add_preset(parser, default="small", choices=PRESETS)
     parser.add_argument("--ld", action="store_true",
                         help="LdTreeLSTM: a fifth LSTM over each head's left "
                         "dependents feeds its GEN-R step")
@@ -203,62 +88,42 @@ def build_parser():
     parser.add_argument("--format", default="auto",
                         choices=("auto",) + dependency.FORMATS,
                         help="format of the dependency files")
-    parser.add_argument("--output", default="runs/tdtreelstm", metavar="DIR",
-                        help="folder for logs, backups, model.keras and "
-                        "results.json; the same command again resumes the run")
-    parser.add_argument("--epochs", type=int, default=None,
-                        help="at most this many epochs (default: the preset's)")
-    parser.add_argument("--time-limit", type=float, default=None,
+    options.add_output(parser, default="runs/tdtreelstm")
+    options.add_schedule(
+        parser, epochs="at most this many epochs",
+        batches="sentences per batch", learning_rate="SGD learning rate",
+        steps="at most N batches per epoch (quick runs)",
+    )
+    parser.add_argument("--time-limit", type=positive_float, default=None,
                         metavar="MIN", help="stop training after MIN minutes "
                         "(models compared in the same time; default: none)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="sentences per batch (default: the preset's, 64)")
-    parser.add_argument("--learning-rate", type=float, default=None,
-                        help="SGD learning rate (default: the preset's, 1.0)")
-    parser.add_argument("--min-count", type=int, default=None, metavar="N",
+    parser.add_argument("--min-count", type=positive_int, default=None,
+                        metavar="N",
                         help="training words seen fewer than N times are "
                         "<unk> (default: the preset's)")
     parser.add_argument("--lowercase", action="store_true",
                         help="lower-case the words")
-    parser.add_argument("--max-sentences", type=int, default=None, metavar="N",
+    parser.add_argument("--max-sentences", type=positive_int, default=None,
+                        metavar="N",
                         help="read only the first N trees of each split "
-                        "(quick runs)")
-    parser.add_argument("--steps-per-epoch", type=int, default=None,
-                        metavar="N", help="at most N batches per epoch "
                         "(quick runs)")
     parser.add_argument("--no-jit", action="store_true",
                         help="do not XLA-compile the training step "
                         "(default: compiled, about twice as fast on CPU)")
-    parser.add_argument("--eval-batch-size", type=int, default=64, metavar="N",
-                        help="sentences scored together")
-    parser.add_argument("--seed", type=int, default=1111,
-                        help="random seed (initialisation, dropout, batches)")
-    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
-                        help="0: silent, 1: progress bar, 2: one line per "
-                        "epoch (default: 1 on a terminal, else 2)")
-    parser.add_argument("--tf-logs", action="store_true",
-                        help="show TensorFlow's own start-up and C++ log")
+    parser.add_argument("--eval-batch-size", type=positive_int, default=64,
+                        metavar="N", help="sentences scored together")
+    options.add_seed(parser)
+    options.add_logging(parser)
     return parser
 
 
 def main(argv=None, callbacks=()):
     """Runs the recipe; returns the exit status (0, 2 on an input error,
     130 after Ctrl-C)."""
-    return run_recipe(build_parser(), train, argv, callbacks)
+    return run_recipe(build_parser(), train, argv, callbacks=callbacks)
 
 
 def _check_args(args):
-    for name in ("epochs", "batch_size", "steps_per_epoch", "max_sentences",
-                 "min_count"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1.")
-    if args.eval_batch_size < 1:
-        raise ValueError("--eval-batch-size must be at least 1.")
-    if args.learning_rate is not None and args.learning_rate <= 0:
-        raise ValueError("--learning-rate must be positive.")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise ValueError("--time-limit must be positive.")
     if args.ld and args.sequential:
         raise ValueError("--ld and --sequential exclude each other (the "
                          "sequential baseline has no left dependents).")
@@ -317,7 +182,7 @@ def train(args, callbacks=()):
     """Trains, evaluates and saves a TD-TreeLSTM as `args` say; returns 0."""
     _check_args(args)
     from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
-    from keras_ordered.models.tdtreelstm import TreeBatches
+    from keras_ordered.training.batching import TreeBatches
     from keras_ordered.models.tdtreelstm import evaluation
     from keras_ordered.models.tdtreelstm import get_preset
 
@@ -334,7 +199,9 @@ def train(args, callbacks=()):
 
     from keras_ordered.training.callbacks import ResumableModelCheckpoint
     from keras_ordered.training.callbacks import TrainingBackup
-    from keras_ordered.training.crash_safety import StopOnCtrlC
+    from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
+    from keras_ordered.training.callbacks import StopOnCtrlC
+    from keras_ordered.training.callbacks import TimeLimit
     from keras_ordered.training.crash_safety import save_run
 
     keras.utils.set_random_seed(args.seed)

@@ -1,0 +1,100 @@
+"""The one `main` of every recipe: options in, exit status out.
+
+The recipes (`recipes/*.py`) are short drivers: each builds its parser from
+`keras_ordered.training.options` and hands it, with its task function, to
+`run_recipe`. One place for what every recipe does around its task:
+
+- the verbosity default: a progress bar on a terminal, a line per epoch
+  when the output goes to a file or a pipe (that output line-buffered, so
+  a log shows each epoch as it ends);
+- an input error (`ValueError`, `FileNotFoundError`) as one line on stderr
+  and exit status 2;
+- Ctrl-C within seconds wherever the run is
+  (`keras_ordered.training.crash_safety.CtrlC`), then one line that says
+  what the backup holds and how to resume, and exit status 130.
+
+Example:
+
+```python
+import argparse
+
+from keras_ordered.training.driver import run_recipe
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--output", default="runs/example")
+parser.add_argument("--verbose", type=int, default=None)
+
+def task(args):
+    if not args.output:
+        raise ValueError("--output must not be empty.")
+    return 0
+
+assert run_recipe(parser, task, ["--output", "runs/x"]) == 0
+assert run_recipe(parser, task, ["--output", ""]) == 2
+```
+"""
+
+import os
+import sys
+
+
+def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
+               **kwargs):
+    """Parses `argv`, runs `task(args, **kwargs)`; returns the exit status.
+
+    Args:
+        parser: the recipe's `argparse` parser (with `--verbose` and
+            `--output`).
+        task: function `(args, **kwargs)` returning the exit status.
+        argv: list of arguments (None: `sys.argv[1:]`).
+        interrupted: function `(args)` called after Ctrl-C: prints what
+            the run keeps and how to resume, returns 130 (default:
+            `epoch_backup_interrupted`, for recipes that back up at epoch
+            ends in `OUTPUT/backup`).
+        on_error: function `(args, error)` for any other exception: returns
+            an exit status, or None to let the error propagate (default:
+            propagate).
+        **kwargs: passed on to `task` (tests pass extra callbacks).
+
+    Returns:
+        `task`'s status; 2 on an input error (one line on stderr); 130
+        after Ctrl-C.
+    """
+    args = parser.parse_args(argv)
+    if getattr(args, "verbose", 0) is None:
+        args.verbose = 1 if sys.stdout.isatty() else 2
+    if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)
+    interrupted = interrupted or epoch_backup_interrupted
+    from keras_ordered.training.crash_safety import CtrlC
+
+    try:
+        return CtrlC(lambda: interrupted(args)).call(task, args, **kwargs)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return interrupted(args)
+    except Exception as error:
+        status = on_error(args, error) if on_error else None
+        if status is None:
+            raise
+        return status
+
+
+def epoch_backup_interrupted(args):
+    """After Ctrl-C: what `OUTPUT/backup` holds and how to resume; 130."""
+    from keras_ordered.training.callbacks import TrainingBackup
+
+    backup = TrainingBackup(os.path.join(args.output, "backup"))
+    backup.remove_partial_saves()
+    meta = backup.latest()
+    if meta is None:
+        message = ("Interrupted before the first epoch ended: nothing to "
+                   "resume (run the same command again to start over).")
+    else:
+        message = (f"Interrupted. The backup in {backup.directory} holds "
+                   f"{meta['epoch']} finished epoch(s): run the same "
+                   "command again to resume from it.")
+    print(f"\n{message}", file=sys.stderr)
+    return 130

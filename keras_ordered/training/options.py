@@ -1,0 +1,231 @@
+"""The option groups every recipe shares, after TF Model Garden's flag groups.
+
+Each training recipe (`recipes/ptb_onlstm.py`, `ptb_prpn.py`, `wsj_gfl.py`,
+`wsj_tdtreelstm.py`) and each search recipe (`tune_onlstm.py`,
+`tune_prpn.py`) builds its parser from these groups, then adds the options
+of its own family (data splits, the model's switches). One group, one
+spelling, one validation: a count is a positive integer and a rate a
+positive number for `argparse` itself, so a bad value is a one-line usage
+error with exit status 2 before TensorFlow starts.
+
+| group | options |
+|---|---|
+| `add_preset` | `--preset` |
+| `add_output` | `--output` (the same command again resumes the run in it) |
+| `add_schedule` | `--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch` |
+| `add_strategy` | `--strategy` |
+| `add_precision` | `--precision` |
+| `add_seed` | `--seed` |
+| `add_logging` | `--verbose`, `--tf-logs` |
+
+Standard library only at import time (the recipes' `--help` does not start
+TensorFlow).
+
+Example:
+
+```python
+from keras_ordered.training import options
+
+parser = options.recipe_parser("Train a model.", epilog="presets: ...")
+options.add_preset(parser, default="small", choices=("small", "tiny"))
+options.add_output(parser, default="runs/example")
+options.add_schedule(parser)
+options.add_seed(parser)
+options.add_logging(parser)
+args = parser.parse_args(["--epochs", "2"])
+assert args.epochs == 2 and args.preset == "small"
+```
+"""
+
+import argparse
+
+from keras_ordered._option_types import positive_float
+from keras_ordered._option_types import positive_int
+
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+"""The `--precision` choices (see `keras_ordered.training.precision`)."""
+
+# The recipes' default policy: a precision becomes the default only where
+# its trees, over seeds, match float32's (benchmarks/parsing_quality.py).
+DEFAULT_PRECISION = "float32"
+
+STRATEGIES = ("auto", "mirrored", "one-device", "multi-worker")
+"""The `--strategy` choices (see `keras_ordered.training.distributed`)."""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's and epilog's layout and shows every option's
+    default (options whose default is None say in their help what happens;
+    a list default is shown as its items separated by spaces, as typed)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (
+            action.default not in (None, argparse.SUPPRESS, False)
+            and "%(default)" not in text
+            and action.option_strings
+        ):
+            if isinstance(action.default, (list, tuple)):
+                text += " (default: " + " ".join(action.default) + ")"
+            else:
+                text += " (default: %(default)s)"
+        return text
+
+
+def recipe_parser(description, epilog=None, prog=None):
+    """An empty recipe parser with the shared `--help` layout.
+
+    Args:
+        description: str, the first paragraph of `--help`.
+        epilog: str or None, printed after the options (presets, examples).
+        prog: str or None, the program name (default: the script's).
+
+    Returns:
+        An `argparse.ArgumentParser`.
+    """
+    return argparse.ArgumentParser(
+        prog=prog, description=description, epilog=epilog,
+        formatter_class=HelpFormatter,
+    )
+
+
+def add_preset(parser, default, choices=None, help=None):
+    """`--preset NAME`.
+
+    Args:
+        parser: the recipe's parser.
+        default: str, the preset used without the option.
+        choices: the allowed names, or None where the recipe checks the name
+            itself (the language-model recipes suggest the closest one).
+        help: str, the option's help (default: "model and training preset
+            (listed below)").
+    """
+    parser.add_argument(
+        "--preset", default=default, metavar="NAME",
+        choices=sorted(choices) if choices is not None else None,
+        help=help or "model and training preset (listed below)",
+    )
+
+
+def add_output(parser, default, holds="logs, backups, model.keras and "
+               "results.json", again="resumes the run in it"):
+    """`--output DIR`, the run's folder; the same command resumes the run.
+
+    Args:
+        parser: the recipe's parser.
+        default: str, the folder used without the option.
+        holds: str, what the folder holds (for the help).
+        again: str, what the same command does with the folder (for the
+            help).
+    """
+    parser.add_argument(
+        "--output", default=default, metavar="DIR",
+        help=f"folder for {holds}; the same command again {again}",
+    )
+
+
+SCHEDULE = ("epochs", "batch_size", "learning_rate", "steps_per_epoch")
+"""The options of `add_schedule`, as `args` attributes."""
+
+
+def add_schedule(parser, epochs="training epochs", batches="training "
+                 "batch size", learning_rate="initial learning rate",
+                 steps="train at most N batches per epoch, for quick runs "
+                 "(default: the whole training split)", which=SCHEDULE):
+    """`--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch`.
+
+    Each defaults to None: the preset's value (`--steps-per-epoch`: the
+    whole split). Counts must be positive integers and the rate a positive
+    number.
+
+    Args:
+        parser: the recipe's parser.
+        epochs, batches, learning_rate: str, the first words of each
+            option's help ("(default: the preset's)" follows).
+        steps: str, the whole help of `--steps-per-epoch`.
+        which: the options to add (a search recipe, whose trials set the
+            rest, takes `("steps_per_epoch",)`).
+    """
+    unknown = set(which) - set(SCHEDULE)
+    if unknown:
+        raise ValueError(f"Unknown schedule options {sorted(unknown)}: "
+                         f"expected some of {SCHEDULE}.")
+    if "epochs" in which:
+        parser.add_argument("--epochs", type=positive_int, default=None,
+                            help=f"{epochs} (default: the preset's)")
+    if "batch_size" in which:
+        parser.add_argument("--batch-size", type=positive_int, default=None,
+                            help=f"{batches} (default: the preset's)")
+    if "learning_rate" in which:
+        parser.add_argument("--learning-rate", type=positive_float,
+                            default=None,
+                            help=f"{learning_rate} (default: the preset's)")
+    if "steps_per_epoch" in which:
+        parser.add_argument("--steps-per-epoch", type=positive_int,
+                            default=None, metavar="N", help=steps)
+
+
+def add_strategy(parser, choices=STRATEGIES):
+    """`--strategy`: how training spreads over devices.
+
+    Args:
+        parser: the recipe's parser.
+        choices: the strategies the recipe supports (`multi-worker` only in
+            the language-model recipes, with their own training loop).
+    """
+    helps = {
+        "auto": "auto (every visible GPU with MirroredStrategy, else the "
+        "CPU)",
+        "mirrored": "mirrored (every GPU, else every logical CPU device of "
+        "--cpu-devices)",
+        "one-device": "one-device (the first GPU, else the CPU)",
+        "multi-worker": "multi-worker (several processes or machines "
+        "configured by TF_CONFIG, with a training loop of our own; see "
+        "docs/distributed.md)",
+    }
+    parser.add_argument(
+        "--strategy", default="auto", choices=tuple(choices),
+        help="how to spread training over devices: "
+        + ", ".join(helps[name] for name in choices),
+    )
+
+
+def add_precision(parser):
+    """`--precision` and its older spelling `--mixed-precision`."""
+    parser.add_argument(
+        "--precision", default=DEFAULT_PRECISION, choices=PRECISIONS,
+        help="the Keras dtype policy of training: float32 (the default, as "
+        "the official code), mixed_bfloat16, mixed_float16 (GPU), or auto "
+        "(mixed_bfloat16 on a CPU with native bfloat16 arithmetic "
+        "(AVX512_BF16 or AMX), where it is faster, float32 elsewhere). "
+        "bfloat16 is not the default: it keeps perplexity but its trees "
+        "were not shown to match float32's over seeds "
+        "(benchmarks/README.md, 'Parsing quality'). Whatever the policy of "
+        "training, the final evaluation and the saved model are float32 "
+        "(except under --strategy multi-worker)",
+    )
+    parser.add_argument("--mixed-precision", action="store_true",
+                        help="the same as --precision mixed_float16 on GPU, "
+                        "mixed_bfloat16 on CPU")
+
+
+def add_seed(parser, seeds="initialisation, dropout, batch order"):
+    """`--seed` (default 1111, as the official code).
+
+    Args:
+        parser: the recipe's parser.
+        seeds: str, what the seed decides (for the help).
+    """
+    parser.add_argument("--seed", type=int, default=1111,
+                        help=f"random seed ({seeds})")
+
+
+def add_logging(parser):
+    """`--verbose` and `--tf-logs`."""
+    parser.add_argument("--verbose", type=int, default=None, choices=[0, 1, 2],
+                        help="0: silent, 1: progress bar, 2: one line per "
+                        "epoch (default: 1 on a terminal, 2 when the output "
+                        "goes to a file or a pipe)")
+    parser.add_argument("--tf-logs", action="store_true",
+                        help="show TensorFlow's own start-up and C++ log "
+                        "(also: KERAS_ORDERED_TF_LOGS=1)")

@@ -1,0 +1,16 @@
+"""One task module per family, after TF Model Garden's tasks.
+
+Each module runs its recipe's whole job, in the same order: data ->
+batches -> model -> callbacks -> fit -> evaluate, and has the same three
+entry points: `build_parser()` (options from
+`keras_ordered.training.options`), `train(args, ...)` (the task) and
+`main(argv, ...)` (through `keras_ordered.training.driver.run_recipe`).
+
+- `language_model`: ON-LSTM and PRPN on PTB text or treebank sentences
+  (`recipes/ptb_onlstm.py`, `recipes/ptb_prpn.py`);
+- `gfl`: the Grammar-as-a-Foreign-Language parser (`recipes/wsj_gfl.py`);
+- `tdtreelstm`: the top-down TreeLSTM (`recipes/wsj_tdtreelstm.py`).
+
+The search recipes (`recipes/tune_*.py`) share the options and the driver
+from `keras_ordered.tuning.search`.
+"""

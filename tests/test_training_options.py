@@ -1,0 +1,198 @@
+"""The recipes' shared shape: option groups, the one `main` wrapper, the
+bucketed batches (issue 26, part 2)."""
+
+import argparse
+
+import numpy as np
+import pytest
+
+from keras_ordered.training import options
+from keras_ordered.training.batching import BucketedBatches
+from keras_ordered.training.batching import GFLBatches
+from keras_ordered.training.batching import TreeBatches
+from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.tasks import gfl as gfl_task
+from keras_ordered.training.tasks import language_model
+from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
+from keras_ordered.tuning import search
+
+SHARED = ("--preset", "--output", "--seed", "--verbose", "--tf-logs")
+
+
+def _option_strings(parser):
+    return {s for action in parser._actions for s in action.option_strings}
+
+
+def _parsers():
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.tuning.hypermodels import ONLSTMHyperModel
+
+    return {
+        "language_model": language_model.build_parser("t", PRESETS, "runs/t"),
+        "gfl": gfl_task.build_parser(),
+        "tdtreelstm": tdtreelstm_task.build_parser(),
+        "search": search.build_parser("t", ONLSTMHyperModel, PRESETS,
+                                      "runs/t"),
+    }
+
+
+def test_every_recipe_builds_its_options_from_the_shared_groups():
+    for name, parser in _parsers().items():
+        assert set(SHARED) <= _option_strings(parser), name
+        assert parser.formatter_class is options.HelpFormatter, name
+        # One spelling, one validation: a count of 0 is a usage error of
+        # argparse itself, whichever recipe.
+        with pytest.raises(SystemExit) as exit_info:
+            parser.parse_args(["--steps-per-epoch", "0"])
+        assert exit_info.value.code == 2, name
+    trainers = ("language_model", "gfl", "tdtreelstm")
+    for name in trainers:
+        parser = _parsers()[name]
+        args = parser.parse_args(["--epochs", "3", "--learning-rate", "0.5"])
+        assert (args.epochs, args.learning_rate) == (3, 0.5)
+        for bad in (["--epochs", "0"], ["--batch-size", "-2"],
+                    ["--learning-rate", "0"], ["--learning-rate", "x"]):
+            with pytest.raises(SystemExit):
+                parser.parse_args(bad)
+
+
+def test_option_errors_name_the_option(capsys):
+    parser = gfl_task.build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--learning-rate", "-1"])
+    err = capsys.readouterr().err
+    assert "argument --learning-rate: must be a positive number, got '-1'" in err
+    with pytest.raises(ValueError, match="Unknown schedule options"):
+        options.add_schedule(argparse.ArgumentParser(), which=("epoch",))
+
+
+def test_the_help_shows_each_default_once():
+    parser = options.recipe_parser("d")
+    options.add_output(parser, "runs/x")
+    options.add_seed(parser)
+    options.add_precision(parser)
+    text = parser.format_help()
+    assert text.count("(default: runs/x)") == 1
+    assert "(default: 1111)" in text
+    assert f"(default: {options.DEFAULT_PRECISION})" in text
+
+
+def _parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--output", default="runs/none")
+    parser.add_argument("--verbose", type=int, default=None)
+    return parser
+
+
+def test_run_recipe_exit_statuses(capsys):
+    seen = {}
+
+    def task(args, extra=None):
+        seen["verbose"], seen["extra"] = args.verbose, extra
+        return 0
+
+    assert run_recipe(_parser(), task, [], extra=5) == 0
+    # Not a terminal under pytest: one line per epoch.
+    assert seen == {"verbose": 2, "extra": 5}
+
+    def bad_input(args):
+        raise ValueError("No treebank folder at 'x'.")
+
+    assert run_recipe(_parser(), bad_input, []) == 2
+    assert capsys.readouterr().err == "error: No treebank folder at 'x'.\n"
+
+    def interrupted_task(args):
+        raise KeyboardInterrupt
+
+    messages = []
+    status = run_recipe(_parser(), interrupted_task, [],
+                        interrupted=lambda args: messages.append(args.output)
+                        or 130)
+    assert status == 130 and messages == ["runs/none"]
+
+    def crash(args):
+        raise RuntimeError("a worker died")
+
+    with pytest.raises(RuntimeError):
+        run_recipe(_parser(), crash, [])
+    assert run_recipe(_parser(), crash, [],
+                      on_error=lambda args, error: 1) == 1
+    with pytest.raises(RuntimeError):
+        run_recipe(_parser(), crash, [], on_error=lambda args, error: None)
+
+
+def test_run_recipe_default_interruption_says_how_to_resume(tmp_path, capsys):
+    # A KeyboardInterrupt raised in the task (a real SIGINT ends the
+    # process with os._exit: tests/test_ctrl_c.py sends those to recipes).
+    def task(args):
+        raise KeyboardInterrupt
+
+    status = run_recipe(_parser(), task, ["--output", str(tmp_path / "run")])
+    assert status == 130
+    err = capsys.readouterr().err
+    assert "Interrupted before the first epoch ended: nothing to resume" in err
+
+
+class _Lengths(BucketedBatches):
+    def __init__(self, lengths, batch_size, shuffle=True, seed=0):
+        super().__init__(len(lengths), batch_size, shuffle, seed)
+        self.lengths = lengths
+
+    def length(self, index):
+        return self.lengths[index]
+
+    def arrays(self, indices):
+        return np.asarray(indices)
+
+
+def _reference_order(lengths, size, seed, epoch):
+    """The bucketing, written out independently with NumPy."""
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(lengths))
+    batches = []
+    for first in range(0, len(lengths), 50 * size):
+        part = order[first:first + 50 * size]
+        part = part[np.argsort([lengths[i] for i in part], kind="stable")]
+        batches += [list(part[i:i + size]) for i in range(0, len(part), size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def test_bucketed_batches_order():
+    rng = np.random.default_rng(3)
+    lengths = list(rng.integers(1, 40, size=523))
+    batches = _Lengths(lengths, 4, seed=9)
+    for epoch in (0, 1, 7):
+        got = batches.batch_indices(epoch)
+        assert [list(b) for b in got] == _reference_order(lengths, 4, 9, epoch)
+        assert sorted(i for b in got for i in b) == list(range(523))
+    assert batches.batch_indices(1) != batches.batch_indices(2)
+    assert len(batches) == len(batches.batch_indices(0)) == 131
+    # Evaluation order: the input order, or sorted by length.
+    assert _Lengths([3, 1, 2], 2, shuffle=False).batch_indices(0) == [[0, 1], [2]]
+    sorted_kind = type("Sorted", (_Lengths,), {"sort_unshuffled": True})
+    assert sorted_kind([3, 1, 2], 2, shuffle=False).batch_indices(0) == [[1, 2], [0]]
+    with pytest.raises(ValueError, match="the split is empty"):
+        _Lengths([], 2)
+    with pytest.raises(ValueError, match="batch size must be >= 1"):
+        _Lengths([1], 0)
+
+
+def test_gfl_and_tree_batches_share_the_bucketing():
+    from keras_ordered.models.tdtreelstm import encode_tree
+
+    targets = [[3] * n for n in (5, 1, 4, 2, 6, 3, 2)]
+    gfl = GFLBatches([[4]] * len(targets), targets, batch_size=2, seed=5)
+    lengths = [len(t) for t in targets]
+    assert gfl.batch_indices(2) == _reference_order(lengths, 2, 5, 2)
+    (source, target_in), target_out = gfl.arrays([1, 4])
+    assert target_in.shape == target_out.shape == (2, 7)
+    assert source.dtype == target_in.dtype == np.int32
+
+    heads = [[0], [2, 0], [2, 0, 2], [0, 1, 2, 3]]
+    trees = [encode_tree(list(range(5, 5 + len(h))), h) for h in heads]
+    tree_batches = TreeBatches(trees, batch_size=3, seed=1)
+    tree_lengths = [len(t["targets"]) for t in trees]
+    assert tree_batches.batch_indices(0) == _reference_order(tree_lengths, 3, 1, 0)
+    ordered = TreeBatches(trees, batch_size=3, shuffle=False)
+    assert ordered.batch_indices(0) == [sorted(range(4), key=tree_lengths.__getitem__)[:3], [3]]
+    assert tree_batches.words == sum(tree_lengths)
