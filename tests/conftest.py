@@ -22,8 +22,8 @@ def require_data(*parts):
     return path
 
 
-# Gold sentences with hand-computed scores (tests/test_parsing_metrics.py,
-# tests/test_evaluation_protocols.py).
+# Gold sentences with hand-computed scores (tests/parsing/test_parsing_metrics.py,
+# tests/parsing/test_evaluation_protocols.py).
 HAND_SCORED_GOLD = [
     # 6 words, 7 tokens: spans (0,6) (0,2) (2,6) (3,6) (4,6).
     "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "

@@ -320,7 +320,7 @@ def test_killed_adam_run_resumes_with_its_optimizer_state(tmp_path, capsys,
 def test_initialisation_is_the_official_one():
     # The official init_weights: embedding (= tied output) uniform(+-0.01),
     # output bias 0; the other layers as PyTorch's modules (see
-    # tests/test_prpn_layers.py::test_prpn_layers_initialise_as_pytorch_modules).
+    # tests/layers/test_prpn_layers.py::test_prpn_layers_initialise_as_pytorch_modules).
     model = tiny_model()
     embeddings = np.abs(np.asarray(model.embedding.embeddings))
     assert 0.009 < embeddings.max() <= 0.01

@@ -20,7 +20,10 @@ import pytest
 
 from conftest import require_data
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository (this file is tests/training/...); not conftest's REPO,
+# since the file also runs as a script, without tests/ on sys.path.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 TIMEOUT = 300
 
 
@@ -43,7 +46,10 @@ def _tf_config(ports, index):
 
 
 def _environment(tf_config=None):
-    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
+    # tests/ too: the child (this file as a script) imports conftest.
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+                       PYTHONPATH=os.pathsep.join(
+                           [REPO, os.path.join(REPO, "tests")]))
     environment.pop("TF_CONFIG", None)
     if tf_config:
         environment["TF_CONFIG"] = tf_config

@@ -21,7 +21,10 @@ import sys
 import numpy as np
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository (this file is tests/training/...); not conftest's REPO,
+# since the file also runs as a script, without tests/ on sys.path.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 # Float tolerance: summation order differs between 1 and 2 replicas.
 ATOL = 1e-5
 

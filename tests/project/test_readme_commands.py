@@ -2,7 +2,7 @@
 
 The pages are README.md, docs/*.md and docs/models/*.md; their commands are
 those of the ```bash blocks (```shell blocks are shown, not checked). The
-pages' Python blocks run in tests/test_docs.py; their shell commands train
+pages' Python blocks run in tests/project/test_docs.py; their shell commands train
 for minutes to days, so here each is checked the way the tool itself reads
 it: the recipe's or the CLI's own parser accepts its arguments, its preset
 exists, and the data folders it names exist beside the checkout. Searches
