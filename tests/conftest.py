@@ -67,3 +67,14 @@ def doc_pages():
             for path in glob.glob(os.path.join(REPO, pattern))
         )
     return pages
+
+
+@pytest.fixture
+def harness(tmp_path):
+    """The shared checks of tests/harness.py (`TestCase`), with this test's
+    temporary folder."""
+    from harness import TestCase
+
+    case = TestCase()
+    case.tmp_path = tmp_path
+    return case

@@ -1,7 +1,5 @@
 """ONLSTMCell / ONLSTM against an independent NumPy reading of the paper."""
 
-import os
-
 import keras
 import numpy as np
 import pytest
@@ -120,22 +118,23 @@ def test_units_not_divisible_by_chunk_size_is_a_clear_error():
         ONLSTM(10, chunk_size=5, return_distances=True)
 
 
-def test_gradients_reach_every_weight():
+def test_gradients_reach_every_weight(harness):
+    # In training (DropConnect on), through keras' RNN and through ONLSTM:
+    # the three weights get a gradient; the layers also pass the harness's
+    # shape and serialisation checks.
     rng = np.random.default_rng(4)
-    x = tf.constant(rng.normal(size=(2, 5, 4)).astype("float32"))
-    for layer in (
-        keras.layers.RNN(ONLSTMCell(8, chunk_size=2, weight_drop=0.3),
-                         return_sequences=True),
-        ONLSTM(8, chunk_size=2, weight_drop=0.3, return_sequences=True),
-    ):
-        layer.build(x.shape)
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.square(layer(x, training=True)))
-        grads = tape.gradient(loss, layer.trainable_weights)
-        assert len(grads) == 3
-        for weight, grad in zip(layer.trainable_weights, grads):
-            assert grad is not None, weight.path
-            assert float(tf.norm(grad)) > 0, weight.path
+    x = rng.normal(size=(2, 5, 4)).astype("float32")
+    harness.run_layer_test(
+        keras.layers.RNN,
+        {"cell": ONLSTMCell(8, chunk_size=2, weight_drop=0.3),
+         "return_sequences": True},
+        x, expected_output_shape=(2, 5, 8), expected_num_trainable_weights=3,
+        training=True)
+    harness.run_layer_test(
+        ONLSTM, {"units": 8, "chunk_size": 2, "weight_drop": 0.3,
+                 "return_sequences": True},
+        x, expected_output_shape=(2, 5, 8), expected_num_trainable_weights=3,
+        training=True)
 
 
 def test_official_dropconnect_scaling():
@@ -256,7 +255,7 @@ def test_stateful_when_asked():
     )
 
 
-def test_config_and_keras_file_round_trip(tmp_path):
+def test_config_and_keras_file_round_trip(harness):
     rng = np.random.default_rng(9)
     x = rng.normal(size=(2, 5, 3)).astype("float32")
     inputs = keras.Input((None, 3))
@@ -267,16 +266,11 @@ def test_config_and_keras_file_round_trip(tmp_path):
     outputs, df, di = ONLSTM(4, chunk_size=2, return_sequences=True,
                              return_distances=True)(outputs)
     model = keras.Model(inputs, [outputs, df, di])
-    path = os.path.join(tmp_path, "onlstm.keras")
-    model.save(path)
-    restored = keras.saving.load_model(path)
-    for a, b in zip(model(x), restored(x)):
-        np.testing.assert_array_equal(a, b)
-    cell = ONLSTMCell(6, chunk_size=3, weight_drop=0.2)
-    clone = ONLSTMCell.from_config(cell.get_config())
-    assert clone.get_config() == cell.get_config()
-    layer = ONLSTM(4, chunk_size=2, return_sequences=True, return_distances=True)
-    assert ONLSTM.from_config(layer.get_config()).get_config() == layer.get_config()
+    # The three outputs, exactly.
+    harness.run_model_saving_test(model, x, filename="onlstm.keras")
+    harness.run_serialization_test(ONLSTMCell(6, chunk_size=3, weight_drop=0.2))
+    harness.run_serialization_test(
+        ONLSTM(4, chunk_size=2, return_sequences=True, return_distances=True))
 
 
 def test_mixed_precision_and_xla():

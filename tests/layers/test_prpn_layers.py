@@ -54,7 +54,7 @@ def np_gates(d, history, history_mask, query, M, resolution, hard=True):
 
 # --- memory gates -------------------------------------------------------------
 @pytest.mark.parametrize("hard", [True, False])
-def test_memory_gates_match_numpy(hard):
+def test_memory_gates_match_numpy(hard, harness):
     rng = np.random.default_rng(0)
     B, T, M = 2, 6, 4
     d = rng.uniform(size=(B, T)).astype("float32")
@@ -72,7 +72,7 @@ def test_memory_gates_match_numpy(hard):
     got = np.asarray(memory_gates(d, M, hard=hard))
     expected = np_gates(d, history, np.zeros_like(mask), d, M, 0.1, hard)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-    layer = MemoryGates.from_config(MemoryGates(M, 0.1, hard).get_config())
+    layer = harness.run_serialization_test(MemoryGates(M, 0.1, hard))
     np.testing.assert_allclose(layer([d, history, mask]), memory_gates(
         d, M, history=history, history_mask=mask, hard=hard), atol=1e-7)
 
@@ -139,7 +139,7 @@ def np_official_softmax(z, gates):
     return e / (e.sum(-1, keepdims=True) + 1e-8)
 
 
-def test_gated_attention_matches_numpy_and_respects_gates():
+def test_gated_attention_matches_numpy_and_respects_gates(harness):
     rng = np.random.default_rng(2)
     B, M, d, p = 3, 5, 6, 4
     h = rng.normal(size=(B, M, d)).astype("float32")
@@ -174,8 +174,7 @@ def test_gated_attention_matches_numpy_and_respects_gates():
     a = np.asarray(layer([h, key, gates], training=True))
     b = np.asarray(layer([h, key, gates], training=True))
     assert not np.allclose(a, b) and not np.allclose(a, h_out)
-    config = GatedAttention.from_config(layer.get_config()).get_config()
-    assert config == layer.get_config()
+    harness.run_serialization_test(layer)
 
 
 def test_gated_softmax_is_the_official_masked_softmax():
@@ -195,7 +194,7 @@ def test_gated_softmax_is_the_official_masked_softmax():
     np.testing.assert_array_equal(w[2], 0.0)
 
 
-def test_fan_in_uniform_is_pytorchs_default_initialisation():
+def test_fan_in_uniform_is_pytorchs_default_initialisation(harness):
     from keras_ordered.layers.gated_attention import FanInUniform
 
     kernel = np.asarray(FanInUniform(seed=1)((400, 300)))
@@ -207,8 +206,7 @@ def test_fan_in_uniform_is_pytorchs_default_initialisation():
     assert 0.19 < np.abs(bias).max() <= 0.2
     with pytest.raises(ValueError, match="fan_in"):
         FanInUniform()((10,))
-    config = FanInUniform(fan_in=7, seed=4).get_config()
-    assert FanInUniform.from_config(config).get_config() == config
+    harness.run_serialization_test(FanInUniform(fan_in=7, seed=4))
 
 
 def test_prpn_layers_initialise_as_pytorch_modules():
@@ -339,10 +337,9 @@ def test_parsing_conv_is_one_trunk_with_a_grouped_output():
         atol=1e-6)
 
 
-def test_parsing_conv_config_and_validation():
+def test_parsing_conv_config_and_validation(harness):
     parser = ParsingConv(6, lookback=3, dropout=0.2, seed=7)
-    config = parser.get_config()
-    assert ParsingConv.from_config(config).get_config() == config
+    harness.run_serialization_test(parser)
     with pytest.raises(ValueError, match="lookback"):
         ParsingConv(6, lookback=0)
     with pytest.raises(ValueError, match="dropout"):
@@ -359,7 +356,7 @@ def np_std_layer_norm(x, gamma, beta, eps=1e-6):
     return gamma * (x - mean) / (std + eps) + beta
 
 
-def test_std_layer_normalization_matches_numpy():
+def test_std_layer_normalization_matches_numpy(harness):
     from keras_ordered.layers.prpn_cell import StdLayerNormalization
 
     rng = np.random.default_rng(12)
@@ -379,8 +376,7 @@ def test_std_layer_normalization_matches_numpy():
     # epsilon is added to the standard deviation: a constant row gives beta
     np.testing.assert_allclose(norm(np.ones((1, 7), "float32")), beta[None],
                                atol=1e-6)
-    config = norm.get_config()
-    assert StdLayerNormalization.from_config(config).get_config() == config
+    harness.run_serialization_test(norm)
 
 
 def np_ln_lstm(cell, x, h, c):
@@ -400,7 +396,7 @@ def np_ln_lstm(cell, x, h, c):
     return np_sigmoid(o) * np.tanh(ln(cell.cell_norm, c_new)), c_new
 
 
-def test_layer_norm_lstm_cell_matches_numpy():
+def test_layer_norm_lstm_cell_matches_numpy(harness):
     rng = np.random.default_rng(6)
     cell = LayerNormLSTMCell(4, seed=1)
     x = rng.normal(size=(3, 5)).astype("float32")
@@ -419,8 +415,7 @@ def test_layer_norm_lstm_cell_matches_numpy():
         "input_norm/gamma", "input_norm/beta", "recurrent_norm/gamma",
         "recurrent_norm/beta", "cell_norm/gamma", "cell_norm/beta",
     ]
-    config = cell.get_config()
-    assert LayerNormLSTMCell.from_config(config).get_config() == config
+    harness.run_serialization_test(cell)
 
 
 def test_reading_cell_step_matches_numpy():
@@ -453,7 +448,7 @@ def test_reading_cell_step_matches_numpy():
     np.testing.assert_allclose(out, x, rtol=1e-4, atol=1e-5)
 
 
-def test_reading_cell_dropout_regime_is_the_official_one():
+def test_reading_cell_dropout_regime_is_the_official_one(harness):
     # Layer inputs and attention keys: element-wise, fresh at every step.
     # Attended hidden state h~: one (1, units) mask per layer and window,
     # shared by the whole batch.
@@ -513,8 +508,7 @@ def test_reading_cell_dropout_regime_is_the_official_one():
     window_masks.clear()
     second(seq, training=True)
     assert len(window_masks) == L  # a new window draws new masks
-    config = cell.get_config()
-    assert PRPNReadingCell.from_config(config).get_config() == config
+    harness.run_serialization_test(cell)
     with pytest.raises(ValueError, match="num_slots"):
         PRPNReadingCell(4, num_slots=0)
     with pytest.raises(ValueError, match="dropout"):
@@ -562,7 +556,7 @@ def test_memory_windows_hold_the_previous_states():
         np.testing.assert_array_equal(w[:, t], full[:, t : t + M])  # h_{t-M}..h_{t-1}
 
 
-def test_predict_network_forward_and_batch_norm_modes():
+def test_predict_network_forward_and_batch_norm_modes(harness):
     rng = np.random.default_rng(10)
     B, T, M, d, out = 3, 5, 3, 4, 6
     predict = PRPNPredictNetwork(out, M, dropout=0.0, input_dropout=0.0,
@@ -590,8 +584,7 @@ def test_predict_network_forward_and_batch_norm_modes():
     np.testing.assert_allclose(y, np.tanh(x), rtol=1e-4, atol=1e-5)
     y_train = np.asarray(predict([hidden, memory, gates], training=True))
     assert not np.allclose(y_train, y, atol=1e-3)
-    config = predict.get_config()
-    assert PRPNPredictNetwork.from_config(config).get_config() == config
+    harness.run_serialization_test(predict)
 
 
 @pytest.mark.parametrize("training", [False, True])

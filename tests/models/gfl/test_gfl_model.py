@@ -7,6 +7,9 @@ import pytest
 import tensorflow as tf
 
 import keras_ordered
+from harness import GFL_SYMBOLS as SYMBOLS
+from harness import GFL_WORDS as WORDS
+from harness import tiny_gfl_parser
 from keras_ordered.layers import AttentionDecoder
 from keras_ordered.layers import BahdanauAttention
 from keras_ordered.models.gfl import GFLParser
@@ -17,15 +20,12 @@ from keras_ordered.models.gfl import load_word_vectors
 from keras_ordered.models.gfl.vocabulary import EOS_ID
 from keras_ordered.models.gfl.vocabulary import GO_ID
 
-WORDS = ["john", "has", "a", "dog", "mary", "runs", "the", "cat", "sleeps"]
-SYMBOLS = ["(S", ")S", "(NP", ")NP", "(VP", ")VP", "XX"]
 SOURCE = SourceVocabulary(WORDS)
 TARGET = TargetVocabulary(SYMBOLS)
 
 
 def tiny_parser(**overrides):
-    config = {"seed": 3, **overrides}
-    return GFLParser.from_preset("tiny", SOURCE, TARGET, **config)
+    return tiny_gfl_parser(SOURCE, TARGET, **overrides)
 
 
 def random_batch(seed=0, lengths=(5, 3, 1), target_length=7):
@@ -286,24 +286,21 @@ def test_mixed_bfloat16_forward_and_decoding_are_finite():
 
 
 # --- saving ---------------------------------------------------------------------
-def test_keras_file_round_trip(tmp_path):
+def test_keras_file_round_trip(harness):
     parser = tiny_parser(input_feeding="bottom")
     parser.compile()
     source, target_in = random_batch(seed=12)
     target_out = np.concatenate([target_in[:, 1:], np.full((3, 1), EOS_ID)], 1)
     parser.fit([source, target_in], target_out, epochs=1, verbose=0)
-    path = str(tmp_path / "gfl.keras")
-    parser.save(path)
-    loaded = keras.saving.load_model(path)
+    # The teacher-forced logits, to 1e-6.
+    loaded = harness.run_model_saving_test(
+        parser, [source, target_in], atol=1e-6, filename="gfl.keras")
     assert isinstance(loaded, GFLParser)
     assert loaded.compiled and isinstance(
         loaded.loss, keras.losses.SparseCategoricalCrossentropy
     )
     assert loaded.source_vocabulary == SOURCE and loaded.target_vocabulary == TARGET
     assert loaded.input_feeding == "bottom"
-    np.testing.assert_allclose(
-        loaded([source, target_in]), parser([source, target_in]), atol=1e-6
-    )
     for name in ("greedy_decode", "beam_decode"):
         expected, got = getattr(parser, name)(source), getattr(loaded, name)(source)
         np.testing.assert_array_equal(got["tokens"], expected["tokens"])
@@ -316,17 +313,15 @@ def test_keras_file_round_trip(tmp_path):
     assert rebuilt.get_config() == config
 
 
-def test_config_of_sizes_only_and_layers_round_trip():
+def test_config_of_sizes_only_and_layers_round_trip(harness):
     parser = GFLParser(30, 12, embedding_dim=4, units=6, num_layers=1, dropout=0.0)
     config = keras.saving.serialize_keras_object(parser)
     rebuilt = keras.saving.deserialize_keras_object(config)
     assert rebuilt.source_vocabulary is None and rebuilt.source_vocabulary_size == 30
     with pytest.raises(ValueError, match="only its target vocabulary's size"):
         rebuilt.symbols([[3, 2]])
-    decoder = AttentionDecoder(8, num_layers=2, input_feeding=None, dropout=0.1)
-    assert AttentionDecoder.from_config(decoder.get_config()).get_config() == (
-        decoder.get_config()
-    )
+    harness.run_serialization_test(
+        AttentionDecoder(8, num_layers=2, input_feeding=None, dropout=0.1))
 
 
 # --- vocabularies, word vectors, presets -----------------------------------------

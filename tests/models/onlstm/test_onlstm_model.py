@@ -10,6 +10,8 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from harness import LM_VOCAB as VOCAB
+from harness import tiny_onlstm_lm as tiny_model
 from keras_ordered.layers import ActivationRegularization
 from keras_ordered.layers import EmbeddingDropout
 from keras_ordered.layers import LockedDropout
@@ -18,13 +20,6 @@ from keras_ordered.models.onlstm import from_official_state_dict
 from keras_ordered.models.onlstm import get_preset
 from keras_ordered.training import BPTTBatches
 from keras_ordered.training.callbacks import NTASGD
-
-VOCAB = ["<eos>", "<unk>"] + [f"w{i}" for i in range(14)]
-
-
-def tiny_model(**overrides):
-    return ONLSTMLanguageModel.from_preset("tiny", VOCAB, seed=1, **overrides)
-
 
 # --- regularisers -----------------------------------------------------------
 def test_locked_dropout_shares_one_mask_over_time():
@@ -275,17 +270,14 @@ def test_official_state_dict_converter_matches_official_forward():
 
 
 # --- serialisation ------------------------------------------------------------
-def test_keras_file_round_trip_reproduces_outputs_and_distances(tmp_path):
+def test_keras_file_round_trip_reproduces_outputs_and_distances(harness):
     model = tiny_model()
     ids = np.random.default_rng(7).integers(0, len(VOCAB), (2, 6))
-    path = os.path.join(tmp_path, "lm.keras")
-    model.save(path)
-    restored = keras.saving.load_model(path)
+    # The logits and every carried state, exactly.
+    restored = harness.run_model_saving_test(
+        model, [ids, *model.initial_state(2)], filename="lm.keras")
     assert isinstance(restored, ONLSTMLanguageModel)
     assert restored.vocabulary == VOCAB
-    for a, b in zip(model([ids, *model.initial_state(2)]),
-                    restored([ids, *restored.initial_state(2)])):
-        np.testing.assert_array_equal(a, b)
     for name in model.distance_names:
         np.testing.assert_array_equal(model.syntactic_distances(ids)[name],
                                       restored.syntactic_distances(ids)[name])

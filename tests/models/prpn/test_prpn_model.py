@@ -10,21 +10,16 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from harness import LM_VOCAB as VOCAB
+from harness import random_ids as harness_random_ids
+from harness import tiny_prpn_lm as tiny_model
 from keras_ordered.models.prpn import PRESETS
 from keras_ordered.models.prpn import PRPNLanguageModel
 from keras_ordered.models.prpn import get_preset
 from keras_ordered.training import BPTTBatches
 
-VOCAB = ["<eos>", "<unk>"] + [f"w{i}" for i in range(14)]
-
-
-def tiny_model(**overrides):
-    return PRPNLanguageModel.from_preset("tiny", VOCAB, seed=1, **overrides)
-
-
 def random_ids(batch, time, seed=0):
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, len(VOCAB), (batch, time)).astype("int32")
+    return harness_random_ids(batch, time, len(VOCAB), seed=seed)
 
 
 def test_structure_and_initial_state():
@@ -100,7 +95,7 @@ def test_one_train_step_reaches_every_weight():
     assert np.abs(grad[:, 0]).sum() > 0 and np.abs(grad[:, 1]).sum() > 0
 
 
-def test_config_and_keras_file_round_trips(tmp_path):
+def test_config_and_keras_file_round_trips(harness):
     model = tiny_model()
     ids = random_ids(2, 7, seed=5)
     state = model.initial_state(2)
@@ -113,9 +108,9 @@ def test_config_and_keras_file_round_trips(tmp_path):
     clone.set_weights(model.get_weights())
     for a, b in zip(clone([ids, *state]), expected):
         np.testing.assert_array_equal(a, b)
-    path = os.path.join(tmp_path, "prpn.keras")
-    model.save(path)
-    loaded = keras.models.load_model(path)
+    # The inference outputs (moved batch-norm statistics), exactly.
+    loaded = harness.run_model_saving_test(model, [ids, *state],
+                                           filename="prpn.keras")
     assert isinstance(loaded, PRPNLanguageModel)
     assert loaded.vocabulary == VOCAB
     for a, b in zip(loaded([ids, *state]), expected):

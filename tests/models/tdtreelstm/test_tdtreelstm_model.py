@@ -13,8 +13,10 @@ from keras_ordered.datasets.dependency import generation_steps
 from keras_ordered.models import TDTreeLSTMLanguageModel
 from keras_ordered.models.tdtreelstm import TreeBatches
 from keras_ordered.models.tdtreelstm import nce
+from harness import TREE_WORDS as WORDS
+from harness import tiny_tdtreelstm_lm
+from harness import tree_vocabulary as vocabulary
 
-WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "home", "."]
 TREES = [
     (["the", "cat", "sat", "on", "the", "mat"], [2, 3, 0, 3, 6, 4]),
     (["dog"], [0]),
@@ -24,10 +26,6 @@ TREES = [
     (["ran", "ran", "ran"], [0, 1, 2]),  # a right chain
 ]
 ACTION_IDS = {"GEN-L": 0, "GEN-R": 1, "GEN-NX-L": 2, "GEN-NX-R": 3}
-
-
-def vocabulary():
-    return DependencyVocabulary(WORDS)
 
 
 def sigmoid(x):
@@ -90,9 +88,9 @@ def numpy_scores(model, words, heads):
 def test_batched_model_equals_a_numpy_loop_per_tree(ld, schedule_rows):
     # schedule_rows: the action-homogeneous schedule (default, and 2 rows:
     # many iterations), or None: the generation order.
-    model = TDTreeLSTMLanguageModel(
-        vocabulary(), embedding_dim=6, units=5, num_layers=2, dropout=0.3,
-        ld=ld, ld_units=4, seed=3, init_range=0.5)
+    model = tiny_tdtreelstm_lm(embedding_dim=6, units=5, num_layers=2,
+                               dropout=0.3, ld=ld, ld_units=4, seed=3,
+                               init_range=0.5)
     batched = model.score(TREES, batch_size=3,  # mixed sizes in one batch
                           schedule_rows=schedule_rows)
     for (words, heads), result in zip(TREES, batched):
@@ -114,8 +112,8 @@ def _batch(model, trees=TREES):
 
 @pytest.mark.parametrize("ld, loss", [(False, "softmax"), (True, "nce")])
 def test_gradients_reach_every_weight_of_every_lstm(ld, loss):
-    model = TDTreeLSTMLanguageModel(
-        vocabulary(), embedding_dim=6, units=5, num_layers=2, ld=ld, loss=loss,
+    model = tiny_tdtreelstm_lm(
+        embedding_dim=6, units=5, num_layers=2, ld=ld, loss=loss,
         unigram_counts=np.arange(len(WORDS) + 3) % 4, seed=1)
     inputs = _batch(model)
     with tf.GradientTape() as tape:
@@ -140,8 +138,7 @@ def test_gradients_reach_every_weight_of_every_lstm(ld, loss):
 
 
 def test_only_gen_r_reads_the_left_context():
-    model = TDTreeLSTMLanguageModel(vocabulary(), embedding_dim=4, units=3,
-                                    num_layers=1, ld=True, seed=0, init_range=1.0)
+    model = tiny_tdtreelstm_lm(ld=True, init_range=1.0)
     inputs = _batch(model)
     base = model(inputs).numpy()
     noisy = dict(inputs)
@@ -208,13 +205,12 @@ def test_nce_model_starts_at_ln_z_9_without_output_bias_and_scores_exactly():
     assert model.score(TREES[:1])[0]["log_prob"] < 0
 
 
-def test_keras_round_trip_keeps_scores_vocabulary_and_config(tmp_path):
+def test_keras_round_trip_keeps_scores_vocabulary_and_config(harness):
     model = TDTreeLSTMLanguageModel.from_preset(
         "tiny", DependencyVocabulary(WORDS, lowercase=True), ld=True,
         loss="nce", unigram_counts=np.arange(13), seed=4)
-    path = tmp_path / "model.keras"
-    model.save(path)
-    loaded = keras.saving.load_model(path)
+    # The batched log-probabilities, exactly.
+    loaded = harness.run_model_saving_test(model, _batch(model))
     assert isinstance(loaded, TDTreeLSTMLanguageModel)
     assert list(loaded.vocabulary) == list(model.vocabulary)
     assert loaded.ld and loaded.loss_name == "nce" and loaded.lowercase
