@@ -296,8 +296,9 @@ class TestCase:
                               call_kwargs=None, filename="model.keras"):
         """`model.save` to a `.keras` file, `keras.saving.load_model`: the
         loaded model is of the model's class and gives the same outputs on
-        `input_data` (inference; exactly, unless `atol` / `rtol`). Returns
-        the loaded model."""
+        `input_data`, the model's one input (a list or a dict stays one), in
+        inference; exactly, unless `atol` / `rtol`. Returns the loaded
+        model."""
         call_kwargs = {"training": False, **(call_kwargs or {})}
         expected = _flat(model(input_data, **call_kwargs))
         path = os.path.join(self.get_temp_dir(), filename)

@@ -19,6 +19,8 @@ import pytest
 import keras_ordered
 from keras_ordered import cli
 
+pytestmark = pytest.mark.slow  # the console script, in subprocesses
+
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "keras-ordered")
 if not os.path.exists(SCRIPT):
     SCRIPT = shutil.which("keras-ordered")

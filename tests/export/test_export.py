@@ -24,6 +24,8 @@ from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.parsing import trees as trees_lib
 
+pytestmark = pytest.mark.slow  # SavedModel exports, served in fresh processes
+
 WORDS = ["<eos>", "<unk>", "<s>", "the", "cat", "sat", "on", "mat", ".",
          "a", "dog", "N", "'s", "n't", "do"]
 

@@ -85,6 +85,7 @@ def _check_against_python(cases, batch_size=1000):
 
 
 # --- the in-graph delinearizer ------------------------------------------------
+@pytest.mark.slow
 def test_delinearize_equals_python_on_every_wsj_sample_tree():
     from nltk.corpus.reader import BracketParseCorpusReader
 
@@ -291,6 +292,7 @@ def _python_path(parser, sentences, beam_size):
     }
 
 
+@pytest.mark.slow
 def test_fresh_tensorflow_process_gets_the_python_trees(parser, exported):
     served = serve_in_fresh_process(
         [exported[None], exported[BEAM]], RAW, ["parse", "serving_default"]
@@ -320,6 +322,7 @@ def test_fresh_tensorflow_process_gets_the_python_trees(parser, exported):
     assert malformed > 0  # the repairs ran in the served graph too
 
 
+@pytest.mark.slow
 def test_bad_requests_are_answered_per_sentence(served_beam):
     parse = served_beam.signatures["parse"]
     good = ["Mary runs", "The cat (a dog) sleeps"]
@@ -350,6 +353,7 @@ def test_bad_requests_are_answered_per_sentence(served_beam):
                 np.testing.assert_array_equal(out[key][row], value[good_row], key)
 
 
+@pytest.mark.slow
 def test_wrong_dtype_rank_and_empty_batch(served_beam):
     parse = served_beam.signatures["parse"]
     for bad in (tf.constant([1, 2]), tf.constant([["a b"]]), tf.constant("a b")):
@@ -361,6 +365,7 @@ def test_wrong_dtype_rank_and_empty_batch(served_beam):
     assert again["tree"].numpy()[0].decode().startswith("(S ")
 
 
+@pytest.mark.slow
 def test_graph_ops_are_those_of_the_standard_model_server(parser, exported):
     for path in (exported[None], exported[BEAM]):
         types = ops.saved_model_op_types(path)
@@ -379,6 +384,7 @@ def test_graph_ops_are_those_of_the_standard_model_server(parser, exported):
     assert len(calls) == len(parser.encoder_layers)
 
 
+@pytest.mark.slow
 def test_export_model_and_the_command_line(parser, exported, tmp_path, capsys):
     # `keras-ordered export` wrote the greedy SavedModel (the fixture).
     assert exported[None].endswith(os.path.join("greedy", "1"))

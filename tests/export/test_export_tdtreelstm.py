@@ -85,6 +85,7 @@ def sample_trees():
     return trees
 
 
+@pytest.mark.slow
 def test_in_graph_generation_order_equals_generation_steps(sample_trees):
     assert len(sample_trees) > 3000
     _check_steps([list(t.heads) for t in sample_trees])
@@ -212,6 +213,7 @@ def _blocks(trees):
     return blocks
 
 
+@pytest.mark.slow
 def test_fresh_tensorflow_process_gets_the_scores_of_model_score(
         models, exported, sample_trees):
     held_out = [t for t in sample_trees
@@ -286,6 +288,7 @@ def served_ld(exported):
     return tf.saved_model.load(exported["ld"])
 
 
+@pytest.mark.slow
 def test_malformed_trees_are_answered_per_sentence(served_ld):
     score = served_ld.signatures["score"]
     alone = {k: v.numpy() for k, v in score(tf.constant([GOOD, CONLL_GOOD])).items()}
@@ -319,6 +322,7 @@ def test_malformed_trees_are_answered_per_sentence(served_ld):
                 np.testing.assert_array_equal(got, value[good], key)
 
 
+@pytest.mark.slow
 def test_wrong_dtype_rank_and_empty_batch(served_ld):
     score = served_ld.signatures["score"]
     for bad in (tf.constant([1, 2]), tf.constant([[GOOD]]), tf.constant(GOOD)):
@@ -333,6 +337,7 @@ def test_wrong_dtype_rank_and_empty_batch(served_ld):
     assert again["valid"].numpy()[0] and again["sentence_log_prob"].numpy()[0] < 0
 
 
+@pytest.mark.slow
 def test_graph_ops_are_those_of_the_standard_model_server(exported):
     for name in ("tree", "ld"):
         types = ops.saved_model_op_types(exported[name])
@@ -342,6 +347,7 @@ def test_graph_ops_are_those_of_the_standard_model_server(exported):
         assert not [t for t in types if "Cudnn" in t or "PyFunc" in t]
 
 
+@pytest.mark.slow
 def test_export_model_and_the_command_line(models, exported, tmp_path, capsys):
     assert exported["ld"].endswith(os.path.join("ld", "1"))
     assert "signature score (serving_default)" in exported["stderr"]

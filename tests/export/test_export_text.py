@@ -333,6 +333,7 @@ class _Serving(tf.Module):
         }
 
 
+@pytest.mark.slow
 def test_tf_function_and_saved_model_round_trip(tmp_path):
     vocab_dir = tmp_path / "vocab"
     vocab_dir.mkdir()

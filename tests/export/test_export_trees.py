@@ -117,6 +117,7 @@ class _Parser(tf.Module):
         }
 
 
+@pytest.mark.slow
 def test_saved_model_round_trip_and_serving_ops(tmp_path):
     rng = np.random.default_rng(7)
     words, distances, lengths = _random_batch(rng, 50, max_length=12)

@@ -34,6 +34,8 @@ import pytest
 from conftest import require_data
 from keras_ordered.parsing import evalb
 
+pytestmark = pytest.mark.slow  # compiles evalb.c, runs it on thousands of trees
+
 PARAMETER_FILES = ("COLLINS.prm", "new.prm", "sample.prm")
 # Parameter files of this test, for what the shipped ones leave out:
 # EQ_LABEL and EQ_WORD pairs that chain (the C program does not), a

@@ -10,6 +10,8 @@ import subprocess
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # lint-imports in subprocesses
+
 LINT_IMPORTS = shutil.which("lint-imports")
 
 

@@ -27,6 +27,17 @@ from conftest import REPO
 from conftest import doc_pages
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+# An example that trains, searches or exports (seconds to a minute each)
+# runs with the slow tests; the others in the quick loop too.
+HEAVY = re.compile(
+    r"\bfit\(|\.search\(|make_tuner|HyperModel|\bexport_\w*\(|saved_model")
+
+
+def _param(code, id):
+    """A test parameter, marked slow when `code` trains, searches or exports."""
+    heavy = HEAVY.search(code if isinstance(code, str) else "\n".join(code))
+    return pytest.param(code, id=id,
+                        marks=[pytest.mark.slow] if heavy else [])
 
 
 def _dedent_blocks(text):
@@ -53,7 +64,7 @@ def _docstring_examples():
             blocks = _dedent_blocks(inspect.getdoc(obj) or "")
             if blocks:
                 name = getattr(obj, "__qualname__", info.name)
-                examples.append(pytest.param(blocks, id=f"{info.name}:{name}"))
+                examples.append(_param(blocks, f"{info.name}:{name}"))
     return examples
 
 
@@ -88,7 +99,7 @@ def _page_blocks():
         with open(os.path.join(REPO, page), encoding="utf-8") as f:
             blocks = _dedent_blocks(f.read())
         params += [
-            pytest.param(block, id=f"{page}:{index}")
+            _param(block, f"{page}:{index}")
             for index, block in enumerate(blocks)
         ]
     return params

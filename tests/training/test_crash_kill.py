@@ -15,6 +15,8 @@ import pytest
 from conftest import REPO
 from conftest import require_data
 
+pytestmark = pytest.mark.slow  # kills recipe subprocesses
+
 
 def _processes_of(path):
     """PIDs of the live processes whose command line names `path` (the

@@ -15,6 +15,8 @@ import pytest
 from conftest import REPO
 from conftest import require_data
 
+pytestmark = pytest.mark.slow  # interrupts recipe subprocesses
+
 # A correctness bound for a loaded 2-core CPU, not a speed target: before
 # the fix, a Ctrl-C in the first training step waited for the whole step.
 STOP_SECONDS = 15

@@ -47,6 +47,7 @@ def measured():
     return results
 
 
+@pytest.mark.slow
 def test_onlstm_sparse_embedding_and_global_norm_clipping(measured):
     result = measured["onlstm_untied_clipped"]
     # The untied input embedding's gradient is IndexedSlices all the way.
@@ -61,6 +62,7 @@ def test_onlstm_sparse_embedding_and_global_norm_clipping(measured):
     assert result["replicas_hold_different_streams"]
 
 
+@pytest.mark.slow
 def test_prpn_equal_with_synchronized_batch_norm(measured):
     result = measured["prpn_clipped"]
     assert result["synchronized"] is True  # chosen for 2 replicas
@@ -69,6 +71,7 @@ def test_prpn_equal_with_synchronized_batch_norm(measured):
     assert result["state_difference"] < 1e-4
 
 
+@pytest.mark.slow
 def test_prpn_per_replica_batch_statistics_is_the_difference(measured):
     result = measured["prpn_per_replica_batch_norm"]
     # The official per-device batch norm on half batches: another model.
@@ -76,6 +79,7 @@ def test_prpn_per_replica_batch_statistics_is_the_difference(measured):
     assert result["weight_difference"] > 1e-3
 
 
+@pytest.mark.slow
 def test_uneven_tokens_per_replica_mean_over_the_global_batch(measured):
     # Sentence batches: padding masks give the replicas different numbers
     # of tokens; the loss is still the mean over the global batch. (This
@@ -88,6 +92,7 @@ def test_uneven_tokens_per_replica_mean_over_the_global_batch(measured):
     assert result["weight_difference"] < ATOL
 
 
+@pytest.mark.slow
 def test_a_second_model_under_the_same_strategy_is_equal_too(measured):
     # Trained after another PRPN model under the same 2-replica strategy in
     # one process (what a keras-tuner search on several GPUs does); this
@@ -97,12 +102,14 @@ def test_a_second_model_under_the_same_strategy_is_equal_too(measured):
     assert result["weight_difference"] < ATOL
 
 
+@pytest.mark.slow
 def test_ntasgd_average_equal(measured):
     result = measured["onlstm_ntasgd"]
     assert result["average_moved"] > 1e-4
     assert result["average_difference"] < ATOL
 
 
+@pytest.mark.slow
 def test_custom_loop_on_two_replicas_equals_fit_on_one(measured):
     result = measured["custom_loop"]
     assert result["loss_difference"] < ATOL
@@ -110,11 +117,13 @@ def test_custom_loop_on_two_replicas_equals_fit_on_one(measured):
     assert result["weight_difference"] < ATOL
 
 
+@pytest.mark.slow
 def test_backup_state_round_trip_across_replicas(measured):
     # What a backup saves (every replica's rows) loads back row for row.
     assert measured["state_round_trip"] < 1e-7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["prpn"])
 def test_dropout_runs_train_close_and_stay_mirrored(measured, family):
     result = measured[f"{family}_dropout"]
@@ -126,12 +135,14 @@ def test_dropout_runs_train_close_and_stay_mirrored(measured, family):
     assert result["seed_copies_difference"] == 0.0
 
 
+@pytest.mark.slow
 def test_each_replica_draws_its_own_dropout_masks(measured):
     assert measured["dropout_masks"]["keras_alone_same"]
     assert measured["dropout_masks"]["shifted_differ"]
 
 
 # --- the recipes' --strategy -------------------------------------------------------
+@pytest.mark.slow
 def test_recipe_trains_on_two_logical_cpu_replicas(tmp_path):
     from conftest import require_data
 
@@ -155,6 +166,7 @@ def test_recipe_trains_on_two_logical_cpu_replicas(tmp_path):
     assert backup["epoch"] == 1
 
 
+@pytest.mark.slow
 def test_recipe_one_device_strategy(tmp_path):
     from test_recipe_usability import _main
     from test_recipe_usability import _tiny_args

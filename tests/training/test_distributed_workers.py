@@ -20,6 +20,8 @@ import pytest
 
 from conftest import require_data
 
+pytestmark = pytest.mark.slow  # worker subprocesses that train
+
 # The repository (this file is tests/training/...); not conftest's REPO,
 # since the file also runs as a script, without tests/ on sys.path.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(

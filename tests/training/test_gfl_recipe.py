@@ -123,6 +123,7 @@ def test_parse_sentences_keeps_the_order_and_matches_one_by_one():
 
 
 # --- the recipe -------------------------------------------------------------
+@pytest.mark.slow
 def test_recipe_writes_results_model_and_attention_map(trained_run):
     results = json.loads((trained_run / "results.json").read_text())
     assert results["preset"] == "tiny" and results["epochs"] == 2
@@ -155,6 +156,7 @@ def test_recipe_writes_results_model_and_attention_map(trained_run):
     assert any("evalb_f1" in tag for tag in tags), tags
 
 
+@pytest.mark.slow
 def test_finished_run_says_so(trained_run, capsys):
     status = recipe(trained_run, "--epochs", "2")
     assert status == 0
@@ -174,6 +176,7 @@ class _Recorder(keras.callbacks.Callback):
         self.epochs.append(epoch)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
     crash = CrashAtEpoch(at=1)
     status = recipe(tmp_path, "--epochs", "2", callbacks=[crash])
@@ -234,6 +237,7 @@ def test_every_option_has_help_and_default():
     assert "(default: runs/gfl_wsj)" in text
 
 
+@pytest.mark.slow
 def test_recipe_script_help_runs():
     result = subprocess.run(
         [sys.executable, os.path.join(REPO, "recipes", "wsj_gfl.py"), "--help"],
@@ -244,6 +248,7 @@ def test_recipe_script_help_runs():
 
 
 # --- the command line -----------------------------------------------------
+@pytest.mark.slow
 def test_cli_parse_prints_labelled_trees(trained_run, capsys):
     model = str(trained_run / "model.keras")
     status = cli.main(["parse", "--model", model, "The cat (a big one) sat."])
@@ -268,6 +273,7 @@ def test_cli_parse_prints_labelled_trees(trained_run, capsys):
     assert status == 2 and "--beam-size needs --model" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_evaluate_prints_the_evalb_report(trained_run, capsys):
     model = str(trained_run / "model.keras")
     argv = ["evaluate", "--treebank", sample(), "--files", "wsj_0149.mrg",
@@ -294,6 +300,7 @@ def test_cli_evaluate_prints_the_evalb_report(trained_run, capsys):
     assert status == 2 and "No model at" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_parse_speed_benchmark_prints_json():
     script = os.path.join(REPO, "benchmarks", "gfl_parse_speed.py")
     result = subprocess.run(

@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 import nltk
+import pytest
 
 from keras_ordered.datasets.treebank import make_sentence
 from keras_ordered.models import ONLSTMLanguageModel
@@ -16,6 +17,7 @@ GOLD = [
 ]
 
 
+@pytest.mark.slow
 def test_callback_logs_f1_scalars_and_trees(tmp_path):
     records = [make_sentence(nltk.Tree.fromstring(t)) for t in GOLD]
     vocabulary = ["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", "dogs", "bark"]

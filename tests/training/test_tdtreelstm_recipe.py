@@ -47,6 +47,7 @@ def trained_run(tmp_path_factory):
     return output
 
 
+@pytest.mark.slow
 def test_recipe_runs_two_steps_and_writes_results(trained_run):
     results = json.loads((trained_run / "results.json").read_text())
     assert results["model"] == "LdTreeLSTM" and results["epochs_run"] == 2
@@ -63,11 +64,13 @@ def test_recipe_runs_two_steps_and_writes_results(trained_run):
                in os.walk(trained_run / "logs") for f in names)
 
 
+@pytest.mark.slow
 def test_finished_run_says_so(trained_run, capsys):
     assert recipe(trained_run, "--ld", "--epochs", "2") == 0
     assert "is finished (2 epochs)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_sequential_baseline_is_a_chain_model(tmp_path):
     assert recipe(tmp_path, "--sequential", "--epochs", "1") == 0
     results = json.loads((tmp_path / "results.json").read_text())
@@ -153,6 +156,7 @@ def test_completion_questions_and_perturbed_trees_are_deterministic():
         assert sum(a != b for a, b in zip(heads, tree.heads)) == 1
 
 
+@pytest.mark.slow
 def test_every_option_has_help_and_the_script_runs():
     parser = tdtreelstm_runner.build_parser()
     for action in parser._actions:
@@ -168,6 +172,7 @@ def test_every_option_has_help_and_the_script_runs():
 
 
 # --- keras-ordered score ------------------------------------------------------
+@pytest.mark.slow
 def test_cli_score_prints_log_probabilities_and_perplexity(trained_run, capsys,
                                                            tmp_path):
     model_path = str(trained_run / "model.keras")
@@ -201,6 +206,7 @@ def test_cli_score_prints_log_probabilities_and_perplexity(trained_run, capsys,
     assert status == 2
 
 
+@pytest.mark.slow
 def test_throughput_benchmark_prints_json():
     script = os.path.join(REPO, "benchmarks", "tdtreelstm_throughput.py")
     result = subprocess.run(
@@ -216,6 +222,7 @@ def test_throughput_benchmark_prints_json():
     assert figures["tree_gates"]["train_cost_per_word_vs_sequential"] > 0
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
     crash = CrashAtEpoch(at=1)
     assert recipe(tmp_path, "--epochs", "2", callbacks=[crash]) == 130

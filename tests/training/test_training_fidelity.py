@@ -53,6 +53,7 @@ def test_clipping_under_mixed_float16_clips_the_true_gradients():
     )
 
 
+@pytest.mark.slow
 def test_best_checkpoint_under_averaging_holds_the_validated_weights(tmp_path):
     rng = np.random.default_rng(5)
     ids = rng.integers(0, len(VOCAB), 1200).astype("int32")

@@ -144,6 +144,7 @@ def test_built_model_ignores_build_from_config():
             np.testing.assert_array_equal(a, b.numpy())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["random", "bayesian", "hyperband"])
 def test_every_tuner_starts_with_the_preset(tmp_path, name):
     hypermodel = PRPNHyperModel(WORDS, "tiny")

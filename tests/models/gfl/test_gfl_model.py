@@ -220,6 +220,7 @@ def test_default_loss_averages_over_non_padding_targets():
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_xla_train_step_matches_the_plain_one():
     source, target_in = random_batch(seed=13)
     target_out = np.concatenate([target_in[:, 1:], np.full((3, 1), EOS_ID)], 1)
@@ -236,6 +237,7 @@ def test_xla_train_step_matches_the_plain_one():
     assert losses[0][1] < losses[0][0]
 
 
+@pytest.mark.slow
 def test_overfits_four_pairs_to_exact_greedy_match():
     sentences = [
         ["john", "has", "a", "dog"],

@@ -301,6 +301,7 @@ def test_paper_preset_has_about_25m_parameters():
 
 
 # --- learning -----------------------------------------------------------------
+@pytest.mark.slow
 def test_language_model_overfits_a_tiny_corpus():
     rng = np.random.default_rng(8)
     sentences = [[2 + int(w) for w in rng.integers(0, 14, rng.integers(3, 7))]

@@ -117,6 +117,7 @@ def test_config_and_keras_file_round_trips(harness):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_overfits_a_tiny_corpus():
     # A deterministic pattern that needs context: the first half of each
     # "sentence" predicts its second half.

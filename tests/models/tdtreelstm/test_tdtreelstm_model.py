@@ -225,6 +225,7 @@ def test_keras_round_trip_keeps_scores_vocabulary_and_config(harness):
     assert len(str(keras.saving.serialize_keras_object(model))) < 3000
 
 
+@pytest.mark.slow
 def test_overfits_a_handful_of_trees():
     keras.utils.set_random_seed(0)
     model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
@@ -374,8 +375,9 @@ def test_action_schedule_runs_every_step_once_after_its_source(rows):
         action_schedule([[1, 0, 1]], [[0, 3, 2]], [3])  # steps 1, 2: a cycle
 
 
-@pytest.mark.parametrize("context, jit", [(False, False), (True, False),
-                                          (True, True)])
+@pytest.mark.parametrize("context, jit", [
+    (False, False), (True, False),
+    pytest.param(True, True, marks=pytest.mark.slow)])  # XLA compiles
 def test_scheduled_states_and_gradients_equal_the_generation_order(context, jit):
     from keras_ordered.layers import TopDownTreeLSTM
     from keras_ordered.models.tdtreelstm.inputs import action_schedule
@@ -419,6 +421,7 @@ def test_scheduled_states_and_gradients_equal_the_generation_order(context, jit)
                                    atol=1e-5)
 
 
+@pytest.mark.slow
 def test_batches_carry_the_schedule_and_train_with_it():
     model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
                                                 seed=5)
