@@ -22,8 +22,8 @@ def require_data(*parts):
     return path
 
 
-# Gold sentences with hand-computed scores (tests/test_parsing_metrics.py,
-# tests/test_evaluation_protocols.py).
+# Gold sentences with hand-computed scores (tests/parsing/test_parsing_metrics.py,
+# tests/parsing/test_evaluation_protocols.py).
 HAND_SCORED_GOLD = [
     # 6 words, 7 tokens: spans (0,6) (0,2) (2,6) (3,6) (4,6).
     "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
@@ -67,3 +67,14 @@ def doc_pages():
             for path in glob.glob(os.path.join(REPO, pattern))
         )
     return pages
+
+
+@pytest.fixture
+def harness(tmp_path):
+    """The shared checks of tests/harness.py (`TestCase`), with this test's
+    temporary folder."""
+    from harness import TestCase
+
+    case = TestCase()
+    case.tmp_path = tmp_path
+    return case

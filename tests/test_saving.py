@@ -158,6 +158,7 @@ def test_files_with_the_vocabulary_in_their_config_still_load(tmp_path, saved):
     )
 
 
+@pytest.mark.slow
 def test_keras_without_keras_ordered_gives_a_short_error(tmp_path):
     import subprocess
     import sys

@@ -46,7 +46,7 @@ words than the exported limit, a head out of range, a word its own head,
 no root, two roots, a cycle, invalid UTF-8) gets `valid` false, an `error`
 message naming the line or the words, and zeros; the other sentences of
 the batch get the answers they would get alone. The numbers are those of
-`TDTreeLSTMLanguageModel.score` (`tests/test_export_tdtreelstm.py`
+`TDTreeLSTMLanguageModel.score` (`tests/export/test_export_tdtreelstm.py`
 checks them to 1e-5 in a process that cannot import keras_ordered).
 """
 

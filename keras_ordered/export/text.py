@@ -180,7 +180,7 @@ def tokenize(sentences, treebank=True):
     `convert_parentheses`) to RE2 with core TensorFlow ops. It gives
     nltk's tokens on every sentence of the WSJ sample and on random
     strings of quotes, punctuation, contractions and Unicode spaces
-    (`tests/test_export_text.py`). Known differences: invalid UTF-8,
+    (`tests/export/test_export_text.py`). Known differences: invalid UTF-8,
     which nltk never sees (repair it first, see `repair_utf8`), and the
     character classes RE2 spells out for Python's Unicode `\\s`, `\\d`
     and `\\w`, whose Unicode versions may differ on a few characters

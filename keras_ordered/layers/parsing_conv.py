@@ -26,7 +26,7 @@ class GlobalBatchNormalization(keras.layers.BatchNormalization):
     mean is large against the spread: the `tiny` PRPN trained on padded
     sentences by 2 replicas ended 2 clipped SGD steps 0.009 away from the
     1-replica weights with it, 5e-8 with these two passes
-    (tests/test_distributed_replicas.py). With one replica, or
+    (tests/training/test_distributed_replicas.py). With one replica, or
     `synchronized=False`, these are the statistics of the replica's own
     batch, as in `keras.layers.BatchNormalization`.
 

@@ -5,7 +5,7 @@ paper reports, written from the behaviour of EVALB's C program (Sekine &
 Collins, 1997; `evalb.c`, the version with the F-measure lines). On every
 input the C program accepts, `format_report` writes, character for
 character, the report `evalb -p PRM GOLD TEST` prints; a differential test
-(`tests/test_evalb_differential.py`) compiles `evalb.c` and compares the
+(`tests/parsing/test_evalb_differential.py`) compiles `evalb.c` and compares the
 two reports over thousands of perturbed WSJ and synthetic tree pairs with
 `COLLINS.prm`, `new.prm` and `sample.prm`.
 

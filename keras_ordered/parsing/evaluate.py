@@ -493,7 +493,7 @@ PROTOCOLS = {
         source="EVALB (Sekine and Collins, 1997), unlabelled: COLLINS.prm "
         "with LABELED 0 (as harvardnlp/urnng's COLLINS.prm: DELETE_LABEL "
         "TOP -NONE- , : `` '' .), run by keras_ordered.parsing.evalb (equal "
-        "to evalb.c: tests/test_evalb_differential.py) on the trees with "
+        "to evalb.c: tests/parsing/test_evalb_differential.py) on the trees with "
         "punctuation removed, the induced tree carrying the gold POS tags",
         scorer="evalb", evalb_params=evalb.EvalbParams(labeled=False),
     ),

@@ -18,7 +18,7 @@ What several replicas change, and what keeps them equal to one
 ==============================================================
 
 With the same global batch and seed, N replicas train the model that one
-device trains (tests/test_distributed_replicas.py measures it):
+device trains (tests/training/test_distributed_replicas.py measures it):
 
 - each replica carries the recurrent state of its own rows (the streams it
   always receives) in replica-local variables;

@@ -5,7 +5,7 @@ Each preset has `model` (arguments of `PRPNLanguageModel`) and `training`
 (the recipe's optimisation settings, read by `keras_ordered.training`), and
 what the recipes' `--help` and CPU warning quote: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
-tests/test_recipe_usability.py) and `cpu_minutes_per_epoch` (training plus
+tests/training/test_recipe_usability.py) and `cpu_minutes_per_epoch` (training plus
 validation on this project's 2-core CPU, measured with
 `benchmarks/preset_epoch_time.py` on 2026-11-23 after issue 13's faster
 reading and predict networks; `quick` and `up` from their recipe runs).
@@ -69,7 +69,7 @@ PRESETS = {
         # 0.7 (layer-1 input, output), --idropout 0.5 (later inputs, keys,
         # parser, predict input; fresh per step), --rdropout 0.5 (h~, one
         # mask per window shared by the batch). 43,603,202 trainable
-        # parameters, the official model's (tests/test_prpn_convert.py).
+        # parameters, the official model's (tests/models/prpn/test_prpn_convert.py).
         "model": {
             "embedding_dim": 800,
             "hidden_dim": 1200,

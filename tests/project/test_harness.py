@@ -1,0 +1,117 @@
+"""The shared harness (tests/harness.py) catches what it claims to: each
+check fails on a layer or model with that defect, and the tiny models are
+the same every time."""
+
+import keras
+import numpy as np
+import pytest
+
+from harness import tiny_gfl_parser
+from harness import tiny_onlstm_lm
+from harness import tiny_prpn_lm
+from harness import tiny_tdtreelstm_lm
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered_tests")
+class Scale(keras.layers.Layer):
+    """Multiplies by a kernel and by `factor`; the defects are switches."""
+
+    def __init__(self, factor=2.0, forget_factor=False, dead_weight=False,
+                 drift=False, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+        self.forget_factor = forget_factor
+        self.dead_weight = dead_weight
+        self.drift = drift
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight(shape=(input_shape[-1],), name="kernel")
+        if self.dead_weight:
+            self.unused = self.add_weight(shape=(1,), name="unused")
+
+    def call(self, inputs):
+        return inputs * self.kernel * self.factor
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(dead_weight=self.dead_weight,
+                      forget_factor=self.forget_factor, drift=self.drift)
+        if not self.forget_factor:
+            # With `drift`, each round trip adds one to the factor.
+            config["factor"] = self.factor + (1 if self.drift else 0)
+        return config
+
+
+class Unregistered(keras.layers.Layer):
+    def call(self, inputs):
+        return inputs
+
+
+X = np.ones((2, 3), "float32")
+
+
+def test_a_sound_layer_passes(harness):
+    harness.run_layer_test(Scale, {"factor": 3.0}, X, expected_output_shape=(2, 3),
+                           expected_num_trainable_weights=1)
+
+
+def test_a_wrong_output_shape_or_weight_count_fails(harness):
+    with pytest.raises(AssertionError, match="shape"):
+        harness.run_layer_test(Scale, {}, X, expected_output_shape=(2, 4))
+    with pytest.raises(AssertionError):
+        harness.run_layer_test(Scale, {}, X, expected_num_trainable_weights=2)
+
+
+def test_a_weight_without_gradient_fails(harness):
+    with pytest.raises(AssertionError, match="unused"):
+        harness.run_layer_test(Scale, {"dead_weight": True}, X)
+    # ...unless it is named as one without gradient.
+    harness.run_layer_test(Scale, {"dead_weight": True}, X,
+                           no_gradient=("unused",))
+
+
+def test_a_config_that_changes_in_a_round_trip_fails(harness):
+    with pytest.raises(AssertionError, match="changed the config"):
+        harness.run_serialization_test(Scale(factor=3.0, drift=True))
+    harness.run_serialization_test(Scale(factor=3.0))
+
+
+def test_a_config_that_loses_an_argument_fails(harness):
+    # The config round trips (the argument is missing both times), but the
+    # revived layer, given the same weights, computes something else.
+    harness.run_serialization_test(Scale(factor=3.0, forget_factor=True))
+    with pytest.raises(AssertionError, match="Not equal"):
+        harness.run_layer_test(Scale, {"factor": 3.0, "forget_factor": True}, X)
+
+
+def test_an_unregistered_layer_fails_keras_saving(harness):
+    with pytest.raises((AssertionError, TypeError, ValueError)):
+        harness.run_serialization_test(Unregistered())
+
+
+def test_a_model_that_loads_different_fails(harness):
+    inputs = keras.Input((3,))
+    # The factor is lost in saving: the loaded model multiplies by 2.
+    model = keras.Model(inputs, Scale(factor=3.0, forget_factor=True)(inputs))
+    with pytest.raises(AssertionError):
+        harness.run_model_saving_test(model, X)
+    sound = keras.Model(inputs, Scale(factor=3.0)(inputs))
+    assert isinstance(harness.run_model_saving_test(sound, X), keras.Model)
+
+
+@pytest.mark.parametrize("factory", [tiny_onlstm_lm, tiny_prpn_lm,
+                                     tiny_gfl_parser, tiny_tdtreelstm_lm])
+def test_the_tiny_models_are_the_same_under_one_global_seed(factory):
+    # The models' `seed` seeds their dropouts; the initial weights come from
+    # Keras' global generator (all four families).
+    models = []
+    for _ in range(2):
+        keras.utils.set_random_seed(5)
+        models.append(factory())
+    first, second = models
+    configs = [{k: v for k, v in model.get_config().items() if k != "name"}
+               for model in models]
+    assert configs[0] == configs[1]
+    assert first.count_params() == second.count_params() > 0
+    for a, b in zip(first.get_weights(), second.get_weights()):
+        np.testing.assert_array_equal(a, b)

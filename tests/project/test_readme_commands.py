@@ -1,0 +1,154 @@
+"""Every shell command of the user pages is one the tools accept, as written.
+
+The pages are README.md, docs/*.md and docs/models/*.md; their commands are
+those of the ```bash blocks (```shell blocks are shown, not checked). The
+pages' Python blocks run in tests/project/test_docs.py; their shell commands train
+for minutes to days, so here each is checked the way the tool itself reads
+it: the recipe's or the CLI's own parser accepts its arguments, its preset
+exists, and the data folders it names exist beside the checkout. Searches
+that share an output folder must be continuations of one another (the
+search recipes refuse other settings in a folder they used).
+"""
+
+import os
+import re
+import shlex
+
+import pytest
+
+from conftest import DATA
+from conftest import REPO
+from conftest import doc_pages
+
+SHELL_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
+
+
+def page_commands(page):
+    with open(os.path.join(REPO, page), encoding="utf-8") as f:
+        text = f.read()
+    commands = []
+    for block in SHELL_BLOCK.findall(text):
+        block = block.replace("\\\n", " ")
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if words:
+                commands.append(words)
+    return commands
+
+
+def readme_commands():
+    return page_commands("README.md")
+
+
+def doc_commands():
+    """Every page's commands, in the order of doc_pages(), with the page."""
+    return [(page, words) for page in doc_pages()
+            for words in page_commands(page)]
+
+
+def _recipe_parser(script):
+    from keras_ordered.models import gfl
+    from keras_ordered.models import onlstm
+    from keras_ordered.models import prpn
+    from keras_ordered.training.tasks import gfl as gfl_task
+    from keras_ordered.training.tasks.language_model import build_parser
+
+    if script == "wsj_gfl.py":
+        return gfl_task.build_parser(), gfl.PRESETS
+    if script == "wsj_tdtreelstm.py":
+        from keras_ordered.models import tdtreelstm
+        from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
+
+        return tdtreelstm_task.build_parser(), tdtreelstm.PRESETS
+    if script.startswith("tune_"):
+        from keras_ordered import tuning
+        from keras_ordered.tuning import search
+
+        family = {"tune_onlstm.py": (tuning.ONLSTMHyperModel, onlstm.PRESETS),
+                  "tune_prpn.py": (tuning.PRPNHyperModel, prpn.PRESETS)}
+        assert script in family, f"README names an unknown recipe {script}"
+        hypermodel_class, presets = family[script]
+        return search.build_parser("t", hypermodel_class, presets,
+                                   "runs/" + script[:-len(".py")]), presets
+    presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS}
+    assert script in presets, f"README names an unknown recipe {script}"
+    return build_parser("t", presets[script], "runs/t"), presets[script]
+
+
+def _existing(path):
+    """A README path: `../shared/data/...` is the shared data folder."""
+    prefix = os.path.join("..", "shared", "data")
+    if path.startswith(prefix):
+        return os.path.exists(os.path.join(DATA, path[len(prefix) + 1:]))
+    return os.path.exists(os.path.join(REPO, path))
+
+
+def test_readme_has_the_set_up_and_quick_start_commands():
+    commands = [" ".join(c) for c in readme_commands()]
+    assert 'pip install -e .[dev]' in commands
+    assert "python -m pytest -q" in commands
+    assert any("--preset quick" in c for c in commands)
+
+
+def test_docs_have_commands():
+    pages = {page for page, _ in doc_commands()}
+    assert {"README.md", "docs/models/prpn.md", "docs/tuning.md"} <= pages
+
+
+@pytest.mark.parametrize(
+    "page, words", doc_commands(),
+    ids=lambda value: value if isinstance(value, str) else " ".join(value)[:60],
+)
+def test_doc_command_is_accepted_as_written(page, words):
+    if words[0] == "python" and words[1].startswith("recipes/"):
+        assert os.path.exists(os.path.join(REPO, words[1]))
+        parser, presets = _recipe_parser(os.path.basename(words[1]))
+        if "--help" in words:
+            with pytest.raises(SystemExit) as exit_info:
+                parser.parse_args(words[2:])
+            assert exit_info.value.code == 0
+            return
+        args = parser.parse_args(words[2:])
+        assert args.preset in presets
+        for folder in (getattr(args, "data", None),
+                       getattr(args, "parse_eval", None),
+                       getattr(args, "treebank", None)):
+            if folder is not None:
+                assert _existing(folder), f"{folder} does not exist"
+    elif words[0] == "keras-ordered":
+        from keras_ordered.cli import build_parser
+
+        args = build_parser().parse_args(words[1:])
+        treebank = getattr(args, "treebank", None)
+        if treebank is not None:
+            assert _existing(treebank), f"{treebank} does not exist"
+    else:
+        # pip, pytest, tensorboard, saved_model_cli, TF Serving's docker
+        # image and its REST client: not ours to parse.
+        assert words[0] in (
+            "pip", "python", "tensorboard", "saved_model_cli", "docker",
+            "curl", "gcc", "/tmp/evalb",
+        ), words
+
+
+def test_searches_sharing_an_output_folder_continue_each_other():
+    """Run in order, a search command must not reuse the folder of another
+    search with other settings (the recipe would refuse it); only
+    `--max-trials` may grow."""
+    searches = {}
+    for page, words in doc_commands():
+        if words[0] != "python" or not words[1].startswith("recipes/tune_"):
+            continue
+        script = os.path.basename(words[1])
+        parser, _ = _recipe_parser(script)
+        if "--help" in words:
+            continue
+        settings = vars(parser.parse_args(words[2:]))
+        settings["script"] = script
+        output = settings.pop("output")
+        settings.pop("max_trials")
+        first = searches.setdefault(output, (page, settings))
+        assert first[1] == settings, (
+            f"{page}: `{' '.join(words)}` reuses {output}, the folder of a "
+            f"search with other settings in {first[0]}"
+        )
