@@ -27,6 +27,8 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from keras_ordered.models.gfl.vocabulary import EOS_ID
+from keras_ordered.models.gfl.vocabulary import GO_ID
 from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 
@@ -490,8 +492,6 @@ class GFLBatches(BucketedBatches):
         return len(self.target_ids[index])
 
     def arrays(self, indices):
-        from keras_ordered.models.gfl.vocabulary import EOS_ID
-        from keras_ordered.models.gfl.vocabulary import GO_ID
 
         rows = len(indices)
         source_width = max(len(self.source_ids[i]) for i in indices)

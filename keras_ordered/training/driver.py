@@ -37,6 +37,9 @@ assert run_recipe(parser, task, ["--output", ""]) == 2
 import os
 import sys
 
+from keras_ordered.training.callbacks import TrainingBackup
+from keras_ordered.training.crash_safety import CtrlC
+
 
 def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
                **kwargs):
@@ -66,7 +69,6 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
     if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     interrupted = interrupted or epoch_backup_interrupted
-    from keras_ordered.training.crash_safety import CtrlC
 
     try:
         return CtrlC(lambda: interrupted(args)).call(task, args, **kwargs)
@@ -84,7 +86,6 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
 
 def epoch_backup_interrupted(args):
     """After Ctrl-C: what `OUTPUT/backup` holds and how to resume; 130."""
-    from keras_ordered.training.callbacks import TrainingBackup
 
     backup = TrainingBackup(os.path.join(args.output, "backup"))
     backup.remove_partial_saves()

@@ -16,14 +16,30 @@ import json
 import os
 import time
 
+import keras
 import numpy as np
 
-from keras_ordered.datasets import treebank_files
-from keras_ordered.parsing import linearize
 from keras_ordered._option_types import non_negative_int
 from keras_ordered._option_types import positive_int
+from keras_ordered.datasets import treebank_files
+from keras_ordered.models.gfl import GFLParser
+from keras_ordered.models.gfl import SourceVocabulary
+from keras_ordered.models.gfl import TargetVocabulary
+from keras_ordered.models.gfl import get_preset
+from keras_ordered.models.gfl import load_word_vectors
+from keras_ordered.models.gfl.inference import evaluate_parser
+from keras_ordered.models.gfl.inference import parse_sentences
+from keras_ordered.models.gfl.inference import scores
+from keras_ordered.parsing import linearize
 from keras_ordered.training import options
 from keras_ordered.training.batching import GFLBatches
+from keras_ordered.training.callbacks import EVALBValidation
+from keras_ordered.training.callbacks import LearningRateLogger
+from keras_ordered.training.callbacks import ResumableModelCheckpoint
+from keras_ordered.training.callbacks import StopOnCtrlC
+from keras_ordered.training.callbacks import TrainingBackup
+from keras_ordered.training.crash_safety import save_run
+from keras_ordered.training.distributed import make_strategy
 from keras_ordered.training.driver import run_recipe
 
 TRAINING = {
@@ -168,7 +184,6 @@ def load_splits(args):
 def train(args, callbacks=()):
     """Trains, evaluates and saves a GFL parser as `args` say; returns 0."""
     _check_args(args)
-    from keras_ordered.models.gfl import get_preset
 
     preset = get_preset(args.preset)
     settings = dict(TRAINING[args.preset])
@@ -177,22 +192,6 @@ def train(args, callbacks=()):
             settings[key] = getattr(args, key)
     beam_size = args.beam_size or preset["decoding"]["beam_size"]
     splits = load_splits(args)
-
-    import keras
-    import tensorflow as tf
-
-    from keras_ordered.models.gfl import GFLParser
-    from keras_ordered.models.gfl import SourceVocabulary
-    from keras_ordered.models.gfl import TargetVocabulary
-    from keras_ordered.models.gfl import load_word_vectors
-    from keras_ordered.models.gfl.inference import evaluate_parser
-    from keras_ordered.models.gfl.inference import scores
-    from keras_ordered.training.callbacks import LearningRateLogger
-    from keras_ordered.training.callbacks import ResumableModelCheckpoint
-    from keras_ordered.training.callbacks import TrainingBackup
-    from keras_ordered.training.callbacks import StopOnCtrlC
-    from keras_ordered.training.crash_safety import save_run
-    from keras_ordered.training.callbacks import EVALBValidation
 
     keras.utils.set_random_seed(args.seed)
     train_trees = splits["train"]
@@ -226,8 +225,6 @@ def train(args, callbacks=()):
     if args.steps_per_epoch:
         steps = min(steps, args.steps_per_epoch)
     epochs = settings["epochs"]
-
-    from keras_ordered.training.distributed import make_strategy
 
     strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
     overrides = {"seed": args.seed}
@@ -379,7 +376,6 @@ def train(args, callbacks=()):
 def write_attention_map(model, trees, index, path):
     """Draws the greedy attention of test sentence `index` into `path`."""
     from keras_ordered.models.gfl.attention_map import plot_attention_map
-    from keras_ordered.models.gfl.inference import parse_sentences
 
     if index >= len(trees):
         raise ValueError(

@@ -57,6 +57,7 @@ from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.optimizers import make_optimizer
 from keras_ordered.training.options import DEFAULT_PRECISION
 from keras_ordered.training.precision import training_policy
+from keras_ordered.training.callbacks import ParsingEvaluation
 
 
 def describe_presets(presets, default="ptb"):
@@ -550,7 +551,6 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
     parsing = None
     treebank_records = data.treebank_records
     if chief and (args.parse_eval or treebank_records is not None):
-        from keras_ordered.training.callbacks import ParsingEvaluation
 
         parsing = ParsingEvaluation(
             args.parse_eval or treebank_records,

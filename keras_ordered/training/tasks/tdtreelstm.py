@@ -18,11 +18,24 @@ import time
 
 import keras
 import numpy as np
+import tensorflow as tf
 
-from keras_ordered.datasets import dependency
 from keras_ordered._option_types import positive_float
 from keras_ordered._option_types import positive_int
+from keras_ordered.datasets import dependency
+from keras_ordered.models.tdtreelstm import PRESETS
+from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
+from keras_ordered.models.tdtreelstm import evaluation
+from keras_ordered.models.tdtreelstm import get_preset
+from keras_ordered.models.tdtreelstm.inputs import encode_tree
 from keras_ordered.training import options
+from keras_ordered.training.batching import TreeBatches
+from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
+from keras_ordered.training.callbacks import ResumableModelCheckpoint
+from keras_ordered.training.callbacks import StopOnCtrlC
+from keras_ordered.training.callbacks import TimeLimit
+from keras_ordered.training.callbacks import TrainingBackup
+from keras_ordered.training.crash_safety import save_run
 from keras_ordered.training.driver import run_recipe
 
 
@@ -61,7 +74,6 @@ Running the same command again resumes a killed run from its last epoch.
 
 def build_parser():
     """The recipe's command-line options."""
-    from keras_ordered.models.tdtreelstm import PRESETS
 
     parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
                                    prog="wsj_tdtreelstm.py")
@@ -151,7 +163,6 @@ def load_splits(args):
 
 def evaluate(model, trees, train_trees, sequential=False, batch_size=64):
     """The section-4 figures of a model on held-out trees (a dict)."""
-    from keras_ordered.models.tdtreelstm import evaluation
 
     started = time.time()
     ppl, total, words = evaluation.perplexity(model, trees, sequential,
@@ -181,10 +192,6 @@ def evaluate(model, trees, train_trees, sequential=False, batch_size=64):
 def train(args, callbacks=()):
     """Trains, evaluates and saves a TD-TreeLSTM as `args` say; returns 0."""
     _check_args(args)
-    from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
-    from keras_ordered.training.batching import TreeBatches
-    from keras_ordered.models.tdtreelstm import evaluation
-    from keras_ordered.models.tdtreelstm import get_preset
 
     preset = get_preset(args.preset)
     settings = dict(preset["training"])
@@ -194,15 +201,6 @@ def train(args, callbacks=()):
         if getattr(args, option) is not None:
             settings[key] = getattr(args, option)
     splits = load_splits(args)
-
-    import tensorflow as tf
-
-    from keras_ordered.training.callbacks import ResumableModelCheckpoint
-    from keras_ordered.training.callbacks import TrainingBackup
-    from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
-    from keras_ordered.training.callbacks import StopOnCtrlC
-    from keras_ordered.training.callbacks import TimeLimit
-    from keras_ordered.training.crash_safety import save_run
 
     keras.utils.set_random_seed(args.seed)
     train_trees = splits["train"]
@@ -325,7 +323,6 @@ def train(args, callbacks=()):
 
 
 def _encode(vocabulary, pairs):
-    from keras_ordered.models.tdtreelstm.inputs import encode_tree
 
     for words, heads in pairs:
         yield encode_tree(vocabulary.encode(list(words)), list(heads))
