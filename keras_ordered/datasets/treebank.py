@@ -22,12 +22,14 @@ them, or set the environment variable `KERAS_ORDERED_DATA` to a folder that
 holds `wsj_sample/mrg/` (the layout of the project's shared data).
 """
 
+import collections
 import dataclasses
 import io
 import os
 import re
 
 import nltk
+import numpy as np
 
 from keras_ordered._tokens import check_token_list
 from keras_ordered._tokens import decode_utf8_text
@@ -449,9 +451,6 @@ def load_lm_sentences(directory=None, max_length=None, min_count=3,
     )
     ```
     """
-    import collections
-
-    import numpy as np
 
     records = load_treebank(directory, numbers=numbers)
     if max_length is not None:

@@ -44,6 +44,11 @@ from keras_ordered.export.layout import version_path
 from keras_ordered.export.linearized import REPAIR_KINDS
 from keras_ordered.export.linearized import delinearize
 from keras_ordered.export.linearized import symbols_from_ids
+from keras_ordered.models.gfl.gfl_parser import GFLParser
+from keras_ordered.models.gfl.vocabulary import EOS_ID
+from keras_ordered.models.gfl.vocabulary import GO_ID
+from keras_ordered.models.gfl.vocabulary import PAD_ID
+from keras_ordered.models.gfl.vocabulary import UNK_ID
 
 VOCABULARY_FILE = "source_vocabulary.txt"
 """The name of the source vocabulary under the SavedModel's `assets/`."""
@@ -56,7 +61,6 @@ def _escape(tokens):
 
 
 def _is_gfl_parser(model):
-    from keras_ordered.models.gfl.gfl_parser import GFLParser
 
     return isinstance(model, GFLParser)
 
@@ -66,10 +70,6 @@ class _GFLSignatures:
 
     def __init__(self, model, vocabulary_file, beam_size, max_length,
                  max_length_factor, max_length_offset, lowercase, treebank):
-        from keras_ordered.models.gfl.vocabulary import EOS_ID
-        from keras_ordered.models.gfl.vocabulary import GO_ID
-        from keras_ordered.models.gfl.vocabulary import PAD_ID
-        from keras_ordered.models.gfl.vocabulary import UNK_ID
 
         self.vocabulary = text_lib.VocabularyTable(
             vocabulary_file, unk_token=text_lib.UNK, name="source_vocabulary"

@@ -59,6 +59,9 @@ import tensorflow as tf
 from keras_ordered.export import text as text_lib
 from keras_ordered.export.language_model import DEFAULT_MAX_LENGTH
 from keras_ordered.export.layout import version_path
+from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import (
+    TDTreeLSTMLanguageModel,
+)
 
 VOCABULARY_FILE = "tdtreelstm_vocabulary.txt"
 """The name of the vocabulary under the SavedModel's `assets/`."""
@@ -600,10 +603,6 @@ class _TDTreeLSTMSignatures:
 
 
 def _is_tdtreelstm(model):
-    from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import (
-        TDTreeLSTMLanguageModel,
-    )
-
     return isinstance(model, TDTreeLSTMLanguageModel)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from keras_ordered.parsing import evalb
 from keras_ordered.parsing import metrics
 from keras_ordered.parsing import trees as trees_lib
+from keras_ordered.parsing.baselines import binarized_gold_tree
 
 WSJ10_MAX_LENGTH = 10
 """WSJ10 keeps the sentences of at most this many words (punctuation removed)."""
@@ -702,8 +703,6 @@ def headline(scores, protocol):
 def binarized_gold_trees(records):
     """The binarized gold tree of each record (`binarized_gold_tree`): the
     best a binary tree can score."""
-    from keras_ordered.parsing.baselines import binarized_gold_tree
-
     return [binarized_gold_tree(record.tree) for record in records]
 
 
