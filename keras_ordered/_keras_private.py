@@ -55,3 +55,43 @@ def _import(module_name, attribute):
 
 DropoutRNNCell = _import(*PRIVATE_APIS["DropoutRNNCell"])
 backend_rnn = _import(*PRIVATE_APIS["backend_rnn"])
+
+
+class SymbolicBuildWithoutData:
+    """Model mixin: `fit` / `evaluate` under a strategy read no extra batch.
+
+    Under an explicit `tf.distribute` strategy (`OneDeviceStrategy`,
+    `MirroredStrategy`), Keras' TensorFlow trainer builds the model
+    symbolically at the start of every `fit` and `evaluate`
+    (`Trainer._maybe_symbolic_build`, a private method): it opens a fresh
+    iterator on the dataset, takes one batch, and drops the iterator
+    half-read. For the recipes' datasets (`from_generator`, prefetched,
+    distributed) dropping such an iterator while its generator still runs
+    in a tf.data thread is where TensorFlow crashed with a segmentation
+    fault (issue 25: `epoch_iterator.reset` right after the symbolic build,
+    in `fit` and in the validation `evaluate`). The batch is only needed
+    to build layers, compiled metrics or a compiled loss that are not
+    built yet. When everything is built (the package's models are built
+    when they are made, and compile no loss or metric objects that need
+    data), this mixin builds without data: no batch is read, no iterator
+    left half-read. Otherwise Keras' own path runs unchanged.
+
+    `tests/test_keras_private.py` checks that Keras still calls the
+    private method with the iterator, and that a model with this mixin
+    opens one iterator per `fit` where Keras alone opens two.
+    """
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        if iterator is not None and data_batch is None and _built(self):
+            iterator = None
+        return super()._maybe_symbolic_build(iterator=iterator,
+                                             data_batch=data_batch)
+
+
+def _built(model):
+    """Whether `model`'s symbolic build needs no data (Keras' own test)."""
+    layers_built = all(layer.built for layer in model._flatten_layers())
+    metrics = getattr(model, "_compile_metrics", None)
+    loss = getattr(model, "_compile_loss", None)
+    return (layers_built and (metrics is None or metrics.built)
+            and (loss is None or loss.built))

@@ -61,3 +61,53 @@ def test_a_moved_private_api_fails_loudly_naming_the_keras_version(monkeypatch):
     assert f"Keras {keras.__version__}" in message
     assert "`keras.src.backend.rnn`" in message
     assert "keras_ordered/_keras_private.py" in message
+
+
+def _count_iterators(model_class, strategy):
+    """How many times `fit` (with validation) opens the dataset's generator."""
+    import tensorflow as tf
+
+    opened = []
+
+    def generator():
+        opened.append(1)
+        for _ in range(4):
+            yield np.ones((2, 3), "float32"), np.zeros((2, 1), "float32")
+
+    spec = (tf.TensorSpec((None, 3), tf.float32),
+            tf.TensorSpec((None, 1), tf.float32))
+
+    def dataset():
+        return tf.data.Dataset.from_generator(
+            generator, output_signature=spec).prefetch(2)
+
+    with strategy.scope():
+        inputs = keras.Input((3,))
+        model = model_class(inputs, keras.layers.Dense(1)(inputs))
+        model.compile(optimizer="sgd", loss="mse")
+    model.fit(dataset(), epochs=1, steps_per_epoch=2, verbose=0)
+    after_fit = len(opened)
+    model.evaluate(dataset(), verbose=0)
+    return after_fit, len(opened) - after_fit
+
+
+def test_symbolic_build_without_data_reads_no_extra_batch():
+    """Issue 25's crash site: Keras' symbolic build under a strategy opens
+    an iterator, reads one batch and drops it half-read; the mixin builds
+    without it once everything is built."""
+    import tensorflow as tf
+
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+
+    assert hasattr(TensorFlowTrainer, "_maybe_symbolic_build")
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+
+    class Mixed(_keras_private.SymbolicBuildWithoutData, keras.Model):
+        pass
+
+    # First fit: the compiled loss is not built yet, so both read a batch.
+    # Keras alone reads one more on every later fit and evaluate.
+    plain = _count_iterators(keras.Model, strategy)
+    mixed = _count_iterators(Mixed, strategy)
+    assert plain[1] == 2, plain
+    assert mixed[1] == 1, mixed

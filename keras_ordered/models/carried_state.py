@@ -18,10 +18,11 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered.models.losses import token_cross_entropy
 
 
-class CarriedStateMixin:
+class CarriedStateMixin(SymbolicBuildWithoutData):
     """`train_step` / `test_step` carrying recurrent state across windows.
 
     For functional language models whose inputs are `[token_ids, *states]`

@@ -57,6 +57,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.attention_decoder import INPUT_FEEDING
 from keras_ordered.layers.attention_decoder import AttentionDecoder
@@ -127,7 +128,7 @@ class _FunctionCache:
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class GFLParser(keras.Model):
+class GFLParser(SymbolicBuildWithoutData, keras.Model):
     """LSTM+A constituency parser: linearized trees from reversed sentences.
 
     Encoder: source embeddings (optionally pretrained: `load_word_vectors`,

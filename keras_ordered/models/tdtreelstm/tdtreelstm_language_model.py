@@ -38,6 +38,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered._tokens import check_token_list
 from keras_ordered.datasets.dependency import DependencyTree
 from keras_ordered.datasets.dependency import DependencyVocabulary
@@ -86,7 +87,7 @@ def _vocabulary(value, lowercase):
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class TDTreeLSTMLanguageModel(keras.Model):
+class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
     """Top-down TreeLSTM (or LdTreeLSTM) language model of sentences given
     their dependency trees.
 
