@@ -4,12 +4,14 @@ ON-LSTM (Shen et al., 2019), PRPN (Shen et al., 2018) and the top-down
 parsing of their syntactic distances, as Keras layers, models and recipes.
 Importing the package registers every layer and model with Keras, so that
 `keras.saving.load_model` reads the `.keras` files it writes (or use
-`keras_ordered.load_model`).
+`keras_ordered.load_model`), whoever imports it: a script, a notebook or
+the `keras-ordered` command (the separate package `keras_ordered_cli`,
+which imports this one only when a subcommand needs it, so that `--help`
+answers at once).
 
-The `keras-ordered` command is the exception: it imports the sub-packages
-(and TensorFlow) only when a subcommand needs them, so that `--help` and
-`--version` answer at once. Every sub-package is also reachable lazily as
-an attribute (`keras_ordered.layers`, ...).
+TensorFlow's start-up log is left alone, unless `KERAS_ORDERED_QUIET=1`
+asks for a quiet start-up (the recipes and the command set it; see
+`keras_ordered._quiet`).
 """
 
 import importlib
@@ -34,11 +36,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'keras_ordered' has no attribute {name!r}")
 
 
-if not _quiet.running_the_command():
-    if _quiet.quiet_requested():
-        _quiet.import_tensorflow()
-    from keras_ordered import datasets  # noqa: F401,E402
-    from keras_ordered import layers  # noqa: F401,E402
-    from keras_ordered import models  # noqa: F401,E402
-    from keras_ordered import parsing  # noqa: F401,E402
-    from keras_ordered import training  # noqa: F401,E402
+if _quiet.quiet_requested():
+    _quiet.import_tensorflow()
+from keras_ordered import datasets  # noqa: F401,E402
+from keras_ordered import layers  # noqa: F401,E402
+from keras_ordered import models  # noqa: F401,E402
+from keras_ordered import parsing  # noqa: F401,E402
+from keras_ordered import training  # noqa: F401,E402

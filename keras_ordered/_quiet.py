@@ -18,7 +18,8 @@ user asks for the logs:
 
 A `TF_CPP_MIN_LOG_LEVEL` the user set is kept as it is. Importing
 `keras_ordered` as a library silences nothing unless a recipe asked for it
-(`KERAS_ORDERED_QUIET=1`, which the recipe scripts set).
+(`KERAS_ORDERED_QUIET=1`, which the recipe scripts and the `keras-ordered`
+command set before they import it).
 """
 
 import contextlib
@@ -27,7 +28,6 @@ import sys
 
 TF_LOGS_ENV = "KERAS_ORDERED_TF_LOGS"
 QUIET_ENV = "KERAS_ORDERED_QUIET"
-COMMAND_NAME = "keras-ordered"
 
 
 def _truthy(value):
@@ -38,11 +38,6 @@ def tf_logs_wanted(argv=None):
     """Whether the user asked to see TensorFlow's own log."""
     argv = sys.argv if argv is None else argv
     return _truthy(os.environ.get(TF_LOGS_ENV)) or "--tf-logs" in argv
-
-
-def running_the_command():
-    """Whether this process is the `keras-ordered` console script."""
-    return os.path.basename(sys.argv[0] if sys.argv else "") == COMMAND_NAME
 
 
 def quiet_requested():

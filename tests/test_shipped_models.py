@@ -10,7 +10,7 @@ from conftest import REPO
 from conftest import require_data
 from keras_ordered import saving
 from keras_ordered import shipped
-from keras_ordered.cli import main
+from keras_ordered_cli import main
 from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS as SPLITS
 from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel

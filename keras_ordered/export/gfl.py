@@ -3,7 +3,7 @@
 `export_gfl_parser` writes a versioned SavedModel whose signature `parse`
 (also `serving_default`) takes raw sentences (`tf.string`, shape `[None]`)
 and runs the parser's whole text path in the graph, the path of
-`keras-ordered parse --model gfl.keras` (`keras_ordered.cli._gfl` over
+`keras-ordered parse --model gfl.keras` (`keras_ordered_cli._gfl` over
 `keras_ordered.models.gfl.inference.parse_sentences`):
 
 1. UTF-8 repair and Treebank tokenization (`keras_ordered.export.text`,

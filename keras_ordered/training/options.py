@@ -39,8 +39,8 @@ assert args.epochs == 2 and args.preset == "small"
 
 import argparse
 
-from keras_ordered._option_types import positive_float
-from keras_ordered._option_types import positive_int
+from keras_ordered_cli.option_types import positive_float
+from keras_ordered_cli.option_types import positive_int
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 """The `--precision` choices (see `keras_ordered.training.precision`)."""

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import require_data
 
-from keras_ordered import cli
-from keras_ordered.cli import _common
+import keras_ordered_cli as cli
+from keras_ordered_cli import _common
 
 
 # A small hand-written treebank (Treebank-II style: punctuation, traces,
@@ -390,27 +390,6 @@ def test_parse_long_sentences_within_max_length(fake_model, capsys):
             assert status == 0, err
             assert out.count("word") == length
             assert out.count("(") == out.count(")") == length - 1
-
-
-def test_verbose_shows_tensorflow_log(monkeypatch, capsys):
-    from keras_ordered import _quiet
-
-    shown = []
-    monkeypatch.setattr(
-        _quiet, "import_tensorflow", lambda show=None: shown.append(show)
-    )
-    monkeypatch.setattr(
-        "keras_ordered.saving.load_model", lambda path: FakeDistanceModel()
-    )
-    for argv, expected in (
-        (["parse", "--model", "m.keras", "a b"], None),  # None: env var decides
-        (["--verbose", "parse", "--model", "m.keras", "a b"], True),
-        (["parse", "--verbose", "--model", "m.keras", "a b"], True),
-    ):
-        shown.clear()
-        status, _, err = run(argv, capsys)
-        assert status == 0, err
-        assert shown and all(value == expected for value in shown), shown
 
 
 def test_parse_corrupt_model_file(tmp_path, capsys):

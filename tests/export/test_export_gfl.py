@@ -26,8 +26,8 @@ import tensorflow as tf
 
 from conftest import require_data
 from serving_client import serve_in_fresh_process
-from keras_ordered import cli
-from keras_ordered.cli._common import escape
+import keras_ordered_cli as cli
+from keras_ordered_cli._common import escape
 from keras_ordered.export import ops
 from keras_ordered.export.gfl import export_gfl_parser
 from keras_ordered.export.linearized import REPAIR_KINDS

@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from conftest import require_data
 from serving_client import serve_in_fresh_process
-from keras_ordered import cli
+import keras_ordered_cli as cli
 from keras_ordered.datasets import dependency as dep
 from keras_ordered.export import ops
 from keras_ordered.export import tdtreelstm as td

@@ -388,7 +388,7 @@ def test_test_side_without_words_is_skipped():
 
 
 def run_cli(argv, capsys):
-    from keras_ordered.cli import main
+    from keras_ordered_cli import main
 
     status = main(argv)
     out, err = capsys.readouterr()

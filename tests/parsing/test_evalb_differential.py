@@ -513,7 +513,7 @@ def test_report_equals_the_c_programs(c_evalb, prm_paths, tmp_path, monkeypatch,
 
 
 def test_cli_prints_the_c_programs_report(c_evalb, tmp_path, capsys):
-    from keras_ordered.cli import main
+    from keras_ordered_cli import main
 
     prm = os.path.join(require_data("evalb"), "new.prm")
     pairs = make_pairs(99, 300, 200)

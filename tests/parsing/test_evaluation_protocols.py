@@ -11,8 +11,8 @@ import pytest
 from conftest import HAND_SCORED_GOLD
 from conftest import require_data
 
-from keras_ordered import cli
-from keras_ordered.cli import _common
+import keras_ordered_cli as cli
+from keras_ordered_cli import _common
 from keras_ordered.datasets import treebank as treebank_lib
 from keras_ordered.parsing import baselines as baselines_lib
 from keras_ordered.parsing import evaluate
@@ -190,7 +190,7 @@ def test_protocols_choices_are_stated():
         assert any("whole-sentence span" in c for c in choices), name
         assert protocol.source
     assert "scores 100" in " ".join(evaluate.PROTOCOLS["on-lstm"].choices())
-    from keras_ordered.cli import evaluate_parsing
+    from keras_ordered_cli import evaluate_parsing
 
     assert evaluate_parsing.PROTOCOL_NAMES == tuple(evaluate.PROTOCOLS)
     for name, protocol in evaluate.PROTOCOLS.items():

@@ -35,7 +35,7 @@ def linter():
 def test_imports_run_one_way(linter):
     result = lint(REPO, REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 2 kept, 0 broken." in result.stdout
+    assert "Contracts: 3 kept, 0 broken." in result.stdout
 
 
 @pytest.mark.parametrize("module, planted", [
@@ -43,11 +43,16 @@ def test_imports_run_one_way(linter):
     ("layers/dropout.py", "import keras_ordered.training.batching\n"),
     # a circle inside one package: parsing.trees <-> parsing.evaluate
     ("parsing/trees.py", "import keras_ordered.parsing.evaluate\n"),
+    # the library importing the command (other than its option types)
+    ("training/options.py", "import keras_ordered_cli._common\n"),
+    # the option types importing the library
+    ("../keras_ordered_cli/option_types.py", "import keras_ordered.parsing\n"),
 ])
 def test_a_planted_violation_is_caught(linter, tmp_path, module, planted):
     copy = tmp_path / "repo"
-    shutil.copytree(os.path.join(REPO, "keras_ordered"), copy / "keras_ordered",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("keras_ordered", "keras_ordered_cli"):
+        shutil.copytree(os.path.join(REPO, package), copy / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(os.path.join(REPO, ".importlinter"), copy / ".importlinter")
     path = copy / "keras_ordered" / module
     path.write_text(path.read_text() + "\n" + planted)

@@ -116,7 +116,7 @@ def test_doc_command_is_accepted_as_written(page, words):
             if folder is not None:
                 assert _existing(folder), f"{folder} does not exist"
     elif words[0] == "keras-ordered":
-        from keras_ordered.cli import build_parser
+        from keras_ordered_cli import build_parser
 
         args = build_parser().parse_args(words[1:])
         treebank = getattr(args, "treebank", None)

@@ -14,7 +14,7 @@ from conftest import REPO
 from recipe_crash import CrashAtEpoch
 from conftest import require_data
 
-from keras_ordered import cli
+import keras_ordered_cli as cli
 from keras_ordered.datasets import treebank_files
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import SourceVocabulary

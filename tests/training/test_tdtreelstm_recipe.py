@@ -14,7 +14,7 @@ from conftest import DATA
 from conftest import REPO
 from recipe_crash import CrashAtEpoch
 
-from keras_ordered import cli
+import keras_ordered_cli as cli
 from keras_ordered.datasets import dependency
 from keras_ordered.models import TDTreeLSTMLanguageModel
 from keras_ordered.models.tdtreelstm import evaluation

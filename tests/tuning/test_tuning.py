@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
-from keras_ordered import cli
+import keras_ordered_cli as cli
 from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import onlstm

@@ -19,8 +19,8 @@ import time
 import keras
 import numpy as np
 
-from keras_ordered._option_types import non_negative_int
-from keras_ordered._option_types import positive_int
+from keras_ordered_cli.option_types import non_negative_int
+from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import treebank_files
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import SourceVocabulary

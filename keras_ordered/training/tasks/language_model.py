@@ -30,8 +30,8 @@ from keras import ops
 import numpy as np
 import tensorflow as tf
 
-from keras_ordered._option_types import non_negative_int
-from keras_ordered._option_types import positive_int
+from keras_ordered_cli.option_types import non_negative_int
+from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import ptb
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences

@@ -20,8 +20,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_ordered._option_types import positive_float
-from keras_ordered._option_types import positive_int
+from keras_ordered_cli.option_types import positive_float
+from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import dependency
 from keras_ordered.models.tdtreelstm import PRESETS
 from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel

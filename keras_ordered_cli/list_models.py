@@ -14,7 +14,7 @@ keras-ordered list-models
 
 import json
 
-from keras_ordered.cli._common import CommandError
+from keras_ordered_cli._common import CommandError
 
 NAME = "list-models"
 

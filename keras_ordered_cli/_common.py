@@ -1,15 +1,16 @@
 """What the subcommands of `keras-ordered` share.
 
 Standard library only at import time: `keras-ordered --help` imports this
-module, and must not import TensorFlow, Keras, NumPy or nltk. Whatever
-needs them is imported inside the functions.
+module, and must not import `keras_ordered` (which imports TensorFlow,
+Keras, NumPy and nltk). Whatever needs them is imported inside the
+functions, after `import_tensorflow(args)`.
 """
 
+import os
 import sys
 
-from keras_ordered import _quiet
-from keras_ordered._option_types import non_negative_int  # noqa: F401
-from keras_ordered._option_types import positive_int  # noqa: F401
+from keras_ordered_cli.option_types import non_negative_int  # noqa: F401
+from keras_ordered_cli.option_types import positive_int  # noqa: F401
 
 BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
 """The baselines' names (those of `keras_ordered.parsing.BASELINES`)."""
@@ -27,17 +28,30 @@ class UsageError(CommandError):
 
 
 def import_tensorflow(args):
-    """Imports TensorFlow with its start-up log silenced (unless `--verbose`).
+    """Imports `keras_ordered` (and TensorFlow) quietly, unless `--verbose`.
 
-    Every subcommand calls this before it imports Keras or a model, so that
-    TensorFlow's C++ log (`oneDNN ...`, `Could not find cuda drivers ...`,
-    `absl::InitializeLog ...`) stays off the terminal. `--verbose` or the
-    environment variable `KERAS_ORDERED_TF_LOGS=1` show it.
+    Every subcommand calls this before it imports anything of
+    `keras_ordered`, so that TensorFlow's C++ start-up log (`oneDNN ...`,
+    `Could not find cuda drivers ...`, `absl::InitializeLog ...`) stays off
+    the terminal: it sets `KERAS_ORDERED_QUIET=1`, which the package's
+    `__init__` reads (`keras_ordered._quiet`). `--verbose` or the
+    environment variable `KERAS_ORDERED_TF_LOGS=1` show the log.
+
+    Nothing happens when the package is imported already (in-process use,
+    such as tests calling `keras_ordered_cli.main`): there is no start-up
+    log left to silence, and the process's environment stays as it is.
 
     Args:
-        args: the parsed `argparse.Namespace` (its `verbose` attribute).
+        args: the parsed `argparse.Namespace` (its `verbose` attribute), or
+            None.
     """
-    _quiet.import_tensorflow(show=True if getattr(args, "verbose", False) else None)
+    if "keras_ordered" in sys.modules:
+        return
+    if getattr(args, "verbose", False):
+        os.environ["KERAS_ORDERED_TF_LOGS"] = "1"
+    else:
+        os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
+    import keras_ordered  # noqa: F401  (registers every layer and model)
 
 
 def load_model(path, args=None):
@@ -55,17 +69,12 @@ def load_model(path, args=None):
         CommandError: with a one-line message naming the file when it is
             missing or not a readable Keras model file.
     """
+    import_tensorflow(args)
     from keras_ordered import shipped
+    from keras_ordered.saving import load_model as load_saved_model
 
     if shipped.is_shipped(path):
         path = shipped.shipped_model_path(path)
-    import_tensorflow(args)
-    # The command imports the package lazily: register what a saved model
-    # may name with Keras before reading one.
-    import keras_ordered.layers  # noqa: F401
-    import keras_ordered.models  # noqa: F401
-    import keras_ordered.training.optimizers  # noqa: F401
-    from keras_ordered.saving import load_model as load_saved_model
 
     try:
         return load_saved_model(path)

@@ -32,8 +32,8 @@ keras-ordered parse --model gfl.keras "The cat sat on the mat."
 
 import sys
 
-from keras_ordered.cli import _common
-from keras_ordered.cli._common import CommandError
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
 
 NAME = "parse"
 DEFAULT_MAX_LENGTH = 400
@@ -235,7 +235,7 @@ def run(args):
                 f"model: the shipped {args.model} (--model picks another)"
             )
         model = _common.load_model(args.model, args)
-        from keras_ordered.cli import _gfl
+        from keras_ordered_cli import _gfl
 
         if _gfl.is_gfl_parser(model):
             return _gfl.parse(model, sentences, args)

@@ -23,8 +23,8 @@ keras-ordered export --model runs/td_small_ld/model.keras --output exported/td
 ```
 """
 
-from keras_ordered.cli import _common
-from keras_ordered.cli._common import CommandError
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
 
 NAME = "export"
 
@@ -134,7 +134,7 @@ def _is_tdtreelstm(model):
 def run(args):
     """Runs `keras-ordered export`; returns the exit status."""
     model = _common.load_model(args.model, args)
-    from keras_ordered.cli import _gfl
+    from keras_ordered_cli import _gfl
     from keras_ordered.export import export_model
 
     options = {}

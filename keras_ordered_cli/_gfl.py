@@ -1,13 +1,13 @@
 """What `keras-ordered parse` and `evaluate` do with a GFL parser.
 
-Standard library only at import time (see `keras_ordered.cli`); the
+Standard library only at import time (see `keras_ordered_cli`); the
 functions import the model code when they run.
 """
 
 import sys
 
-from keras_ordered.cli import _common
-from keras_ordered.cli._common import CommandError
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
 
 
 def is_gfl_parser(model):

@@ -47,9 +47,9 @@ Behind options (docs/evaluation.md, "Protocols"):
 import json
 import os
 
-from keras_ordered.cli import _common
-from keras_ordered.cli._common import CommandError
-from keras_ordered.cli._common import UsageError
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
+from keras_ordered_cli._common import UsageError
 
 NAME = "evaluate-parsing"
 

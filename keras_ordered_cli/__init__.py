@@ -1,4 +1,9 @@
-"""The `keras-ordered` command line.
+"""The `keras-ordered` command line (the console script's package).
+
+It is a package of its own, beside `keras_ordered`, so that `--help` and
+`--version` answer at once while `import keras_ordered` always registers
+every layer and model with Keras (it imports TensorFlow): this package
+imports `keras_ordered` only once a subcommand runs.
 
 Subcommands:
 
@@ -26,11 +31,10 @@ module provides `NAME` (the subcommand), `add_parser(subparsers)` (adds
 and returns its `argparse` parser) and `run(args)` (returns the exit
 status, raises `CommandError` for an input error, `UsageError` for a wrong
 combination of options). It imports only the standard library at module
-level: `keras-ordered --help` loads every subcommand module, and imports
-neither TensorFlow nor the models; `run` imports what it needs, and calls
-`_common.import_tensorflow(args)` (or `_common.load_model`) before
-anything that imports Keras, so that TensorFlow's start-up log stays
-quiet.
+level (and `option_types`): `keras-ordered --help` loads every subcommand
+module, and imports neither `keras_ordered` nor TensorFlow. `main` imports
+`keras_ordered` quietly (`_common.import_tensorflow(args)`) before it calls
+`run`, which imports what it needs inside the function.
 
 Example:
 
@@ -43,13 +47,14 @@ echo "The cat sat on the mat." | keras-ordered parse --model model.keras
 
 import argparse
 import importlib
+import importlib.metadata
 import re
 import sys
 
-from keras_ordered import __version__
-from keras_ordered.cli._common import CommandError
-from keras_ordered.cli._common import UsageError
-from keras_ordered.cli._common import select_distance_names
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
+from keras_ordered_cli._common import UsageError
+from keras_ordered_cli._common import select_distance_names
 
 __all__ = [
     "SUBCOMMANDS",
@@ -69,7 +74,7 @@ SUBCOMMANDS = (
     "export",
     "list_models",
 )
-"""Modules of `keras_ordered.cli` that each add one subcommand, in `--help`
+"""Modules of `keras_ordered_cli` that each add one subcommand, in `--help`
 order. A new subcommand is a new module, named here."""
 
 _VERBOSE_HELP = "Show TensorFlow's start-up log (also KERAS_ORDERED_TF_LOGS=1)."
@@ -77,9 +82,21 @@ _VERBOSE_HELP = "Show TensorFlow's start-up log (also KERAS_ORDERED_TF_LOGS=1)."
 
 def _subcommand_modules():
     return [
-        importlib.import_module(f"keras_ordered.cli.{name}")
+        importlib.import_module(f"keras_ordered_cli.{name}")
         for name in SUBCOMMANDS
     ]
+
+
+def _version():
+    """The installed distribution's version (`keras_ordered.__version__`).
+
+    Read from the installation's metadata, which setup.cfg takes from
+    `keras_ordered.__version__`, so that `--version` imports no TensorFlow.
+    """
+    try:
+        return importlib.metadata.version("keras-ordered")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed: pip install -e .)"
 
 
 def build_parser():
@@ -101,7 +118,7 @@ def build_parser():
     parser.add_argument(
         "--version",
         action="version",
-        version=f"keras-ordered {__version__}",
+        version=f"keras-ordered {_version()}",
     )
     parser.add_argument(
         "--verbose",
@@ -140,6 +157,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _common.import_tensorflow(args)
         return args.run(args)
     except UsageError as error:
         args.command_parser.error(str(error))

@@ -17,8 +17,8 @@ keras-ordered evaluate --treebank ../shared/data/wsj_sample/mrg \\
 ```
 """
 
-from keras_ordered.cli import _common
-from keras_ordered.cli._common import CommandError
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
 
 NAME = "evaluate"
 
@@ -87,7 +87,7 @@ def add_parser(subparsers):
 
 def run(args):
     """Runs `keras-ordered evaluate`; returns the exit status."""
-    from keras_ordered.cli import _gfl
+    from keras_ordered_cli import _gfl
 
     from keras_ordered.datasets import treebank_files
     from keras_ordered.parsing import evalb

@@ -16,8 +16,8 @@ keras-ordered score --model runs/tdtreelstm_small/model.keras \\
 ```
 """
 
-from keras_ordered.cli import _common
-from keras_ordered.cli._common import CommandError
+from keras_ordered_cli import _common
+from keras_ordered_cli._common import CommandError
 
 NAME = "score"
 
