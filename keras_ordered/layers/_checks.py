@@ -8,6 +8,16 @@ def check_rate(name, rate):
     return float(rate)
 
 
+def check_positive_int(name, value):
+    """`value` if it is an int of 1 or more (not a bool); a ValueError
+    naming `name` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(
+            f"`{name}` must be a positive integer. Received: {name}={value!r}"
+        )
+    return value
+
+
 def clone_initializer(initializer, offset=0):
     """A fresh instance of a Keras initializer, its seed shifted by `offset`.
 

@@ -46,19 +46,12 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
 
 _MASKED_SCORE = -1e9
 
 INPUT_FEEDING = ("top", "bottom", None)
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
-    return value
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")

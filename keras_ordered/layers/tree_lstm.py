@@ -59,20 +59,13 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
 NUM_ACTIONS = 4
 GEN_R = 1
 """Action ids: 0 GEN-L, 1 GEN-R, 2 GEN-NX-L, 3 GEN-NX-R (the order of
 `keras_ordered.datasets.dependency.ACTIONS`)."""
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
-    return value
 
 
 def _row_reader(memory_shape):

@@ -58,6 +58,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_ordered._keras_private import SymbolicBuildWithoutData
+from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.attention_decoder import INPUT_FEEDING
 from keras_ordered.layers.attention_decoder import AttentionDecoder
@@ -110,14 +111,6 @@ def _check_vocabulary(value, cls, name, lowercase):
             f"({cls.__name__}.from_...)."
         )
     return len(vocabulary), vocabulary
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
-    return value
 
 
 class _FunctionCache:

@@ -42,6 +42,7 @@ from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered._tokens import check_token_list
 from keras_ordered.datasets.dependency import DependencyTree
 from keras_ordered.datasets.dependency import DependencyVocabulary
+from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.tree_lstm import LeftDependentLSTM
 from keras_ordered.layers.tree_lstm import TopDownTreeLSTM
@@ -54,14 +55,6 @@ from keras_ordered.models.tdtreelstm.presets import get_preset
 
 VOCABULARY_ASSET = "tdtreelstm_vocabulary.json"
 LOSSES = ("softmax", "nce")
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
-    return value
 
 
 def _vocabulary(value, lowercase):
