@@ -54,13 +54,12 @@ def import_tensorflow(args):
     import keras_ordered  # noqa: F401  (registers every layer and model)
 
 
-def load_model(path, args=None):
-    """Loads a saved model for a subcommand (imports TensorFlow quietly).
+def load_model(path):
+    """Loads a saved model for a subcommand (after `main` imported the package).
 
     Args:
         path: the `.keras` file given with `--model`, or the name of a
             shipped model (`keras-ordered list-models`).
-        args: the parsed arguments (for `--verbose`), or None.
 
     Returns:
         The model.
@@ -69,7 +68,6 @@ def load_model(path, args=None):
         CommandError: with a one-line message naming the file when it is
             missing or not a readable Keras model file.
     """
-    import_tensorflow(args)
     from keras_ordered import shipped
     from keras_ordered.saving import load_model as load_saved_model
 
@@ -80,6 +78,16 @@ def load_model(path, args=None):
         return load_saved_model(path)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
+
+
+def add_treebank_argument(parser):
+    """Adds `--treebank`, a folder of .mrg files."""
+    parser.add_argument(
+        "--treebank",
+        metavar="DIR",
+        help="Folder of .mrg files (default: "
+        "$KERAS_ORDERED_DATA/wsj_sample/mrg).",
+    )
 
 
 def add_model_arguments(parser):

@@ -36,12 +36,7 @@ def add_parser(subparsers):
         "and -NONE- elements of the gold trees are removed first, as for "
         "training.",
     )
-    parser.add_argument(
-        "--treebank",
-        metavar="DIR",
-        help="Folder of .mrg files (default: "
-        "$KERAS_ORDERED_DATA/wsj_sample/mrg).",
-    )
+    _common.add_treebank_argument(parser)
     parser.add_argument(
         "--files",
         nargs="+",
@@ -97,7 +92,7 @@ def run(args):
     gold, _ = treebank_files.load_split(
         directory, args.files, "evaluation", max_sentences=args.limit
     )
-    model = _common.load_model(args.model, args)
+    model = _common.load_model(args.model)
     if not _gfl.is_gfl_parser(model):
         hint = _common.commands_for(model, args.model)
         raise CommandError(

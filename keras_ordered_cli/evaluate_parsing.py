@@ -94,12 +94,7 @@ def add_parser(subparsers):
         "distance of the model and per baseline). Give --model, --baseline "
         "or both.",
     )
-    parser.add_argument(
-        "--treebank",
-        metavar="DIR",
-        help="Folder of .mrg files (default: "
-        "$KERAS_ORDERED_DATA/wsj_sample/mrg).",
-    )
+    _common.add_treebank_argument(parser)
     parser.add_argument(
         "--json", action="store_true", help="Print one JSON object."
     )
@@ -240,7 +235,7 @@ def _select_models(args):
     """Loads each `--model`; returns `[(path, model, default, names)]`."""
     models = []
     for path in _dedup(args.model):
-        model = _common.load_model(path, args)
+        model = _common.load_model(path)
         available = _common.model_distances(model, path)
         default = getattr(model, "default_distance", None)
         names = _common.select_distance_names(

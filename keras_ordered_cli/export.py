@@ -133,7 +133,7 @@ def _is_tdtreelstm(model):
 
 def run(args):
     """Runs `keras-ordered export`; returns the exit status."""
-    model = _common.load_model(args.model, args)
+    model = _common.load_model(args.model)
     from keras_ordered_cli import _gfl
     from keras_ordered.export import export_model
 

@@ -212,7 +212,6 @@ def run(args):
     if args.baseline and args.beam_size is not None:
         raise CommandError("--beam-size needs --model (a GFL parser).")
     lines, what = read_lines(args)
-    _common.import_tensorflow(args)  # the tokenizer's ops, quietly
     sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
 
     if args.baseline:
@@ -234,7 +233,7 @@ def run(args):
             _common.note(
                 f"model: the shipped {args.model} (--model picks another)"
             )
-        model = _common.load_model(args.model, args)
+        model = _common.load_model(args.model)
         from keras_ordered_cli import _gfl
 
         if _gfl.is_gfl_parser(model):

@@ -64,7 +64,7 @@ def run(args):
         raise CommandError(str(error)) from None
     if not trees:
         raise CommandError(f"{args.file} holds no sentence.")
-    model = _common.load_model(args.model, args)
+    model = _common.load_model(args.model)
     from keras_ordered.models import TDTreeLSTMLanguageModel
 
     if not isinstance(model, TDTreeLSTMLanguageModel):
