@@ -6,9 +6,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -231,33 +229,3 @@ def test_recipe_starts_quietly_unless_asked(tmp_path):
     _, err = process.communicate(timeout=300)
     assert process.returncode == 0
     assert "absl::InitializeLog" in err or "cuda" in err.lower()
-
-
-@pytest.mark.slow
-def test_ctrl_c_prints_one_line_keeps_the_backup_and_resumes(tmp_path):
-    args = ("--max-lines", "600", "--epochs", "1", "--save-freq", "5")
-    process = _recipe_process(tmp_path, *args)
-    meta = tmp_path / "backup" / "backup.json"
-    deadline = time.time() + 240
-    while not meta.exists() and time.time() < deadline:
-        time.sleep(0.2)
-    assert meta.exists(), process.stderr.read() if process.poll() else ""
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 130
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    saved = json.load(open(meta))
-    assert lines[0] == (
-        f"Interrupted. The backup in {tmp_path / 'backup'} is whole (epoch 1, "
-        f"window {saved['next_batch']}): run the same command again to "
-        "resume from it."
-    )
-    assert sorted(os.listdir(tmp_path / "backup")) == ["backup.json",
-                                                       saved["folder"]]
-    process = _recipe_process(tmp_path, *args)
-    out, err = process.communicate(timeout=600)
-    assert process.returncode == 0, err
-    assert f"Resuming from epoch 1, window {saved['next_batch']} of" in out
-    assert np.isfinite(json.load(open(tmp_path / "results.json"))[
-        "valid_perplexity"])
