@@ -86,8 +86,18 @@ def _existing(path):
 def test_readme_has_the_set_up_and_quick_start_commands():
     commands = [" ".join(c) for c in readme_commands()]
     assert 'pip install -e .[dev]' in commands
-    assert "python -m pytest -q" in commands
+    assert "python -m pytest -q -n 2 --dist loadfile" in commands
     assert any("--preset quick" in c for c in commands)
+
+
+def test_ci_runs_the_readme_commands():
+    # CI must install and test exactly as "Set up" says.
+    commands = [" ".join(c) for c in readme_commands()]
+    setup = [c for c in commands if c.startswith(("pip install -e",
+                                                 "python -m pytest"))][:2]
+    ci = open(os.path.join(REPO, ".ci", "run")).read().splitlines()
+    for command in setup:
+        assert command.replace(".[dev]", '".[dev]"') in ci, command
 
 
 def test_docs_have_commands():
