@@ -88,6 +88,7 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
         if process.poll() is None:
             process.kill()
     stopped = time.time() - sent
+    print(f"Ctrl-C in {phase}: stopped {stopped:.1f} s after the signal")
     assert process.returncode == 130, err
     assert stopped < STOP_SECONDS, f"{stopped:.1f} s after Ctrl-C in {phase}"
     lines = [line for line in err.splitlines() if line.strip()]
