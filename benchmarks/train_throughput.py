@@ -135,9 +135,11 @@ def training_throughput(family, preset, steps, jit_compile, precision,
         keras.mixed_precision.set_global_policy(previous)
     rng = np.random.default_rng(0)
     ids = rng.integers(0, vocab_size, (batch, window + 1)).astype("int32")
-    column = np.ones((batch, 1), "float32")
-    x = {"token_ids": tf.constant(ids[:, :-1]), "reset": tf.constant(column),
-         "lr_scale": tf.constant(column)}
+    # `reset` and `lr_scale` each own their memory (issue 25's rule: no
+    # two inputs backed by one NumPy buffer).
+    x = {"token_ids": tf.constant(ids[:, :-1]),
+         "reset": tf.ones((batch, 1), "float32"),
+         "lr_scale": tf.ones((batch, 1), "float32")}
     y = tf.constant(ids[:, 1:])
     model.make_train_function()
     step = model.train_function
