@@ -31,6 +31,16 @@ recipe's backup (the recipe's own resumption).
 `--summary-only` prints the summary of the seeds already finished
 (`--markdown`: also as the tables of benchmarks/README.md). Extra
 recipe options go after `--`, e.g. `-- --epochs 1 --steps-per-epoch 50`.
+
+`--record DIR` keeps each finished seed's scores (no trees, no text) in
+`DIR/seed_N.json`, a folder meant to be committed (the studies of
+benchmarks/README.md use `benchmarks/records/<family>_<preset>_<precision>`):
+a study spread over machines whose `--output` folders are lost counts a
+recorded seed as finished, is not trained again, and its summary covers
+every recorded seed. Self-F1 needs the trees, so it covers only the seeds
+whose `parsing.json` is in `--output` (the summary names them). A record
+written with other study options (family, preset, precision, recipe
+options) is an error, never mixed in.
 """
 
 import argparse
@@ -133,6 +143,52 @@ def _spans(trees):
     return [sorted(tree_to_spans(t)) for t in trees]
 
 
+def _study(args, extra):
+    """The options a recorded seed must share with the study reading it."""
+    return {"family": args.family, "preset": args.preset,
+            "precision": args.precision, "recipe_options": list(extra)}
+
+
+def _record_path(args, seed):
+    return os.path.join(args.record, f"seed_{seed}.json")
+
+
+def _commit():
+    """The checkout's commit (the code that trained), or None."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def write_record(args, extra, entry):
+    """`--record`: the seed's scores without trees, with the study options."""
+    record = {key: entry[key] for key in entry if key != "splits"}
+    record["study"] = _study(args, extra)
+    record["commit"] = _commit()
+    record["splits"] = {split: {"scores": block["scores"]}
+                        for split, block in entry["splits"].items()}
+    os.makedirs(args.record, exist_ok=True)
+    write_json_atomically(_record_path(args, entry["seed"]), record, indent=1)
+
+
+def read_record(args, extra, seed):
+    """A recorded seed's entry (no trees), or None; refuses another study's."""
+    path = _record_path(args, seed)
+    if not args.record or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        record = json.load(f)
+    if record.get("study") != _study(args, extra):
+        raise SystemExit(
+            f"{path} records another study ({record.get('study')}), not "
+            f"this one ({_study(args, extra)}): give another --record "
+            "folder.")
+    return record
+
+
 def parse_seed(args, seed, records, results):
     """Parses both splits with one seed's model; returns its `parsing.json`."""
     out = _seed_dir(args.output, seed)
@@ -226,10 +282,12 @@ def summarize(entries, records, table):
             "of": len(f1s),
         }
         lengths = [len(r.words) for r in split_records]
+        with_trees = [e for e in entries if "spans" in e["splits"][split]]
         runs = [[set(map(tuple, spans))
-                 for spans in e["splits"][split]["spans"]] for e in entries]
+                 for spans in e["splits"][split]["spans"]] for e in with_trees]
         agreement = self_f1(runs, lengths)
         block["self_f1"] = None if agreement is None else 100.0 * agreement
+        block["self_f1_seeds"] = [e["seed"] for e in with_trees]
         summary["splits"][split] = block
     return summary
 
@@ -272,8 +330,17 @@ def print_summary(summary, entries):
               f"{rnd['wsj10_sentence_f1']:.1f}; seeds beating "
               f"right-branching by {beats['margin']:.0f}+ points: "
               f"{beats['seeds']} of {beats['of']}; self-F1 "
-              + ("n/a" if block["self_f1"] is None
-                 else f"{block['self_f1']:.1f}"))
+              + _self_f1_text(block, len(entries)))
+
+
+def _self_f1_text(block, num_entries):
+    if block["self_f1"] is None:
+        return "n/a (fewer than 2 seeds with their trees in --output)"
+    text = f"{block['self_f1']:.1f}"
+    if len(block["self_f1_seeds"]) < num_entries:
+        text += " (seeds " + ", ".join(map(str, block["self_f1_seeds"])) + \
+            ", whose trees are in --output)"
+    return text
 
 
 def markdown(summary, entries):
@@ -310,13 +377,23 @@ def markdown(summary, entries):
                for split in ("dev", "test") for key in MEASURES]
         lines.append(f"| {name} | | " + " | ".join(f"{v:.1f}" for v in row)
                      + " | |")
+    lines += ["", "| distance | dev sentence F1 | test sentence F1 |",
+              "|---|---|---|"]
+    for name in summary["splits"]["dev"]["distances"]:
+        cells = []
+        for split in ("dev", "test"):
+            st = summary["splits"][split]["distances"][name]["sentence_f1"]
+            cells.append(f"{st['mean']:.1f} +- {st['std']:.1f} "
+                         f"({st['min']:.1f}-{st['max']:.1f})")
+        marker = " (default)" if name == default else ""
+        lines.append(f"| {name}{marker} | " + " | ".join(cells) + " |")
     for split in ("dev", "test"):
         block = summary["splits"][split]
         beats = block["beats_right_branching"]
         lines.append(
             f"\n{split}: {beats['seeds']} of {beats['of']} seeds beat "
             f"right-branching by {beats['margin']:.0f}+ sentence-F1 points; "
-            f"self-F1 {block['self_f1']:.1f}")
+            f"self-F1 {_self_f1_text(block, len(entries))}")
     return "\n".join(lines)
 
 
@@ -346,6 +423,10 @@ def main(argv=None):
                         "(per-epoch F1 in TensorBoard; its first 200 "
                         "sentences are development sentences)")
     parser.add_argument("--output", required=True)
+    parser.add_argument("--record", default=None, metavar="DIR",
+                        help="keep each finished seed's scores (no trees) in "
+                        "DIR/seed_N.json, and count the seeds recorded there "
+                        "as finished (for studies spread over machines)")
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the tables as Markdown")
@@ -362,10 +443,19 @@ def main(argv=None):
     entries = []
     for seed in args.seeds:
         done = os.path.join(_seed_dir(args.output, seed), "parsing.json")
+        recorded = read_record(args, extra, seed)
+        if recorded is not None and not os.path.exists(done):
+            print(f"[seed {seed}] recorded in {_record_path(args, seed)}",
+                  flush=True)
+            entries.append(recorded)
+            continue
         if args.summary_only and not os.path.exists(done):
             continue
         results = train_seed(args, seed, extra)
-        entries.append(parse_seed(args, seed, records, results))
+        entry = parse_seed(args, seed, records, results)
+        if args.record:
+            write_record(args, extra, entry)
+        entries.append(entry)
         print(f"[seed {seed}] done", flush=True)
     table = baselines(records)
     summary = summarize(entries, records, table)

@@ -1,0 +1,140 @@
+"""benchmarks/parsing_quality.py --record: a seed study spread over machines.
+
+A seed's scores recorded in a committed folder count as a finished seed on
+a machine whose `--output` folder is gone: not trained again, in the
+summary's statistics, left out of self-F1 (which needs the trees).
+"""
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+from conftest import REPO
+
+TREES = {
+    "wsj_0001.mrg": "((S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) "
+                    "(NP (DT the) (NN mat))))))\n",
+    "wsj_0100.mrg": "((S (NP (DT a) (NN dog)) (VP (VBD ran) (ADVP (RB "
+                    "away)))))\n",
+}
+DISTANCE = "layer2/forget"
+
+
+def _load_script():
+    path = os.path.join(REPO, "benchmarks", "parsing_quality.py")
+    spec = importlib.util.spec_from_file_location("parsing_quality", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def study(tmp_path):
+    treebank = tmp_path / "mrg"
+    treebank.mkdir()
+    for name, text in TREES.items():
+        (treebank / name).write_text(text)
+    return tmp_path, treebank
+
+
+def _entry(seed, dev_f1, with_spans=True):
+    def scores(f1):
+        return {name: {"sentence_f1": f1, "corpus_f1": f1,
+                       "wsj10_sentence_f1": f1}
+                for name in (DISTANCE, DISTANCE + "@shift1")}
+
+    entry = {"seed": seed, "valid_perplexity": 100.0 + seed,
+             "train_seconds": 1.0, "precision": "float32",
+             "default_distance": DISTANCE,
+             "splits": {"dev": {"scores": scores(dev_f1)},
+                        "test": {"scores": scores(dev_f1 - 1.0)}}}
+    if with_spans:
+        entry["splits"]["dev"]["spans"] = [[[0, 2], [2, 6], [3, 6], [4, 6]]]
+        entry["splits"]["test"]["spans"] = [[[0, 2], [2, 4]]]
+    return entry
+
+
+def _argv(tmp_path, treebank, *more):
+    return ["--family", "onlstm", "--preset", "small", "--treebank",
+            str(treebank), "--output", str(tmp_path / "out"), "--record",
+            str(tmp_path / "records"), *more]
+
+
+def _never_train(args, seed, extra):
+    raise AssertionError(f"recorded seed {seed} was trained again")
+
+
+def _finished_only(args, seed, extra):
+    """train_seed for a seed whose parsing.json is in --output."""
+    if not os.path.exists(os.path.join(args.output, f"seed_{seed}",
+                                       "parsing.json")):
+        raise AssertionError(f"seed {seed} was trained")
+    return {}
+
+
+def test_recorded_seeds_are_finished_and_summarized(study, monkeypatch,
+                                                     capsys):
+    tmp_path, treebank = study
+    script = _load_script()
+    args = script.main.__globals__["argparse"].Namespace(
+        family="onlstm", preset="small", precision="float32",
+        record=str(tmp_path / "records"))
+    # Seeds 1 and 2 finished on a machine whose --output is gone: only
+    # their records are left. Seed 3's trees are in --output.
+    for seed, f1 in ((1, 30.0), (2, 50.0)):
+        script.write_record(args, [], _entry(seed, f1))
+    recorded = json.load(open(tmp_path / "records" / "seed_1.json"))
+    assert "spans" not in recorded["splits"]["dev"]  # no trees committed
+    assert recorded["study"]["preset"] == "small"
+    seed_3 = tmp_path / "out" / "seed_3"
+    seed_3.mkdir(parents=True)
+    (seed_3 / "parsing.json").write_text(json.dumps(_entry(3, 40.0)))
+    monkeypatch.setattr(script, "train_seed", _finished_only)
+
+    assert script.main(_argv(tmp_path, treebank, "--seeds", "1", "2", "3",
+                             "--markdown")) == 0
+    summary = json.load(open(tmp_path / "out" / "summary.json"))
+    assert summary["seeds"] == [1, 2, 3]
+    stats = summary["splits"]["dev"]["distances"][DISTANCE]["sentence_f1"]
+    assert stats["mean"] == pytest.approx(40.0)
+    assert stats["min"] == 30.0 and stats["max"] == 50.0
+    # Self-F1 needs two seeds' trees: only seed 3 has them here.
+    assert summary["splits"]["dev"]["self_f1"] is None
+    assert summary["splits"]["dev"]["self_f1_seeds"] == [3]
+    out = capsys.readouterr().out
+    assert "[seed 1] recorded in" in out and "n/a" in out
+
+
+def test_a_finished_seed_is_recorded_and_self_f1_names_its_seeds(
+        study, monkeypatch):
+    tmp_path, treebank = study
+    script = _load_script()
+    for seed in (4, 5):
+        folder = tmp_path / "out" / f"seed_{seed}"
+        folder.mkdir(parents=True)
+        (folder / "parsing.json").write_text(json.dumps(_entry(seed, 45.0)))
+    monkeypatch.setattr(script, "train_seed", _finished_only)
+    script.main(_argv(tmp_path, treebank, "--seeds", "4", "5"))
+    # Both seeds ran here: recorded (no trees), and self-F1 covers both.
+    for seed in (4, 5):
+        record = json.load(open(tmp_path / "records" / f"seed_{seed}.json"))
+        assert record["splits"]["test"] == {
+            "scores": _entry(seed, 45.0)["splits"]["test"]["scores"]}
+    summary = json.load(open(tmp_path / "out" / "summary.json"))
+    assert summary["splits"]["dev"]["self_f1"] == pytest.approx(100.0)
+    assert summary["splits"]["dev"]["self_f1_seeds"] == [4, 5]
+
+
+def test_a_record_of_another_study_is_refused(study, monkeypatch):
+    tmp_path, treebank = study
+    script = _load_script()
+    args = script.main.__globals__["argparse"].Namespace(
+        family="onlstm", preset="small", precision="mixed_bfloat16",
+        record=str(tmp_path / "records"))
+    script.write_record(args, [], _entry(1, 30.0))
+    monkeypatch.setattr(script, "train_seed", _never_train)
+    with pytest.raises(SystemExit, match="records another study"):
+        script.main(_argv(tmp_path, treebank, "--seeds", "1",
+                          "--summary-only"))
