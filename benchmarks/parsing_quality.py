@@ -292,6 +292,25 @@ def summarize(entries, records, table):
     return summary
 
 
+def best_on_dev(args, entries):
+    """The seed whose default distance parses the development split best.
+
+    The multi-seed recipe: train a few seeds, keep this one (chosen on
+    the development split; the test split stays for reporting).
+    """
+    if not entries:
+        return None
+    best = max(entries, key=lambda e: e["splits"]["dev"]["scores"][
+        e["default_distance"]]["sentence_f1"])
+    model = os.path.join(_seed_dir(args.output, best["seed"]), "model.keras")
+    return {
+        "seed": best["seed"],
+        "dev_sentence_f1": best["splits"]["dev"]["scores"][
+            best["default_distance"]]["sentence_f1"],
+        "model": model if os.path.exists(model) else None,
+    }
+
+
 def print_summary(summary, entries):
     default = summary.get("default_distance")
     if not entries:
@@ -467,11 +486,17 @@ def main(argv=None):
         "scores": {split: e["splits"][split]["scores"] for split in SPLITS}}
         for e in entries]
     summary["per_seed"] = per_seed
+    summary["best_on_dev"] = best_on_dev(args, entries)
     write_json_atomically(os.path.join(args.output, "summary.json"), summary,
                           indent=1)
     print_summary(summary, entries)
     if args.markdown and entries:
         print(markdown(summary, entries))
+    best = summary["best_on_dev"]
+    if best:
+        print(f"best on the development split: seed {best['seed']} "
+              f"(sentence F1 {best['dev_sentence_f1']:.1f}); model: "
+              + (best["model"] or "not on this machine (a recorded seed)"))
     print(json.dumps({key: summary[key] for key in (
         "family", "preset", "precision", "seeds", "valid_perplexity")}))
     return 0

@@ -105,6 +105,11 @@ def test_recorded_seeds_are_finished_and_summarized(study, monkeypatch,
     assert summary["splits"]["dev"]["self_f1_seeds"] == [3]
     out = capsys.readouterr().out
     assert "[seed 1] recorded in" in out and "n/a" in out
+    # The multi-seed recipe's choice: the best seed on the development
+    # split, here a recorded one whose model is not on this machine.
+    assert summary["best_on_dev"] == {"seed": 2, "dev_sentence_f1": 50.0,
+                                      "model": None}
+    assert "best on the development split: seed 2" in out
 
 
 def test_a_finished_seed_is_recorded_and_self_f1_names_its_seeds(
