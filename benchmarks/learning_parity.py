@@ -21,6 +21,15 @@ streams, from the weights after every `--every` steps.
         --precision mixed_bfloat16
     python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 2 \
         --train-losses 30
+    python benchmarks/learning_parity.py --data ../shared/data/ptb --seed 1 \
+        --treebank ../shared/data/wsj_sample/mrg
+
+`--treebank DIR` (the WSJ sample's `.mrg` folder) also parses its
+development split (wsj_0001-0099) with the final weights and reports the
+sentence F1 of every distance beside right-branching's: perplexity
+parity alone let a precision become the default while the trees broke
+(issue 23), so a change judged here is judged on trees too (over seeds:
+benchmarks/parsing_quality.py and the rule for defaults).
 
 `--train-losses N` trains N steps only and prints each step's training
 loss (no validation): two versions of the code run this way from the same
@@ -38,7 +47,12 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from keras_ordered.datasets import ptb  # noqa: E402
+from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS  # noqa: E402
+from keras_ordered.datasets.treebank import load_treebank  # noqa: E402
 from keras_ordered.models import ONLSTMLanguageModel  # noqa: E402
+from keras_ordered.parsing import baseline_predictor  # noqa: E402
+from keras_ordered.parsing import evaluate_model  # noqa: E402
+from keras_ordered.parsing import evaluate_parsing  # noqa: E402
 from keras_ordered.training.batching import BPTTBatches  # noqa: E402
 from keras_ordered.training.tasks.language_model import perplexity  # noqa: E402
 
@@ -72,9 +86,20 @@ class StepLosses(keras.callbacks.Callback):
         self.losses.append(round(float(logs["loss"]), 7))
 
 
+def dev_tree_scores(model, treebank):
+    """Sentence F1 of every distance on the development split, and
+    right-branching's (the test split is never read)."""
+    records = load_treebank(treebank, fileids=WSJ_SAMPLE_SPLITS["dev"])
+    scores = {name: round(result["sentence_f1"], 2) for name, result in
+              evaluate_model(records, model).items()}
+    right = evaluate_parsing(records, baseline_predictor("right-branching"))
+    return {"sentences": len(records), "sentence_f1": scores,
+            "right_branching": round(right["sentence_f1"], 2)}
+
+
 def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
         weight_drop_scaling="official", precision="float32",
-        train_losses=None):
+        train_losses=None, treebank=None):
     (train_ids, valid_ids, _), vocabulary = data
     keras.utils.set_random_seed(seed)
     keras.mixed_precision.set_global_policy(precision)
@@ -111,8 +136,12 @@ def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
         print(json.dumps({"seed": seed, "step": (index + 1) * every,
                           "valid_perplexity": curve[(index + 1) * every]}),
               flush=True)
+    trees = None
+    if treebank:
+        trees = dev_tree_scores(model, treebank)  # the last weights
     return {
         "seed": seed,
+        "dev_trees": trees,
         "weight_drop_scaling": weight_drop_scaling,
         "precision": precision,
         "steps": steps,
@@ -142,12 +171,16 @@ def main():
     parser.add_argument("--train-losses", type=int, default=None,
                         metavar="N", help="only train N steps and print "
                         "each step's training loss")
+    parser.add_argument("--treebank", default=None, metavar="DIR",
+                        help="WSJ sample .mrg folder: also report the "
+                        "development split's sentence F1 of every distance")
     args = parser.parse_args()
     data = ptb.load_data(args.data, download=False)
     print(json.dumps(run(data, args.seed, args.steps, args.every,
                          weight_drop_scaling=args.weight_drop_scaling,
                          precision=args.precision,
-                         train_losses=args.train_losses)),
+                         train_losses=args.train_losses,
+                         treebank=args.treebank)),
           flush=True)
 
 
