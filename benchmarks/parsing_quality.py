@@ -176,8 +176,10 @@ def write_record(args, extra, entry):
 
 def read_record(args, extra, seed):
     """A recorded seed's entry (no trees), or None; refuses another study's."""
+    if not args.record:
+        return None
     path = _record_path(args, seed)
-    if not args.record or not os.path.exists(path):
+    if not os.path.exists(path):
         return None
     with open(path) as f:
         record = json.load(f)

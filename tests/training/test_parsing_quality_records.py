@@ -143,3 +143,19 @@ def test_a_record_of_another_study_is_refused(study, monkeypatch):
     with pytest.raises(SystemExit, match="records another study"):
         script.main(_argv(tmp_path, treebank, "--seeds", "1",
                           "--summary-only"))
+
+
+def test_without_record_a_finished_seed_is_summarized(study, monkeypatch):
+    """No --record: the study reads --output only (and writes no record)."""
+    tmp_path, treebank = study
+    script = _load_script()
+    folder = tmp_path / "out" / "seed_1"
+    folder.mkdir(parents=True)
+    (folder / "parsing.json").write_text(json.dumps(_entry(1, 42.0)))
+    monkeypatch.setattr(script, "train_seed", _finished_only)
+    argv = ["--family", "onlstm", "--preset", "small", "--treebank",
+            str(treebank), "--output", str(tmp_path / "out"), "--seeds", "1"]
+    assert script.main(argv) == 0
+    summary = json.load(open(tmp_path / "out" / "summary.json"))
+    assert summary["seeds"] == [1]
+    assert not (tmp_path / "records").exists()
