@@ -37,6 +37,18 @@ HAND_SCORED_GOLD = [
 ]
 
 
+def load_benchmark(name):
+    """The script `benchmarks/<name>.py` as a module (the scripts are not a
+    package)."""
+    import importlib.util
+
+    path = os.path.join(REPO, "benchmarks", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def recursive_brackets(words, distances):
     """The published recursive top-down parser of syntactic distances,
     written independently of the package (the reference its iterative

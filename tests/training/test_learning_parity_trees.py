@@ -1,12 +1,10 @@
 """benchmarks/learning_parity.py --treebank: the trees of a parity run,
 scored on the development split only."""
 
-import importlib.util
-import os
 
 import pytest
 
-from conftest import REPO
+from conftest import load_benchmark
 
 DEV = ("((S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
        "(NN mat))))))\n((S (NP (DT a) (NN dog)) (VP (VBD ran))))\n")
@@ -14,11 +12,7 @@ TEST = "((S (NP (DT the) (NN dog)) (VP (VBD sat))))\n" * 5
 
 
 def _load_script():
-    path = os.path.join(REPO, "benchmarks", "learning_parity.py")
-    spec = importlib.util.spec_from_file_location("learning_parity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("learning_parity")
 
 
 def _treebank(folder, test_text):

@@ -5,13 +5,12 @@ a machine whose `--output` folder is gone: not trained again, in the
 summary's statistics, left out of self-F1 (which needs the trees).
 """
 
-import importlib.util
 import json
 import os
 
 import pytest
 
-from conftest import REPO
+from conftest import load_benchmark
 
 TREES = {
     "wsj_0001.mrg": "((S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) "
@@ -23,11 +22,7 @@ DISTANCE = "layer2/forget"
 
 
 def _load_script():
-    path = os.path.join(REPO, "benchmarks", "parsing_quality.py")
-    spec = importlib.util.spec_from_file_location("parsing_quality", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("parsing_quality")
 
 
 @pytest.fixture
