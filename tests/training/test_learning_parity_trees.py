@@ -1,7 +1,6 @@
 """benchmarks/learning_parity.py --treebank: the trees of a parity run,
 scored on the development split only."""
 
-
 import pytest
 
 from conftest import load_benchmark
