@@ -474,7 +474,9 @@ def main(argv=None):
             continue
         results = train_seed(args, seed, extra)
         entry = parse_seed(args, seed, records, results)
-        if args.record:
+        if args.record and recorded is None:
+            # A record once written is kept (it names the commit that
+            # trained the seed; this checkout may be another).
             write_record(args, extra, entry)
         entries.append(entry)
         print(f"[seed {seed}] done", flush=True)

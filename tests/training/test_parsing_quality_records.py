@@ -154,3 +154,23 @@ def test_without_record_a_finished_seed_is_summarized(study, monkeypatch):
     summary = json.load(open(tmp_path / "out" / "summary.json"))
     assert summary["seeds"] == [1]
     assert not (tmp_path / "records").exists()
+
+
+def test_an_existing_record_is_not_rewritten(study, monkeypatch):
+    """A seed both recorded and in --output keeps its record (and the
+    commit that trained it), whatever the checkout running the study."""
+    tmp_path, treebank = study
+    script = _load_script()
+    args = script.main.__globals__["argparse"].Namespace(
+        family="onlstm", preset="small", precision="float32",
+        record=str(tmp_path / "records"))
+    monkeypatch.setattr(script, "_commit", lambda: "the training commit")
+    script.write_record(args, [], _entry(1, 42.0))
+    folder = tmp_path / "out" / "seed_1"
+    folder.mkdir(parents=True)
+    (folder / "parsing.json").write_text(json.dumps(_entry(1, 42.0)))
+    monkeypatch.setattr(script, "_commit", lambda: "another checkout")
+    monkeypatch.setattr(script, "train_seed", _finished_only)
+    script.main(_argv(tmp_path, treebank, "--seeds", "1"))
+    record = json.load(open(tmp_path / "records" / "seed_1.json"))
+    assert record["commit"] == "the training commit"
