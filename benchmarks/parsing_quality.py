@@ -302,13 +302,15 @@ def best_on_dev(args, entries):
     """
     if not entries:
         return None
-    best = max(entries, key=lambda e: e["splits"]["dev"]["scores"][
-        e["default_distance"]]["sentence_f1"])
+    def dev_f1(e):
+        return e["splits"]["dev"]["scores"][e["default_distance"]][
+            "sentence_f1"]
+
+    best = max(entries, key=dev_f1)
     model = os.path.join(_seed_dir(args.output, best["seed"]), "model.keras")
     return {
         "seed": best["seed"],
-        "dev_sentence_f1": best["splits"]["dev"]["scores"][
-            best["default_distance"]]["sentence_f1"],
+        "dev_sentence_f1": dev_f1(best),
         "model": model if os.path.exists(model) else None,
     }
 
@@ -384,8 +386,8 @@ def markdown(summary, entries):
             f"{test['corpus_f1']:.1f} | {test['wsj10_sentence_f1']:.1f} | "
             f"{late['sentence_f1']:.1f} |")
 
-    def cell(split, key):
-        st = summary["splits"][split]["distances"][default][key]
+    def cell(split, key, name=default):
+        st = summary["splits"][split]["distances"][name][key]
         return f"{st['mean']:.1f} +- {st['std']:.1f} ({st['min']:.1f}-{st['max']:.1f})"
 
     ppl = summary["valid_perplexity"]
@@ -401,13 +403,9 @@ def markdown(summary, entries):
     lines += ["", "| distance | dev sentence F1 | test sentence F1 |",
               "|---|---|---|"]
     for name in summary["splits"]["dev"]["distances"]:
-        cells = []
-        for split in ("dev", "test"):
-            st = summary["splits"][split]["distances"][name]["sentence_f1"]
-            cells.append(f"{st['mean']:.1f} +- {st['std']:.1f} "
-                         f"({st['min']:.1f}-{st['max']:.1f})")
         marker = " (default)" if name == default else ""
-        lines.append(f"| {name}{marker} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name}{marker} | {cell('dev', 'sentence_f1', name)} "
+                     f"| {cell('test', 'sentence_f1', name)} |")
     for split in ("dev", "test"):
         block = summary["splits"][split]
         beats = block["beats_right_branching"]
