@@ -28,6 +28,11 @@ recipe's backup (the recipe's own resumption).
         --data ../shared/data/ptb --treebank ../shared/data/wsj_sample/mrg \
         --output runs/parsing_quality/prpn_quick_float32
 
+With `--parse-eval DIR` each recipe also parses DIR's first sentences at
+every epoch end (`history.csv` in the seed's folder) and the summary adds
+F1 and validation perplexity per epoch over the seeds: when trees appear,
+peak or collapse in a run, not only where it ends.
+
 `--summary-only` prints the summary of the seeds already finished
 (`--markdown`: also as the tables of benchmarks/README.md). Extra
 recipe options go after `--`, e.g. `-- --epochs 1 --steps-per-epoch 50`.
@@ -64,6 +69,7 @@ from keras_ordered.parsing import self_f1
 from keras_ordered.parsing import shift_distances
 from keras_ordered.parsing import tree_to_spans
 from keras_ordered.saving import load_model
+from keras_ordered.training.callbacks import read_epoch_history
 from keras_ordered.training.crash_safety import write_json_atomically
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -191,13 +197,27 @@ def read_record(args, extra, seed):
     return record
 
 
+def epoch_curve(out):
+    """Per epoch of a seed's run: validation perplexity and the F1s of the
+    recipe's `--parse-eval` callback (`history.csv`), or None."""
+    rows = read_epoch_history(os.path.join(out, "history.csv"))
+    if not rows:
+        return None
+    return [{key: row[key] for key in row
+             if key in ("epoch", "val_perplexity")
+             or key.startswith("parse_f1/")} for row in rows]
+
+
 def parse_seed(args, seed, records, results):
     """Parses both splits with one seed's model; returns its `parsing.json`."""
     out = _seed_dir(args.output, seed)
     path = os.path.join(out, "parsing.json")
     if os.path.exists(path):
         with open(path) as f:
-            return json.load(f)
+            entry = json.load(f)
+        if "epochs" not in entry and epoch_curve(out):
+            entry["epochs"] = epoch_curve(out)  # parsed before this existed
+        return entry
     model = load_model(os.path.join(out, "model.keras"), compile=False)
     entry = {
         "seed": seed,
@@ -207,6 +227,9 @@ def parse_seed(args, seed, records, results):
         "default_distance": model.default_distance,
         "splits": {},
     }
+    curve = epoch_curve(out)
+    if curve:
+        entry["epochs"] = curve
     for split, split_records in records.items():
         words = [list(r.words) for r in split_records]
         distances = model.sentence_distances(words, batch_size=64)
@@ -291,7 +314,32 @@ def summarize(entries, records, table):
         block["self_f1"] = None if agreement is None else 100.0 * agreement
         block["self_f1_seeds"] = [e["seed"] for e in with_trees]
         summary["splits"][split] = block
+    summary["per_epoch"] = per_epoch(entries, default)
     return summary
+
+
+def per_epoch(entries, default):
+    """Over the seeds with a `history.csv`: per epoch, validation
+    perplexity and the `--parse-eval` F1 of the default distance (mean
+    +- std, min-max), or None when no seed has the F1s."""
+    key = f"parse_f1/{default}"
+    curves = [e for e in entries
+              if e.get("epochs") and any(key in row for row in e["epochs"])]
+    if not curves:
+        return None
+    epochs = sorted({row["epoch"] for e in curves for row in e["epochs"]})
+    table = []
+    for epoch in epochs:
+        rows = [row for e in curves for row in e["epochs"]
+                if row["epoch"] == epoch]
+        f1s = [row[key] for row in rows if row.get(key) is not None]
+        ppls = [row["val_perplexity"] for row in rows
+                if row.get("val_perplexity") is not None]
+        table.append({"epoch": epoch + 1, "seeds": len(f1s),
+                      "parse_f1": _stats(f1s) if f1s else None,
+                      "val_perplexity": _stats(ppls) if ppls else None})
+    return {"distance": default, "seeds": [e["seed"] for e in curves],
+            "epochs": table}
 
 
 def best_on_dev(args, entries):
@@ -354,6 +402,36 @@ def print_summary(summary, entries):
               f"right-branching by {beats['margin']:.0f}+ points: "
               f"{beats['seeds']} of {beats['of']}; self-F1 "
               + _self_f1_text(block, len(entries)))
+    for line in _per_epoch_lines(summary.get("per_epoch")):
+        print(line)
+
+
+def _stats_text(st, digits=1):
+    return (f"{st['mean']:.{digits}f} +- {st['std']:.{digits}f} "
+            f"({st['min']:.{digits}f}-{st['max']:.{digits}f})")
+
+
+def _per_epoch_lines(curve, markdown=False):
+    """The per-epoch table (plain lines, or Markdown rows)."""
+    if not curve:
+        return []
+    title = (f"F1 per epoch while training (the recipe's --parse-eval "
+             f"sentences, {curve['distance']}), seeds "
+             + ", ".join(map(str, curve["seeds"])))
+    lines = ["", title + ":"] if markdown else [title + ":"]
+    if markdown:
+        lines += ["", "| epoch | seeds | valid ppl | sentence F1 |",
+                  "|---|---|---|---|"]
+    for row in curve["epochs"]:
+        ppl = (_stats_text(row["val_perplexity"], 2)
+               if row["val_perplexity"] else "n/a")
+        f1 = _stats_text(row["parse_f1"]) if row["parse_f1"] else "n/a"
+        if markdown:
+            lines.append(f"| {row['epoch']} | {row['seeds']} | {ppl} | {f1} |")
+        else:
+            lines.append(f"  epoch {row['epoch']}: valid ppl {ppl}; "
+                         f"sentence F1 {f1} ({row['seeds']} seeds)")
+    return lines
 
 
 def _self_f1_text(block, num_entries):
@@ -387,8 +465,7 @@ def markdown(summary, entries):
             f"{late['sentence_f1']:.1f} |")
 
     def cell(split, key, name=default):
-        st = summary["splits"][split]["distances"][name][key]
-        return f"{st['mean']:.1f} +- {st['std']:.1f} ({st['min']:.1f}-{st['max']:.1f})"
+        return _stats_text(summary["splits"][split]["distances"][name][key])
 
     ppl = summary["valid_perplexity"]
     lines.append(
@@ -413,6 +490,7 @@ def markdown(summary, entries):
             f"\n{split}: {beats['seeds']} of {beats['of']} seeds beat "
             f"right-branching by {beats['margin']:.0f}+ sentence-F1 points; "
             f"self-F1 {_self_f1_text(block, len(entries))}")
+    lines += _per_epoch_lines(summary.get("per_epoch"), markdown=True)
     return "\n".join(lines)
 
 
@@ -438,9 +516,10 @@ def main(argv=None):
     parser.add_argument("--treebank", required=True,
                         help="WSJ sample .mrg folder (wsj_0001-0149)")
     parser.add_argument("--parse-eval", default=None, metavar="DIR",
-                        help="pass the recipe this --parse-eval folder "
-                        "(per-epoch F1 in TensorBoard; its first 200 "
-                        "sentences are development sentences)")
+                        help="pass the recipe this --parse-eval folder: "
+                        "F1 per epoch (TensorBoard, the seed's history.csv, "
+                        "and over the seeds in the summary); its first 200 "
+                        "sentences are development sentences")
     parser.add_argument("--output", required=True)
     parser.add_argument("--record", default=None, metavar="DIR",
                         help="keep each finished seed's scores (no trees) in "

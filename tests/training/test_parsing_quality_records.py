@@ -174,3 +174,46 @@ def test_an_existing_record_is_not_rewritten(study, monkeypatch):
     script.main(_argv(tmp_path, treebank, "--seeds", "1"))
     record = json.load(open(tmp_path / "records" / "seed_1.json"))
     assert record["commit"] == "the training commit"
+
+
+def test_f1_per_epoch_over_the_seeds_from_their_history(study, monkeypatch,
+                                                        capsys):
+    """--parse-eval: each seed's history.csv (the recipe's per-epoch F1)
+    gives the summary's F1 per epoch over the seeds, and enters the record."""
+    tmp_path, treebank = study
+    script = _load_script()
+    key = f"parse_f1/{DISTANCE}"
+    for seed, f1s in ((1, (30.0, 44.0)), (2, (34.0, 40.0))):
+        folder = tmp_path / "out" / f"seed_{seed}"
+        folder.mkdir(parents=True)
+        (folder / "parsing.json").write_text(json.dumps(_entry(seed, 42.0)))
+        rows = "".join(f"{epoch},{f1},{200.0 - 50 * epoch},5.0\n"
+                       for epoch, f1 in enumerate(f1s))
+        (folder / "history.csv").write_text(
+            f"epoch,{key},val_perplexity,loss\n" + rows)
+    # Seed 3 ran without --parse-eval: no curve, left out of the table.
+    folder = tmp_path / "out" / "seed_3"
+    folder.mkdir(parents=True)
+    (folder / "parsing.json").write_text(json.dumps(_entry(3, 42.0)))
+    monkeypatch.setattr(script, "train_seed", _finished_only)
+    assert script.main(_argv(tmp_path, treebank, "--seeds", "1", "2", "3",
+                             "--markdown")) == 0
+    curve = json.load(open(tmp_path / "out" / "summary.json"))["per_epoch"]
+    assert curve["seeds"] == [1, 2] and curve["distance"] == DISTANCE
+    first, second = curve["epochs"]
+    assert (first["epoch"], first["seeds"]) == (1, 2)
+    assert first["parse_f1"]["mean"] == pytest.approx(32.0)
+    assert second["parse_f1"]["min"] == 40.0
+    assert second["parse_f1"]["max"] == 44.0
+    assert second["val_perplexity"]["mean"] == pytest.approx(150.0)
+    out = capsys.readouterr().out
+    assert "| 2 | 2 | 150.00 +- 0.00 (150.00-150.00) | 42.0 +- 2.8 " \
+           "(40.0-44.0) |" in out
+    assert "epoch 1: valid ppl 200.00" in out
+    # The record keeps the curve (not the training loss), so a fresh
+    # clone's summary has it too.
+    record = json.load(open(tmp_path / "records" / "seed_1.json"))
+    assert record["epochs"][1] == {"epoch": 1, key: 44.0,
+                                   "val_perplexity": 150.0}
+    assert "epochs" not in json.load(
+        open(tmp_path / "records" / "seed_3.json"))

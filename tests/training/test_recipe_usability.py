@@ -18,6 +18,7 @@ from keras_ordered.models import onlstm
 from keras_ordered.models import prpn
 from keras_ordered.training.tasks import language_model
 from keras_ordered.training.callbacks import StepLogger
+from keras_ordered.training.callbacks import read_epoch_history
 
 FAMILIES = {
     "onlstm": (ONLSTMLanguageModel, onlstm.PRESETS, onlstm.get_preset),
@@ -151,6 +152,12 @@ def test_finished_run_says_so_and_a_changed_layout_is_refused(
     # The same options resume it.
     assert _main(args) == 0
     assert "Resuming from epoch 1, window 3 of 6" in capsys.readouterr().out
+    # history.csv: one row per epoch across the crash, as the finished run.
+    assert [row["epoch"] for row in read_epoch_history(
+        str(killed / "history.csv"))] == [0, 1]
+    finished = read_epoch_history(str(run / "history.csv"))
+    assert [row["epoch"] for row in finished] == [0]
+    assert finished[0]["val_perplexity"] > 1.0
 
 
 def test_step_logger_numbers_points_by_global_step_across_a_resume(tmp_path):

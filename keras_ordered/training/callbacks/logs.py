@@ -83,3 +83,97 @@ class StepLogger(keras.callbacks.Callback):
     def on_train_end(self, logs=None):
         if self._writer is not None:
             self._writer.flush()
+
+
+class EpochHistory(keras.callbacks.CSVLogger):
+    """Every epoch's logs as one row of a CSV file that survives resumption.
+
+    Keras' `CSVLogger` with `append=True`, made safe for a run that resumes
+    from a backup: before the first epoch it drops the rows of epochs the
+    run is about to train again (`epoch >= initial_epoch`), so a crash
+    between an epoch's row and its backup leaves no duplicate. Rows hold
+    what the epoch logs hold: the loss and perplexity, their validation
+    values, the learning rate and, with a parsing callback placed before
+    this one, `parse_f1/<distance>`: F1 per epoch, the curve a seed study
+    compares across seeds (`benchmarks/parsing_quality.py`).
+
+    Args:
+        filename: str, the CSV file (epochs numbered from 0).
+        initial_epoch: int, epochs already trained (a resumed run sets it
+            before `fit`).
+
+    Example:
+
+    ```python
+    history = keras_ordered.training.callbacks.EpochHistory(
+        "runs/onlstm_small/history.csv", initial_epoch=0
+    )
+    model.fit(train, epochs=6, callbacks=[history])
+    keras_ordered.training.callbacks.read_epoch_history(history.filename)
+    ```
+    """
+
+    def __init__(self, filename, initial_epoch=0):
+        super().__init__(filename, append=True)
+        self.initial_epoch = int(initial_epoch)
+        self._trimmed = False
+
+    def on_train_begin(self, logs=None):
+        if not self._trimmed:
+            # Once per run: a resumed run calls `fit` twice (the rest of
+            # the interrupted epoch, then the next ones).
+            rows = read_epoch_history(self.filename)
+            kept = [row for row in rows if row["epoch"] < self.initial_epoch]
+            if len(kept) < len(rows):
+                _write_rows(self.filename, kept)
+            self._trimmed = True
+        super().on_train_begin(logs)
+
+
+def read_epoch_history(filename):
+    """The rows of an `EpochHistory` file: a list of dicts, numbers as floats.
+
+    `epoch` is an int (from 0); a value Keras wrote as `NA` is None. A
+    missing file reads as no rows.
+    """
+    import csv
+    import os
+
+    if not os.path.exists(filename):
+        return []
+    with open(filename, newline="") as f:
+        rows = list(csv.DictReader(f))
+    history = []
+    for row in rows:
+        entry = {}
+        for key, value in row.items():
+            if key == "epoch":
+                entry[key] = int(value)
+            elif value in ("", "NA", None):
+                entry[key] = None
+            else:
+                try:
+                    entry[key] = float(value)
+                except ValueError:
+                    entry[key] = value
+        history.append(entry)
+    return history
+
+
+def _write_rows(filename, rows):
+    """Rewrites `filename` with `rows` (nothing at all when there are none)."""
+    import csv
+    import os
+
+    if not rows:
+        if os.path.exists(filename):
+            os.remove(filename)
+        return
+    temporary = filename + ".tmp"
+    with open(temporary, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("NA" if v is None else v)
+                             for k, v in row.items()})
+    os.replace(temporary, filename)

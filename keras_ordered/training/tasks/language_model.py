@@ -39,6 +39,7 @@ from keras_ordered.training import options
 from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
+from keras_ordered.training.callbacks import EpochHistory
 from keras_ordered.training.callbacks import LearningRateLogger
 from keras_ordered.training.callbacks import ResumableModelCheckpoint
 from keras_ordered.training.callbacks import StepLogger
@@ -387,6 +388,8 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
               f"(backup in {callbacks.backup.directory}).")
     callbacks.step_logger.epoch = start_epoch
     callbacks.step_logger.start_batch = start_batch
+    if callbacks.history is not None:
+        callbacks.history.initial_epoch = start_epoch
 
     loop = None
     if is_multi_worker(strategy):
@@ -530,7 +533,8 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
     Returns:
         A namespace: `all` (the list for `fit`, `StopOnCtrlC` first), and
         the ones the task uses again: `ntasgd`, `parsing`, `best`,
-        `best_path`, `backup`, `step_logger`.
+        `best_path`, `backup`, `step_logger`, `history` (None off the
+        chief).
     """
     if chief:
         os.makedirs(args.output, exist_ok=True)
@@ -569,10 +573,16 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
         weights_context=ntasgd.validated_weights if ntasgd else None,
     )
     resumable.append(best)
+    history = None
     if chief:
+        # After every callback that adds to the epoch logs (the learning
+        # rate, NT-ASGD, the parsing F1): one row per epoch, kept across
+        # resumptions (the F1 curve a seed study compares across seeds).
+        history = EpochHistory(os.path.join(args.output, "history.csv"))
         callbacks += [
             best,
             keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
+            history,
         ]
     backup = TrainingBackup(
         os.path.join(args.output, "backup"),
@@ -586,7 +596,7 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
     return types.SimpleNamespace(
         all=[StopOnCtrlC(), *callbacks], ntasgd=ntasgd, parsing=parsing,
         best=best, best_path=best_path, backup=backup,
-        step_logger=step_logger,
+        step_logger=step_logger, history=history,
     )
 
 
