@@ -318,6 +318,25 @@ def summarize(entries, records, table):
     return summary
 
 
+def parse_eval_right_branching(args, extra):
+    """Right-branching's sentence F1 on the sentences the recipe's
+    `--parse-eval` callback parses (those of `ParsingEvaluation`: the first
+    N of two words or more), the reference of the per-epoch F1; or None."""
+    if not args.parse_eval:
+        return None
+    count = 200  # the recipe's --parse-eval-sentences default
+    for i, option in enumerate(extra):
+        if option == "--parse-eval-sentences" and i + 1 < len(extra):
+            count = int(extra[i + 1])
+        elif option.startswith("--parse-eval-sentences="):
+            count = int(option.split("=", 1)[1])
+    sentences = [r for r in load_treebank(args.parse_eval)
+                 if len(r.words) > 1][:count]
+    result = evaluate_parsing(sentences, baseline_predictor("right-branching"))
+    return {"sentences": len(sentences),
+            "sentence_f1": result["sentence_f1"]}
+
+
 def per_epoch(entries, default):
     """Over the seeds with a `history.csv`: per epoch, validation
     perplexity and the `--parse-eval` F1 of the default distance (mean
@@ -415,9 +434,13 @@ def _per_epoch_lines(curve, markdown=False):
     """The per-epoch table (plain lines, or Markdown rows)."""
     if not curve:
         return []
+    reference = curve.get("right_branching")
     title = (f"F1 per epoch while training (the recipe's --parse-eval "
              f"sentences, {curve['distance']}), seeds "
              + ", ".join(map(str, curve["seeds"])))
+    if reference:
+        title += (f"; right-branching {reference['sentence_f1']:.1f} on "
+                  f"those {reference['sentences']} sentences")
     lines = ["", title + ":"] if markdown else [title + ":"]
     if markdown:
         lines += ["", "| epoch | seeds | valid ppl | sentence F1 |",
@@ -567,6 +590,9 @@ def main(argv=None):
         "scores": {split: e["splits"][split]["scores"] for split in SPLITS}}
         for e in entries]
     summary["per_seed"] = per_seed
+    if summary.get("per_epoch"):
+        summary["per_epoch"]["right_branching"] = parse_eval_right_branching(
+            args, extra)
     summary["best_on_dev"] = best_on_dev(args, entries)
     write_json_atomically(os.path.join(args.output, "summary.json"), summary,
                           indent=1)

@@ -197,9 +197,16 @@ def test_f1_per_epoch_over_the_seeds_from_their_history(study, monkeypatch,
     (folder / "parsing.json").write_text(json.dumps(_entry(3, 42.0)))
     monkeypatch.setattr(script, "train_seed", _finished_only)
     assert script.main(_argv(tmp_path, treebank, "--seeds", "1", "2", "3",
-                             "--markdown")) == 0
+                             "--markdown", "--parse-eval", str(treebank))
+                       ) == 0
     curve = json.load(open(tmp_path / "out" / "summary.json"))["per_epoch"]
     assert curve["seeds"] == [1, 2] and curve["distance"] == DISTANCE
+    # The reference: right-branching on the callback's sentences (the two
+    # of TREES). Cat: gold [0,2] [2,6] [3,6] [4,6], right-branching [1,6]
+    # [2,6] [3,6] [4,6]: F1 3/4. Dog: gold [0,2] [2,4], right-branching
+    # [1,4] [2,4]: F1 1/2. Mean 62.5.
+    assert curve["right_branching"] == {"sentences": 2,
+                                        "sentence_f1": pytest.approx(62.5)}
     first, second = curve["epochs"]
     assert (first["epoch"], first["seeds"]) == (1, 2)
     assert first["parse_f1"]["mean"] == pytest.approx(32.0)
@@ -210,6 +217,7 @@ def test_f1_per_epoch_over_the_seeds_from_their_history(study, monkeypatch,
     assert "| 2 | 2 | 150.00 +- 0.00 (150.00-150.00) | 42.0 +- 2.8 " \
            "(40.0-44.0) |" in out
     assert "epoch 1: valid ppl 200.00" in out
+    assert "right-branching 62.5 on those 2 sentences" in out
     # The record keeps the curve (not the training loss), so a fresh
     # clone's summary has it too.
     record = json.load(open(tmp_path / "records" / "seed_1.json"))
