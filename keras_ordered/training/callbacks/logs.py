@@ -105,11 +105,13 @@ class EpochHistory(keras.callbacks.CSVLogger):
     Example:
 
     ```python
-    history = keras_ordered.training.callbacks.EpochHistory(
-        "runs/onlstm_small/history.csv", initial_epoch=0
-    )
-    model.fit(train, epochs=6, callbacks=[history])
-    keras_ordered.training.callbacks.read_epoch_history(history.filename)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((8, 3)), np.zeros((8, 1))
+    history = keras_ordered.training.callbacks.EpochHistory("history.csv")
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[history])
+    rows = keras_ordered.training.callbacks.read_epoch_history("history.csv")
+    [row["epoch"] for row in rows]  # [0, 1]; each row has "loss"
     ```
     """
 
