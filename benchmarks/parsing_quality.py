@@ -75,6 +75,14 @@ from keras_ordered.training.crash_safety import write_json_atomically
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = WSJ_SAMPLE_SPLITS
 MARGIN = 2.0  # sentence-F1 points above right-branching that count as parsing
+# The rule for defaults (benchmarks/README.md): the candidate's mean
+# development sentence F1 at most this far below the reference's ...
+RULE_F1_POINTS = 1.5
+# ... its mean validation perplexity at most this much above (the
+# learning-parity criterion) ...
+RULE_PERPLEXITY = 0.03
+# ... over at least this many seeds of each.
+RULE_SEEDS = {"prpn": 10, "onlstm": 5}
 MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
 
 
@@ -382,6 +390,76 @@ def best_on_dev(args, entries):
     }
 
 
+def read_records(folder):
+    """Every `seed_N.json` of a `--record` folder, in seed order."""
+    names = [n for n in os.listdir(folder)
+             if n.startswith("seed_") and n.endswith(".json")]
+    records = []
+    for name in sorted(names, key=lambda n: int(n[5:-5])):
+        with open(os.path.join(folder, name)) as f:
+            records.append(json.load(f))
+    return records
+
+
+def rule_for_defaults(family, entries, reference, table):
+    """The rule for defaults: these seeds (the candidate) against the
+    reference study's records (float32 with the official arithmetic).
+
+    Passes when, over enough seeds of each, the candidate's mean
+    development sentence F1 (default distance) is at most 1.5 points
+    below the reference's, no larger share of its seeds falls short of
+    right-branching + 2, and its mean validation perplexity is at most
+    3 % above the reference's.
+    """
+    right = table["dev"]["right-branching"]["sentence_f1"]
+
+    def figures(seeds):
+        f1s = [e["splits"]["dev"]["scores"][e["default_distance"]][
+            "sentence_f1"] for e in seeds]
+        return {
+            "seeds": len(seeds),
+            "dev_sentence_f1": float(np.mean(f1s)),
+            "short_of_right_branching": int(sum(
+                f < right + MARGIN for f in f1s)),
+            "valid_perplexity": float(np.mean(
+                [e["valid_perplexity"] for e in seeds])),
+        }
+
+    candidate, base = figures(entries), figures(reference)
+    needed = RULE_SEEDS[family]
+    checks = {
+        "enough_seeds": min(candidate["seeds"], base["seeds"]) >= needed,
+        "sentence_f1": candidate["dev_sentence_f1"]
+        >= base["dev_sentence_f1"] - RULE_F1_POINTS,
+        "collapses": candidate["short_of_right_branching"] / candidate["seeds"]
+        <= base["short_of_right_branching"] / base["seeds"],
+        "perplexity": candidate["valid_perplexity"]
+        <= base["valid_perplexity"] * (1 + RULE_PERPLEXITY),
+    }
+    if not checks["enough_seeds"]:
+        verdict = f"undecided: fewer than {needed} seeds"
+    elif all(checks.values()):
+        verdict = "passes"
+    else:
+        verdict = "fails: " + ", ".join(k for k, ok in checks.items() if not ok)
+    return {"candidate": candidate, "reference": base, "checks": checks,
+            "seeds_needed": needed, "verdict": verdict}
+
+
+def _rule_lines(rule, reference_folder):
+    c, b = rule["candidate"], rule["reference"]
+    return [
+        f"Rule for defaults against {reference_folder}: {rule['verdict']}",
+        f"  mean dev sentence F1 {c['dev_sentence_f1']:.1f} ({c['seeds']} "
+        f"seeds) against {b['dev_sentence_f1']:.1f} ({b['seeds']} seeds); "
+        f"short of right-branching + {MARGIN:.0f}: "
+        f"{c['short_of_right_branching']} of {c['seeds']} against "
+        f"{b['short_of_right_branching']} of {b['seeds']}; valid perplexity "
+        f"{c['valid_perplexity']:.2f} against {b['valid_perplexity']:.2f} "
+        f"({100 * (c['valid_perplexity'] / b['valid_perplexity'] - 1):+.1f} %)",
+    ]
+
+
 def print_summary(summary, entries):
     default = summary.get("default_distance")
     if not entries:
@@ -549,6 +627,11 @@ def main(argv=None):
                         "DIR/seed_N.json, and count the seeds recorded there "
                         "as finished (for studies spread over machines)")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--rule-against", default=None, metavar="DIR",
+                        help="apply the rule for defaults to these seeds "
+                        "against the records in DIR (e.g. the float32 "
+                        "study's benchmarks/records/<family>_<preset>_"
+                        "float32)")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the tables as Markdown")
     args = parser.parse_args(argv)
@@ -594,9 +677,16 @@ def main(argv=None):
         summary["per_epoch"]["right_branching"] = parse_eval_right_branching(
             args, extra)
     summary["best_on_dev"] = best_on_dev(args, entries)
+    if args.rule_against and entries:
+        summary["rule_for_defaults"] = rule_for_defaults(
+            args.family, entries, read_records(args.rule_against), table)
     write_json_atomically(os.path.join(args.output, "summary.json"), summary,
                           indent=1)
     print_summary(summary, entries)
+    if summary.get("rule_for_defaults"):
+        for line in _rule_lines(summary["rule_for_defaults"],
+                                args.rule_against):
+            print(line)
     if args.markdown and entries:
         print(markdown(summary, entries))
     best = summary["best_on_dev"]

@@ -225,3 +225,42 @@ def test_f1_per_epoch_over_the_seeds_from_their_history(study, monkeypatch,
                                    "val_perplexity": 150.0}
     assert "epochs" not in json.load(
         open(tmp_path / "records" / "seed_3.json"))
+
+
+@pytest.mark.parametrize("candidate_f1s, verdict", [
+    ([79.0] * 5, "passes"),
+    ([80.0, 80.0, 80.0, 80.0, 70.0], "fails: sentence_f1, collapses"),
+    ([79.0] * 3, "undecided: fewer than 5 seeds"),
+])
+def test_rule_for_defaults_against_the_reference_records(
+        study, monkeypatch, capsys, candidate_f1s, verdict):
+    """--rule-against: the candidate's seeds (here bfloat16) against the
+    float32 records. Right-branching on the development tree is 75.0, so
+    a seed below 77.0 counts as short of right-branching + 2."""
+    tmp_path, treebank = study
+    script = _load_script()
+    namespace = script.main.__globals__["argparse"].Namespace
+    reference = namespace(family="onlstm", preset="small",
+                          precision="float32",
+                          record=str(tmp_path / "float32"))
+    for seed in range(1, 6):
+        script.write_record(reference, [], _entry(seed, 80.0))
+    candidate = namespace(family="onlstm", preset="small",
+                          precision="mixed_bfloat16",
+                          record=str(tmp_path / "records"))
+    seeds = [str(seed) for seed in range(1, len(candidate_f1s) + 1)]
+    for seed, f1 in enumerate(candidate_f1s, start=1):
+        script.write_record(candidate, [], _entry(seed, f1))
+    monkeypatch.setattr(script, "train_seed", _never_train)
+    assert script.main(_argv(tmp_path, treebank, "--precision",
+                             "mixed_bfloat16", "--seeds", *seeds,
+                             "--summary-only", "--rule-against",
+                             str(tmp_path / "float32"))) == 0
+    rule = json.load(open(tmp_path / "out" / "summary.json"))[
+        "rule_for_defaults"]
+    assert rule["verdict"] == verdict
+    assert rule["reference"]["dev_sentence_f1"] == pytest.approx(80.0)
+    assert rule["reference"]["short_of_right_branching"] == 0
+    assert rule["candidate"]["seeds"] == len(candidate_f1s)
+    assert f"Rule for defaults against {tmp_path / 'float32'}: {verdict}" \
+        in capsys.readouterr().out
