@@ -205,6 +205,12 @@ def read_record(args, extra, seed):
     return record
 
 
+def _dev_f1(entry):
+    """A seed's development-split sentence F1 with its default distance."""
+    return entry["splits"]["dev"]["scores"][entry["default_distance"]][
+        "sentence_f1"]
+
+
 def epoch_curve(out):
     """Per epoch of a seed's run: validation perplexity and the F1s of the
     recipe's `--parse-eval` callback (`history.csv`), or None."""
@@ -223,8 +229,9 @@ def parse_seed(args, seed, records, results):
     if os.path.exists(path):
         with open(path) as f:
             entry = json.load(f)
-        if "epochs" not in entry and epoch_curve(out):
-            entry["epochs"] = epoch_curve(out)  # parsed before this existed
+        curve = epoch_curve(out)
+        if "epochs" not in entry and curve:
+            entry["epochs"] = curve  # parsed before this existed
         return entry
     model = load_model(os.path.join(out, "model.keras"), compile=False)
     entry = {
@@ -377,15 +384,11 @@ def best_on_dev(args, entries):
     """
     if not entries:
         return None
-    def dev_f1(e):
-        return e["splits"]["dev"]["scores"][e["default_distance"]][
-            "sentence_f1"]
-
-    best = max(entries, key=dev_f1)
+    best = max(entries, key=_dev_f1)
     model = os.path.join(_seed_dir(args.output, best["seed"]), "model.keras")
     return {
         "seed": best["seed"],
-        "dev_sentence_f1": dev_f1(best),
+        "dev_sentence_f1": _dev_f1(best),
         "model": model if os.path.exists(model) else None,
     }
 
@@ -414,8 +417,7 @@ def rule_for_defaults(family, entries, reference, table):
     right = table["dev"]["right-branching"]["sentence_f1"]
 
     def figures(seeds):
-        f1s = [e["splits"]["dev"]["scores"][e["default_distance"]][
-            "sentence_f1"] for e in seeds]
+        f1s = [_dev_f1(e) for e in seeds]
         return {
             "seeds": len(seeds),
             "dev_sentence_f1": float(np.mean(f1s)),

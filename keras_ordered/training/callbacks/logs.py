@@ -1,8 +1,13 @@
 """What a run writes as it goes: the learning rate in the epoch logs,
 TensorBoard scalars every few steps."""
 
+import csv
+import os
+
 import keras
 import numpy as np
+
+from keras_ordered.training.crash_safety import atomic_path
 
 
 class LearningRateLogger(keras.callbacks.Callback):
@@ -124,10 +129,7 @@ class EpochHistory(keras.callbacks.CSVLogger):
         if not self._trimmed:
             # Once per run: a resumed run calls `fit` twice (the rest of
             # the interrupted epoch, then the next ones).
-            rows = read_epoch_history(self.filename)
-            kept = [row for row in rows if row["epoch"] < self.initial_epoch]
-            if len(kept) < len(rows):
-                _write_rows(self.filename, kept)
+            _drop_epochs_from(self.filename, self.initial_epoch)
             self._trimmed = True
         super().on_train_begin(logs)
 
@@ -138,9 +140,6 @@ def read_epoch_history(filename):
     `epoch` is an int (from 0); a value Keras wrote as `NA` is None. A
     missing file reads as no rows.
     """
-    import csv
-    import os
-
     if not os.path.exists(filename):
         return []
     with open(filename, newline="") as f:
@@ -162,20 +161,16 @@ def read_epoch_history(filename):
     return history
 
 
-def _write_rows(filename, rows):
-    """Rewrites `filename` with `rows` (nothing at all when there are none)."""
-    import csv
-    import os
-
-    if not rows:
-        if os.path.exists(filename):
-            os.remove(filename)
+def _drop_epochs_from(filename, first):
+    """Removes the rows of epochs `first` and later (the header stays)."""
+    if not os.path.exists(filename):
         return
-    temporary = filename + ".tmp"
-    with open(temporary, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("NA" if v is None else v)
-                             for k, v in row.items()})
-    os.replace(temporary, filename)
+    with open(filename, newline="") as f:
+        lines = f.readlines()
+    # The first column is the epoch number (an int: no quotes, no commas).
+    kept = lines[:1] + [line for line in lines[1:]
+                        if int(line.split(",", 1)[0]) < first]
+    if len(kept) < len(lines):
+        with atomic_path(filename) as partial:
+            with open(partial, "w", newline="") as f:
+                f.writelines(kept)
