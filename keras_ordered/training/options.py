@@ -14,7 +14,7 @@ error with exit status 2 before TensorFlow starts.
 | `add_output` | `--output` (the same command again resumes the run in it) |
 | `add_schedule` | `--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch` |
 | `add_strategy` | `--strategy` |
-| `add_precision` | `--precision` |
+| `add_precision` | `--precision` (`preset_precision` resolves a preset's default) |
 | `add_seed` | `--seed` |
 | `add_logging` | `--verbose`, `--tf-logs` |
 
@@ -190,23 +190,44 @@ def add_strategy(parser, choices=STRATEGIES):
     )
 
 
-def add_precision(parser):
-    """`--precision` and its older spelling `--mixed-precision`."""
+def add_precision(parser, by_preset=False):
+    """`--precision` and its older spelling `--mixed-precision`.
+
+    Args:
+        parser: the recipe's parser.
+        by_preset: whether the default is the preset's (`--precision`
+            then defaults to None: `preset_precision` resolves it).
+    """
+    if by_preset:
+        default, which = None, (
+            "the default is the preset's: float32, as the official code, "
+            "except where a seed study showed another precision's trees to "
+            "pass the rule for defaults (the presets' descriptions say so)")
+    else:
+        default, which = DEFAULT_PRECISION, (
+            f"{DEFAULT_PRECISION} is the default, as the official code")
     parser.add_argument(
-        "--precision", default=DEFAULT_PRECISION, choices=PRECISIONS,
-        help="the Keras dtype policy of training: float32 (the default, as "
-        "the official code), mixed_bfloat16, mixed_float16 (GPU), or auto "
-        "(mixed_bfloat16 on a CPU with native bfloat16 arithmetic "
-        "(AVX512_BF16 or AMX), where it is faster, float32 elsewhere). "
-        "bfloat16 is not the default: it keeps perplexity but its trees "
-        "were not shown to match float32's over seeds "
-        "(benchmarks/README.md, 'Parsing quality'). Whatever the policy of "
-        "training, the final evaluation and the saved model are float32 "
-        "(except under --strategy multi-worker)",
+        "--precision", default=default, choices=PRECISIONS,
+        help="the Keras dtype policy of training: float32, mixed_bfloat16, "
+        "mixed_float16 (GPU), or auto (mixed_bfloat16 on a CPU with native "
+        "bfloat16 arithmetic (AVX512_BF16 or AMX), where it is faster, "
+        f"float32 elsewhere); {which}. A precision is a default only where "
+        "its trees, over seeds, match float32's (benchmarks/README.md, "
+        "'The rule for defaults'). Whatever the policy of training, the "
+        "final evaluation and the saved model are float32 (except under "
+        "--strategy multi-worker)",
     )
     parser.add_argument("--mixed-precision", action="store_true",
                         help="the same as --precision mixed_float16 on GPU, "
                         "mixed_bfloat16 on CPU")
+
+
+def preset_precision(precision, preset):
+    """The `--precision` a run uses: `precision` when given, else the
+    preset's `"precision"`, else `DEFAULT_PRECISION`."""
+    if precision is not None:
+        return precision
+    return preset.get("precision", DEFAULT_PRECISION)
 
 
 def add_seed(parser, seeds="initialisation, dropout, batch order"):

@@ -94,8 +94,11 @@ def test_best_checkpoint_under_averaging_holds_the_validated_weights(tmp_path):
     assert abs(raw - checkpoint.best) > 1e-3
 
 
-def _tiny_recipe_results(output, precision):
-    """Runs the ON-LSTM recipe's `tiny` preset briefly; its results.json."""
+def _tiny_recipe_results(output, precision, preset_precision=None):
+    """Runs the ON-LSTM recipe's `tiny` preset briefly; its results.json.
+
+    `precision` None leaves `--precision` out (the preset's default, which
+    `preset_precision` sets when given)."""
     import json
 
     from conftest import require_data
@@ -103,13 +106,20 @@ def _tiny_recipe_results(output, precision):
     from keras_ordered.models.onlstm import get_preset
     from keras_ordered.training.tasks import language_model
 
+    def preset(name):
+        settings = get_preset(name)
+        if preset_precision is not None:
+            settings["precision"] = preset_precision
+        return settings
+
     data = os.path.dirname(require_data("ptb", "train.txt"))
     args = ["--preset", "tiny", "--data", data, "--max-lines", "200",
             "--steps-per-epoch", "4", "--eval-steps", "3", "--epochs", "2",
-            "--skip-test", "--output", str(output), "--verbose", "0",
-            "--precision", precision]
+            "--skip-test", "--output", str(output), "--verbose", "0"]
+    if precision is not None:
+        args += ["--precision", precision]
     assert language_model.main(args, model_class=ONLSTMLanguageModel,
-                       get_preset=get_preset, presets=PRESETS,
+                       get_preset=preset, presets=PRESETS,
                        description="t", default_output=str(output)) == 0
     return json.load(open(output / "results.json"))
 
@@ -123,6 +133,17 @@ def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
     assert results["valid_loss"] == pytest.approx(results["best_val_loss"],
                                                   rel=1e-5)
     assert "Evaluating the best checkpoint" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_recipe_trains_in_its_presets_precision(tmp_path):
+    # Without --precision, the preset decides (ON-LSTM `small`:
+    # mixed_bfloat16); an explicit --precision wins.
+    assert _tiny_recipe_results(tmp_path / "a", None)["precision"] == "float32"
+    assert _tiny_recipe_results(
+        tmp_path / "b", None, "mixed_bfloat16")["precision"] == "mixed_bfloat16"
+    assert _tiny_recipe_results(
+        tmp_path / "c", "float32", "mixed_bfloat16")["precision"] == "float32"
 
 
 @pytest.mark.slow

@@ -77,6 +77,30 @@ def test_the_help_shows_each_default_once():
     assert f"(default: {options.DEFAULT_PRECISION})" in text
 
 
+def test_the_language_model_recipes_take_the_presets_precision():
+    from keras_ordered.models import onlstm
+    from keras_ordered.models import prpn
+
+    parser = language_model.build_parser("d", onlstm.PRESETS, "runs/x")
+    assert parser.parse_args([]).precision is None
+    assert parser.parse_args(["--precision", "float32"]).precision == "float32"
+    resolved = {
+        (family, name): options.preset_precision(None, module.get_preset(name))
+        for family, module in (("onlstm", onlstm), ("prpn", prpn))
+        for name in module.PRESETS
+    }
+    # bfloat16 is the default only where its seed study passed the rule for
+    # defaults (benchmarks/README.md): ON-LSTM's `small` preset.
+    assert resolved.pop(("onlstm", "small")) == "mixed_bfloat16"
+    assert set(resolved.values()) == {options.DEFAULT_PRECISION} == {"float32"}
+    # An explicit --precision wins over the preset's.
+    assert options.preset_precision(
+        "float32", onlstm.get_preset("small")) == "float32"
+    # --help lists each preset's precision.
+    epilog = parser.format_help()
+    assert "precision mixed_bfloat16" in " ".join(epilog.split())
+
+
 def _parser():
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", default="runs/none")

@@ -56,7 +56,6 @@ from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.optimizers import make_optimizer
-from keras_ordered.training.options import DEFAULT_PRECISION
 from keras_ordered.training.precision import training_policy
 from keras_ordered.training.callbacks import ParsingEvaluation
 
@@ -76,6 +75,7 @@ def describe_presets(presets, default="ptb"):
         if minutes:
             facts.append(f"~{_duration(minutes)} per epoch on CPU")
         facts.append(f"{preset['training']['epochs']} epoch(s)")
+        facts.append(f"precision {options.preset_precision(None, preset)}")
         marker = " [default]" if name == default else ""
         lines.append(textwrap.fill(
             f"{preset.get('description', '')}{marker}", width=79,
@@ -187,7 +187,7 @@ def build_parser(description, presets, default_output):
         "mirrored runs N replicas without a GPU (for trying and testing "
         "multi-device training; default: one CPU device)",
     )
-    options.add_precision(parser)
+    options.add_precision(parser, by_preset=True)
     parser.add_argument(
         "--adam", default="official", choices=("official", "keras"),
         help="the arithmetic of the presets' Adam: official (PyTorch's, "
@@ -325,8 +325,9 @@ def train(args, *, model_class, get_preset, presets=None):
         settings["optimizer"] == "adam"
     ):
         settings["optimizer"] = "keras_adam"
-    policy = training_policy(getattr(args, "precision", DEFAULT_PRECISION),
-                             getattr(args, "mixed_precision", False))
+    policy = training_policy(
+        options.preset_precision(getattr(args, "precision", None), preset),
+        getattr(args, "mixed_precision", False))
     previous_policy = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(policy)
     try:
