@@ -197,8 +197,10 @@ self-F1 (agreement between the seeds' trees) {t['self_f1']:.1f} on the test spli
 A run of this preset is a draw from that distribution: this file is one
 chosen draw, not what every run gives.
 """
+    batches = type(model).get_preset(card["preset"])["training"]
     test_ppl = ("" if card["test_perplexity"] is None else
-                f", test **{card['test_perplexity']}** (batch 10)")
+                f", test **{card['test_perplexity']}** "
+                f"(batch {batches['test_batch_size']})")
     readme = f"""# {args.name}
 
 A `{card['class']}` (`{card['preset']}` preset, {card['parameters']:,}
@@ -227,7 +229,7 @@ words of the PTB text (the file holds them as an asset).
 {'' if not card.get('selection') else chr(10) + 'Why this one: ' + card['selection'] + chr(10)}
 ## What it is worth
 
-- PTB perplexity: validation **{card['valid_perplexity']}** (batch 10){test_ppl}.
+- PTB perplexity: validation **{card['valid_perplexity']}** (batch {batches['eval_batch_size']}){test_ppl}.
 - Unsupervised parsing, distance `{p['distance']}` (the model's default),
   sentence-level F1 against right-branching:
   - test split (wsj_0100-0149, {test['sentences']:,} sentences, never used
