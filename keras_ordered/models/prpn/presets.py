@@ -132,9 +132,9 @@ PRESETS = {
         "parser 256 channels as the official code, 15 slots) with lighter "
         "dropout.",
         "parameters": 3740794,  # with the 10,000-word PTB vocabulary
-        # Measured in bfloat16 with a 128-channel parser (before issue 23);
-        # float32 with the official width is slower, not re-measured.
-        "cpu_minutes_per_epoch": 2.8,
+        # float32 with the official parser width, idle cores, 2026-11-26
+        # (benchmarks/preset_epoch_time.py --presets small --steps 20).
+        "cpu_minutes_per_epoch": 3.7,
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 256,
