@@ -202,7 +202,7 @@ def add_precision(parser, by_preset=False):
         default, which = None, (
             "the default is the preset's: float32, as the official code, "
             "except where a seed study showed another precision's trees to "
-            "pass the rule for defaults (the presets' descriptions say so)")
+            "pass the rule for defaults (the presets listed below say which)")
     else:
         default, which = DEFAULT_PRECISION, (
             f"{DEFAULT_PRECISION} is the default, as the official code")

@@ -3,8 +3,9 @@
 Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
 (the recipe's optimisation settings), optionally `precision` (the recipe's
 default `--precision` for it; float32 when absent), and what the recipes'
-`--help` and CPU warning quote: `description`, `parameters` (with the 10,000-word PTB
-vocabulary; tests/training/test_recipe_usability.py checks it) and
+`--help` and CPU warning quote: `description`, `parameters` (with the
+10,000-word PTB vocabulary; tests/training/test_recipe_usability.py
+checks it) and
 `cpu_minutes_per_epoch` (training plus validation on this project's 2-core
 CPU, measured with `benchmarks/preset_epoch_time.py` on 2026-11-23 after
 the faster recurrence of issue 13; `small` from its recipe run).
