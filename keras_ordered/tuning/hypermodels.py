@@ -95,7 +95,7 @@ class LanguageModelHyperModel(kt.HyperModel):
 
     def __init__(self, vocabulary, preset="small", tune=None,
                  objective="perplexity", treebank=None, parse_sentences=200,
-                 seed=1111, name=None, tunable=True):
+                 seed=1111, policy=None, name=None, tunable=True):
         super().__init__(name=name, tunable=tunable)
         size, words = check_vocabulary(vocabulary)
         if words is None:
@@ -137,6 +137,7 @@ class LanguageModelHyperModel(kt.HyperModel):
         self.treebank = treebank
         self.parse_sentences = int(parse_sentences)
         self.seed = seed
+        self.policy = policy
         self._treebank_records = None
 
     @property
@@ -188,6 +189,10 @@ class LanguageModelHyperModel(kt.HyperModel):
             trial's learning rate, with its carried-state variables for the
             preset's training and evaluation batch sizes.
         """
+        if self.policy is not None:
+            # keras-tuner's clear_session() before each build resets the
+            # global policy (Keras keeps it in the state it clears).
+            keras.mixed_precision.set_global_policy(self.policy)
         config, training = self.configuration(hp)
         model = self.model_class(vocabulary=self.vocabulary, seed=self.seed,
                                  **config)
@@ -330,6 +335,10 @@ class ONLSTMHyperModel(LanguageModelHyperModel):
             two words or more are parsed after every epoch.
         parse_sentences: int.
         seed: int, initialisation, dropout and window seeds of every trial.
+        policy: str or None, the Keras dtype policy the trials' models are
+            built in (e.g. `"mixed_bfloat16"`; None: the global policy
+            when `build` runs, which keras-tuner resets to float32 before
+            each trial).
         name, tunable: as `keras_tuner.HyperModel`.
 
     Example:
@@ -423,7 +432,7 @@ class PRPNHyperModel(LanguageModelHyperModel):
 
     Args:
         vocabulary, preset, tune, objective, treebank, parse_sentences,
-        seed, name, tunable: as `ONLSTMHyperModel`.
+        seed, policy, name, tunable: as `ONLSTMHyperModel`.
 
     Example:
 

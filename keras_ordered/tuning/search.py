@@ -32,6 +32,7 @@ from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically
 from keras_ordered.training import options
 from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.precision import training_policy
 
 TUNERS = ("hyperband", "random", "bayesian")
 PROJECT = "search"
@@ -44,9 +45,11 @@ def build_parser(description, hypermodel_class, presets, default_output,
         description,
         epilog=(
             f"searched knobs: {', '.join(hypermodel_class.knobs)}\n"
-            "presets (those training on a text stream): "
+            "presets (those training on a text stream) and the precision "
+            "each trains in: "
             + ", ".join(sorted(
-                name for name, preset in presets.items()
+                f"{name} ({options.preset_precision(None, preset)})"
+                for name, preset in presets.items()
                 if not preset["training"].get("sentence_level")
             ))
         ),
@@ -125,6 +128,7 @@ def build_parser(description, hypermodel_class, presets, default_output,
         "--parse-sentences", type=positive_int, default=200, metavar="N",
         help="sentences of --treebank parsed after every epoch",
     )
+    options.add_precision(parser, by_preset=True)
     options.add_seed(parser, "search, initialisation, dropout, windows")
     options.add_logging(parser)
     return parser
@@ -315,6 +319,8 @@ def _check_same_search(output, settings):
     if os.path.exists(path):
         with open(path) as f:
             saved = json.load(f)
+        # Searches made before --precision trained in float32.
+        saved.setdefault("precision", "float32")
         changed = sorted(
             key for key in set(saved) | set(settings)
             if saved.get(key) != settings.get(key)
@@ -425,10 +431,15 @@ def run(args, hypermodel_class):
     (train_ids, valid_ids, _), vocabulary = ptb.load_data(
         args.data, max_lines=args.max_lines
     )
+    preset = hypermodel_class.get_preset(args.preset)
+    # Trials train as the recipe would: in the preset's precision unless
+    # --precision says otherwise. The best model is saved in float32.
+    policy = training_policy(options.preset_precision(args.precision, preset),
+                             args.mixed_precision)
     hypermodel = hypermodel_class(
         vocabulary, preset=args.preset, tune=tune, objective=args.objective,
         treebank=args.treebank, parse_sentences=args.parse_sentences,
-        seed=args.seed,
+        seed=args.seed, policy=policy,
     )
     settings = {
         "model": hypermodel_class.model_class.__name__,
@@ -445,8 +456,21 @@ def run(args, hypermodel_class):
         "steps_per_epoch": args.steps_per_epoch,
         "eval_steps": args.eval_steps,
         "seed": args.seed,
+        "precision": policy,
     }
     resuming = _check_same_search(args.output, settings)
+    previous_policy = keras.mixed_precision.global_policy().name
+    try:
+        return _search(args, hypermodel, settings, resuming, train_ids,
+                       valid_ids)
+    finally:
+        keras.mixed_precision.set_global_policy(previous_policy)
+
+
+def _search(args, hypermodel, settings, resuming, train_ids, valid_ids):
+    """The search itself; returns 0."""
+    import keras
+
     keras.utils.set_random_seed(args.seed)
     tuner = make_tuner(
         hypermodel, args.tuner, directory=args.output,
@@ -461,8 +485,9 @@ def run(args, hypermodel_class):
         f"{'Continuing' if resuming else 'Starting'} a {args.tuner} search "
         f"of {settings['model']} around preset {args.preset!r} "
         f"({', '.join(hypermodel.tune)}), objective {objective} "
-        f"({hypermodel.objective.direction}), on {len(train_ids)} training "
-        f"tokens; {len(done)} trial(s) already finished in {args.output}."
+        f"({hypermodel.objective.direction}), in {settings['precision']}, on "
+        f"{len(train_ids)} training tokens; {len(done)} trial(s) already "
+        f"finished in {args.output}."
     )
     log_dir = os.path.join(args.output, "logs")
     started = time.time()
@@ -489,6 +514,8 @@ def run(args, hypermodel_class):
         with open(results_path) as f:
             previous = json.load(f)
     model_path = os.path.join(args.output, "best_model.keras")
+    # Rebuilt in float32 around the best trial's (float32) variables.
+    hypermodel.policy = "float32"
     best_model = tuner.get_best_models(1)[0]
     with atomic_path(model_path) as partial:
         best_model.save(partial)

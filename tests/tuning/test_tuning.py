@@ -318,3 +318,59 @@ def test_an_interrupted_trial_runs_again(tmp_path):
     tuner = run([])
     statuses = {t.trial_id: t.status for t in tuner.oracle.trials.values()}
     assert statuses == {"0": "COMPLETED", "1": "COMPLETED"}
+
+
+@pytest.mark.slow
+def test_trials_train_in_the_presets_precision(tmp_path, monkeypatch):
+    """A search trains as the recipe would: in the preset's precision unless
+    --precision says otherwise; the best model is saved in float32, and the
+    global policy is left as it was."""
+    policies = []  # (global policy, model's policy) at each build
+
+    class Spy(ONLSTMHyperModel):
+        def build(self, hp):
+            model = super().build(hp)
+            policies.append((keras.mixed_precision.global_policy().name,
+                             model.dtype_policy.name))
+            return model
+
+    def searched(output, *extra):
+        policies.clear()
+        data = os.path.dirname(require_data("ptb", "train.txt"))
+        argv = ["--preset", "tiny", "--data", data, "--max-lines", "200",
+                "--steps-per-epoch", "2", "--eval-steps", "1", "--verbose",
+                "0", "--tuner", "random", "--max-trials", "1",
+                "--max-epochs", "1", "--output", str(output), *extra]
+        assert search.main(argv, hypermodel_class=Spy,
+                           presets=onlstm.PRESETS, description="t",
+                           default_output="runs/t") == 0
+        results = json.load(open(output / "results.json"))
+        assert isinstance(load_model(output / "best_model.keras"),
+                          ONLSTMLanguageModel)
+        # The last build is the saved best model's, the others the trial's
+        # (keras-tuner builds before each trial, after clear_session()).
+        trials = set(policies[:-1])
+        assert len(trials) == 1 and policies[-1][0] == policies[-1][1]
+        return trials.pop(), results["precision"], policies[-1][1]
+
+    monkeypatch.setitem(onlstm.PRESETS["tiny"], "precision", "mixed_bfloat16")
+    bf16 = ("mixed_bfloat16", "mixed_bfloat16")
+    assert searched(tmp_path / "a") == (bf16, "mixed_bfloat16", "float32")
+    float32 = ("float32", "float32")
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        assert searched(tmp_path / "b", "--precision", "float32") == (
+            float32, "float32", "float32")
+        assert keras.mixed_precision.global_policy().name == "mixed_float16"
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    monkeypatch.delitem(onlstm.PRESETS["tiny"], "precision")
+    assert searched(tmp_path / "c") == (float32, "float32", "float32")
+    # A search made before --precision existed (no "precision" in its
+    # search.json) trained in float32 and continues as such (refused if
+    # the missing value were taken for another precision).
+    settings = json.load(open(tmp_path / "c" / "search.json"))
+    del settings["precision"]
+    json.dump(settings, open(tmp_path / "c" / "search.json", "w"))
+    assert searched(tmp_path / "c", "--max-trials", "2") == (
+        float32, "float32", "float32")
