@@ -15,6 +15,7 @@ error with exit status 2 before TensorFlow starts.
 | `add_schedule` | `--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch` |
 | `add_strategy` | `--strategy` |
 | `add_precision` | `--precision` (`preset_precision` resolves a preset's default) |
+| `add_model_args` | `--model-arg NAME=VALUE` (`model_args` reads them) |
 | `add_seed` | `--seed` |
 | `add_logging` | `--verbose`, `--tf-logs` |
 
@@ -38,6 +39,7 @@ assert args.epochs == 2 and args.preset == "small"
 """
 
 import argparse
+import json
 
 from keras_ordered_cli.option_types import positive_float
 from keras_ordered_cli.option_types import positive_int
@@ -228,6 +230,54 @@ def preset_precision(precision, preset):
     if precision is not None:
         return precision
     return preset.get("precision", DEFAULT_PRECISION)
+
+
+def add_model_args(parser):
+    """`--model-arg NAME=VALUE`, repeatable: a model argument replacing
+    the preset's (read with `model_args`)."""
+    parser.add_argument(
+        "--model-arg", action="append", default=[], metavar="NAME=VALUE",
+        help="replace one of the preset's model arguments, e.g. "
+        "--model-arg chunk_size=20 --model-arg hidden_dims=[600,600,200]; "
+        "the value is read as JSON (a number, a list, true / false), else "
+        "as a string; repeat for several. The run records them (results."
+        "json, the model file), a resumed run must give the same, and the "
+        "sizes and times the presets' list quotes are the presets' own",
+    )
+
+
+def model_args(pairs, names):
+    """The `--model-arg` pairs as a dict of model arguments.
+
+    Args:
+        pairs: list of `"NAME=VALUE"` strings.
+        names: the model's argument names (anything else is refused).
+
+    Returns:
+        dict, name to value (JSON-decoded where the text is JSON).
+
+    Raises:
+        ValueError: a pair without `=`, or an unknown name.
+    """
+    values = {}
+    for pair in pairs or ():
+        name, equals, text = pair.partition("=")
+        name = name.strip()
+        if not equals or not name:
+            raise ValueError(
+                f"--model-arg {pair!r}: expected NAME=VALUE, e.g. "
+                "chunk_size=20."
+            )
+        if name not in names:
+            raise ValueError(
+                f"--model-arg {name}: the model has no such argument; "
+                f"choose among {', '.join(sorted(names))}."
+            )
+        try:
+            values[name] = json.loads(text)
+        except json.JSONDecodeError:
+            values[name] = text
+    return values
 
 
 def add_seed(parser, seeds="initialisation, dropout, batch order"):

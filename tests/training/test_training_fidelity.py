@@ -94,7 +94,8 @@ def test_best_checkpoint_under_averaging_holds_the_validated_weights(tmp_path):
     assert abs(raw - checkpoint.best) > 1e-3
 
 
-def _tiny_recipe_results(output, precision, preset_precision=None):
+def _tiny_recipe_results(output, precision, preset_precision=None,
+                         extra=()):
     """Runs the ON-LSTM recipe's `tiny` preset briefly; its results.json.
 
     `precision` None leaves `--precision` out (the preset's default, which
@@ -118,6 +119,7 @@ def _tiny_recipe_results(output, precision, preset_precision=None):
             "--skip-test", "--output", str(output), "--verbose", "0"]
     if precision is not None:
         args += ["--precision", precision]
+    args += list(extra)
     assert language_model.main(args, model_class=ONLSTMLanguageModel,
                        get_preset=preset, presets=PRESETS,
                        description="t", default_output=str(output)) == 0
@@ -144,6 +146,43 @@ def test_recipe_trains_in_its_presets_precision(tmp_path):
         tmp_path / "b", None, "mixed_bfloat16")["precision"] == "mixed_bfloat16"
     assert _tiny_recipe_results(
         tmp_path / "c", "float32", "mixed_bfloat16")["precision"] == "float32"
+
+
+@pytest.mark.slow
+def test_model_args_replace_the_presets_and_are_recorded(tmp_path, capsys):
+    from conftest import require_data
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.models.onlstm import get_preset
+    from keras_ordered.training.tasks import language_model
+
+    # tiny: hidden_dims [20, 16], chunk_size 4.
+    extra = ("--model-arg", "chunk_size=2", "--model-arg",
+             "hidden_dims=[24, 16]", "--model-arg", "dropout_output=0.2")
+    results = _tiny_recipe_results(tmp_path, "float32", extra=extra)
+    assert results["model_args"] == {"chunk_size": 2, "hidden_dims": [24, 16],
+                                     "dropout_output": 0.2}
+    config = keras.saving.load_model(tmp_path / "model.keras").get_config()
+    assert config["chunk_size"] == 2 and list(config["hidden_dims"]) == [24, 16]
+    default = ONLSTMLanguageModel.from_preset("tiny", VOCAB)
+    assert default.get_config()["chunk_size"] == 4
+    # Resuming the run with other model arguments is refused (the backup's
+    # configuration; here the same weights, another dropout), and so is a
+    # name the model does not take.
+    base = ["--preset", "tiny", "--output", str(tmp_path), "--verbose", "0",
+            "--max-lines", "200", "--epochs", "3", "--steps-per-epoch", "4",
+            "--data", os.path.dirname(require_data("ptb", "train.txt"))]
+    capsys.readouterr()
+    for extra, message in (
+        (["--model-arg", "chunk_size=2", "--model-arg", "hidden_dims=[24,16]"],
+         "configuration"),
+        (["--model-arg", "chunks=2"], "no such argument; choose among"),
+        (["--model-arg", "chunk_size"], "expected NAME=VALUE"),
+    ):
+        assert language_model.main(
+            base + extra, model_class=ONLSTMLanguageModel,
+            get_preset=get_preset, presets=PRESETS, description="t",
+            default_output=str(tmp_path)) == 2
+        assert message in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -101,6 +101,25 @@ def test_the_language_model_recipes_take_the_presets_precision():
     assert "precision mixed_bfloat16" in " ".join(epilog.split())
 
 
+def test_model_args_are_json_values_of_the_models_arguments():
+    names = {"chunk_size", "hidden_dims", "weight_drop_scaling"}
+    pairs = ["chunk_size=20", "hidden_dims=[600, 600, 200]",
+             "weight_drop_scaling=official"]
+    assert options.model_args(pairs, names) == {
+        "chunk_size": 20, "hidden_dims": [600, 600, 200],
+        "weight_drop_scaling": "official"}
+    assert options.model_args([], names) == {}
+    with pytest.raises(ValueError, match="expected NAME=VALUE"):
+        options.model_args(["chunk_size"], names)
+    with pytest.raises(ValueError, match="choose among chunk_size, "
+                       "hidden_dims, weight_drop_scaling"):
+        options.model_args(["chunks=2"], names)
+    parser = language_model.build_parser("d", {}, "runs/x")
+    assert parser.parse_args(
+        ["--model-arg", "a=1", "--model-arg", "b=2"]).model_arg == ["a=1",
+                                                                     "b=2"]
+
+
 def _parser():
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", default="runs/none")

@@ -17,6 +17,7 @@ Options come from `keras_ordered.training.options`, the exit status from
 `keras_ordered.training.driver.run_recipe`.
 """
 
+import inspect
 import json
 import math
 import os
@@ -188,6 +189,7 @@ def build_parser(description, presets, default_output):
         "multi-device training; default: one CPU device)",
     )
     options.add_precision(parser, by_preset=True)
+    options.add_model_args(parser)
     parser.add_argument(
         "--adam", default="official", choices=("official", "keras"),
         help="the arithmetic of the presets' Adam: official (PyTorch's, "
@@ -311,6 +313,8 @@ def train(args, *, model_class, get_preset, presets=None):
     strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
     preset = get_preset(args.preset)
     settings = preset["training"]
+    args.model_args = options.model_args(
+        getattr(args, "model_arg", None), _argument_names(model_class))
     for key, value in (
         ("epochs", args.epochs),
         ("batch_size", args.batch_size),
@@ -355,6 +359,9 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         "bptt": settings["bptt"],
         "vocabulary_size": len(data.vocabulary),
     }
+    if args.model_args:
+        # Only when given: backups of runs without them stay resumable.
+        fingerprint["model_args"] = args.model_args
     model = _build_model(args, model_class, data.vocabulary, settings,
                          batches.batch, batches.eval_batch, strategy)
     fingerprint["parameters"] = int(model.count_params())
@@ -407,6 +414,8 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
     results = {"preset": args.preset, "epochs": epochs,
                "train_seconds": round(elapsed, 1),
                "parameters": fingerprint["parameters"]}
+    if args.model_args:
+        results["model_args"] = args.model_args
     model = _evaluate(args, model_class, model, loop, strategy, settings,
                       policy, data, batches, callbacks, chief, results)
     if not chief:
@@ -712,13 +721,22 @@ def _evaluate(args, model_class, model, loop, strategy, settings, policy,
     return model
 
 
+def _argument_names(model_class):
+    """The arguments `--model-arg` may set: the model's constructor's,
+    less the vocabulary and seed (the recipe gives those)."""
+    parameters = inspect.signature(model_class.__init__).parameters.values()
+    return {p.name for p in parameters
+            if p.kind is p.POSITIONAL_OR_KEYWORD
+            and p.name not in ("self", "vocabulary", "seed")}
+
+
 def _build_model(args, model_class, vocabulary, settings, batch,
                  eval_batch, strategy):
     """The preset's model, compiled and configured for BPTT, under
     `strategy` and the global dtype policy."""
     with strategy.scope():
         model = model_class.from_preset(args.preset, vocabulary,
-                                        seed=args.seed)
+                                        seed=args.seed, **args.model_args)
         model.compile(optimizer=make_optimizer(settings),
                       jit_compile=args.jit_compile)
         model.configure_bptt(batch, eval_batch,
