@@ -23,9 +23,10 @@ import argparse
 import json
 import os
 
+from keras_ordered.parsing import RIGHT_BRANCHING_MARGIN as MARGIN
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-MARGIN = 2.0
 SCORES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
 
 

@@ -8,6 +8,7 @@ names that do not hide them or the unsupervised `evaluate_trees`.
 """
 
 from keras_ordered.parsing.baselines import BASELINES
+from keras_ordered.parsing.baselines import RIGHT_BRANCHING_MARGIN
 from keras_ordered.parsing.baselines import balanced_tree
 from keras_ordered.parsing.baselines import binarized_gold_tree
 from keras_ordered.parsing.baselines import baseline_predictor

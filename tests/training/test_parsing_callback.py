@@ -37,3 +37,53 @@ def test_callback_logs_f1_scalars_and_trees(tmp_path):
         history.history[f"parse_f1/{model.default_distance}"][-1]
     events = os.listdir(os.path.join(tmp_path, "parsing"))
     assert events and os.path.getsize(os.path.join(tmp_path, "parsing", events[0])) > 0
+    # Right-branching's F1 beside the distances', as TensorBoard scalars.
+    import tensorflow as tf
+
+    tags = {
+        value.tag
+        for event in tf.compat.v1.train.summary_iterator(
+            os.path.join(tmp_path, "parsing", events[0]))
+        for value in event.summary.value
+    }
+    assert {"sentence_f1/right-branching", "corpus_f1/right-branching",
+            f"sentence_f1/{model.default_distance}"} <= tags
+
+
+def test_callback_scores_right_branching_on_its_sentences(tmp_path):
+    records = [make_sentence(nltk.Tree.fromstring(t)) for t in GOLD]
+    callback = ParsingEvaluation(records, max_sentences=5)
+    # By hand (the protocol drops punctuation; sentence-level F1 leaves
+    # out the whole-sentence span, corpus-level counts it):
+    # "the cat sat on the mat": gold (0,2) (2,6) (3,6) (4,6), right-branching
+    # (1,6) (2,6) (3,6) (4,6): 3 of 4 shared, F1 75; "dogs bark loudly":
+    # gold (1,3), right-branching (1,3): F1 100. Corpus: with the two
+    # whole-sentence spans, 6 of 7 shared on each side.
+    assert callback.right_branching["sentence_f1"] == pytest.approx(87.5)
+    assert callback.right_branching["corpus_f1"] == pytest.approx(600 / 7)
+
+
+def test_recipe_compares_the_final_trees_with_right_branching(capsys):
+    from types import SimpleNamespace
+
+    from keras_ordered.training.tasks.language_model import (
+        _compare_with_right_branching,
+    )
+
+    baseline = {"sentence_f1": 40.0, "corpus_f1": 39.0}
+    parsing = SimpleNamespace(right_branching=baseline, records=[None] * 200)
+    model = SimpleNamespace(default_distance="parser/distance")
+    for f1, beats in ((42.0, True), (41.9, False), (20.5, False)):
+        results = {}
+        scores = {"parser/distance": {"sentence_f1": f1},
+                  "other": {"sentence_f1": 90.0}}
+        _compare_with_right_branching(model, parsing, scores, results)
+        captured = capsys.readouterr()
+        assert results == {"parse_right_branching": baseline,
+                           "beats_right_branching": beats}
+        assert ("Right-branching on the same trees: sentence-level 40.0, "
+                "corpus-level 39.0") in captured.out
+        warned = ("Warning: the default distance (parser/distance) parses "
+                  "these 200 sentences no better than right-branching "
+                  f"trees ({f1:.1f} against 40.0")
+        assert (warned in " ".join(captured.err.split())) == (not beats)

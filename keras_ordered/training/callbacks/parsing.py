@@ -9,6 +9,7 @@ from keras_ordered.datasets.treebank import load_treebank
 from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import evaluate_trees
 from keras_ordered.parsing import model_trees
+from keras_ordered.parsing import right_branching_tree
 from keras_ordered.training.crash_safety import check_interrupt
 from keras_ordered.parsing import tree_to_brackets
 
@@ -25,7 +26,11 @@ class ParsingEvaluation(keras.callbacks.Callback):
       to the epoch logs, hence to the history and the progress bar;
     - writes those F1s and the corpus-level F1s as TensorBoard scalars, and
       `num_trees` induced trees beside their gold trees as text summaries,
-      under `<log_dir>/parsing`.
+      under `<log_dir>/parsing`, with right-branching's F1 on the same
+      sentences as the scalars `sentence_f1/right-branching` and
+      `corpus_f1/right-branching` (the line a distance must clear).
+
+    `right_branching` holds right-branching's scores on the subset.
 
     Args:
         treebank: str, a directory of Penn Treebank `.mrg` files, or a list
@@ -74,6 +79,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
         self.batch_size = int(batch_size)
         self.records = None
         self.results = {}
+        self._right_branching = None
         self._writer = None
 
     def _load(self):
@@ -90,6 +96,16 @@ class ParsingEvaluation(keras.callbacks.Callback):
                     f"No sentence of two words or more in {self.treebank}."
                 )
         return self.records
+
+    @property
+    def right_branching(self):
+        """Right-branching trees' scores on the subset (`evaluate_trees`)."""
+        if self._right_branching is None:
+            records = self._load()
+            self._right_branching = evaluate_trees(
+                records, [right_branching_tree(list(r.words)) for r in records]
+            )
+        return self._right_branching
 
     def on_train_begin(self, logs=None):
         self._load()
@@ -125,7 +141,9 @@ class ParsingEvaluation(keras.callbacks.Callback):
         if self._writer is None:
             return
         with self._writer.as_default(step=epoch):
-            for name, scores in self.results.items():
+            scored = dict(self.results)
+            scored["right-branching"] = self.right_branching
+            for name, scores in scored.items():
                 tf.summary.scalar(f"sentence_f1/{name}", scores["sentence_f1"])
                 tf.summary.scalar(f"corpus_f1/{name}", scores["corpus_f1"])
             name = self.model.default_distance

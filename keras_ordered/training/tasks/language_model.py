@@ -36,6 +36,7 @@ from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import ptb
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
+from keras_ordered.parsing import RIGHT_BRANCHING_MARGIN
 from keras_ordered.training import options
 from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.batching import SentenceBatches
@@ -718,7 +719,36 @@ def _evaluate(args, model_class, model, loop, strategy, settings, policy,
                 f"trees): sentence-level {scores['sentence_f1']:.1f}, "
                 f"corpus-level {scores['corpus_f1']:.1f}"
             )
+        _compare_with_right_branching(model, parsing, final_scores, results)
     return model
+
+
+def _compare_with_right_branching(model, parsing, final_scores, results):
+    """Prints right-branching's F1 on the parsed sentences, and a warning
+    on stderr when the default distance does not clear it by
+    `RIGHT_BRANCHING_MARGIN` (trees worth no more than the baseline)."""
+    baseline = parsing.right_branching
+    results["parse_right_branching"] = {
+        key: baseline[key] for key in ("sentence_f1", "corpus_f1")}
+    print(f"Right-branching on the same trees: sentence-level "
+          f"{baseline['sentence_f1']:.1f}, corpus-level "
+          f"{baseline['corpus_f1']:.1f}")
+    default = model.default_distance
+    f1 = final_scores[default]["sentence_f1"]
+    results["beats_right_branching"] = bool(
+        f1 >= baseline["sentence_f1"] + RIGHT_BRANCHING_MARGIN)
+    if not results["beats_right_branching"]:
+        print(
+            f"Warning: the default distance ({default}) parses these "
+            f"{len(parsing.records)} sentences no better than right-"
+            f"branching trees ({f1:.1f} against {baseline['sentence_f1']:.1f}"
+            f"; a parser clears them by {RIGHT_BRANCHING_MARGIN:g} points). "
+            "Runs of these models end so for some seeds, and some presets "
+            "for most (each preset's rate: docs/results.md): train another "
+            "seed (--seed), or several and keep the one that parses "
+            "development trees best (benchmarks/parsing_quality.py; the "
+            "multi-seed recipe of docs/models/prpn.md).", file=sys.stderr,
+        )
 
 
 def _argument_names(model_class):

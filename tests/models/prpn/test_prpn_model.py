@@ -230,10 +230,16 @@ def test_recipe_runs_two_steps_on_ptb_and_parses(tmp_path, capsys):
     code = _recipe(tmp_path, "--preset", "tiny", "--parse-eval", treebank,
                    "--parse-eval-sentences", "20")
     assert code == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "Test perplexity" in out
     assert "Parsing F1 (parser/distance, 20 gold trees)" in out
+    assert "Right-branching on the same trees" in out
     results = json.load(open(os.path.join(tmp_path, "results.json")))
+    # Two steps of training: no parser, and the recipe says so.
+    assert results["beats_right_branching"] is False
+    assert "no better than right-branching trees" in " ".join(
+        captured.err.split())
     assert np.isfinite(results["valid_perplexity"])
     assert np.isfinite(results["test_perplexity"])
     f1 = results["parse_f1"]["parser/distance"]
