@@ -336,9 +336,9 @@ class ONLSTMHyperModel(LanguageModelHyperModel):
         parse_sentences: int.
         seed: int, initialisation, dropout and window seeds of every trial.
         policy: str or None, the Keras dtype policy the trials' models are
-            built in (e.g. `"mixed_bfloat16"`; None: the global policy
-            when `build` runs, which keras-tuner resets to float32 before
-            each trial).
+            built in (e.g. `"mixed_bfloat16"`): `build` makes it the global
+            policy, since keras-tuner resets that to float32 before each
+            trial (None: whatever the global policy is then).
         name, tunable: as `keras_tuner.HyperModel`.
 
     Example:
