@@ -236,13 +236,14 @@ def add_model_args(parser):
     """`--model-arg NAME=VALUE`, repeatable: a model argument replacing
     the preset's (read with `model_args`)."""
     parser.add_argument(
-        "--model-arg", action="append", default=[], metavar="NAME=VALUE",
+        "--model-arg", action="append", default=None, metavar="NAME=VALUE",
         help="replace one of the preset's model arguments, e.g. "
         "--model-arg chunk_size=20 --model-arg hidden_dims=[600,600,200]; "
         "the value is read as JSON (a number, a list, true / false), else "
         "as a string; repeat for several. The run records them (results."
         "json, the model file), a resumed run must give the same, and the "
-        "sizes and times the presets' list quotes are the presets' own",
+        "sizes and times the presets' list quotes are the presets' own "
+        "(default: the preset's model, unchanged)",
     )
 
 
