@@ -148,6 +148,10 @@ def _scheduled_recurrence(units, layers, initial_value, source_row,
         kept = tf.zeros((iterations, rows, layers * gates), dtype)
 
         def body(i, memory, kept):
+            # The action's weights by tf.gather, not by slicing
+            # (`stacks[layer][action]`): XLA takes a slice's index as a
+            # compile-time constant and would compile the loop again for
+            # every batch's actions and schedule.
             action = iteration_action[i]
             previous = tf.gather(memory, source_row[i])
             below = inputs[i]
@@ -155,8 +159,9 @@ def _scheduled_recurrence(units, layers, initial_value, source_row,
             for layer in range(layers):
                 h_source = previous[:, 2 * layer * units:(2 * layer + 1) * units]
                 c_source = previous[:, (2 * layer + 1) * units:(2 * layer + 2) * units]
-                z = tf.matmul(tf.concat([below, h_source], axis=1),
-                              stacks[layer][action]) + bias_stacks[layer][action]
+                z = (tf.matmul(tf.concat([below, h_source], axis=1),
+                               tf.gather(stacks[layer], action))
+                     + tf.gather(bias_stacks[layer], action))
                 if layer == 0 and has_extra:
                     z = z + extra[i]
                 i_gate, f_gate, o_gate, g_gate = _gate_activations(z, units)
@@ -227,7 +232,8 @@ def _scheduled_recurrence(units, layers, initial_value, source_row,
                         d_h * tanh_c * o_gate * (1 - o_gate),
                         d_c * i_gate * (1 - g_gate * g_gate)], axis=1)
                     v = tf.concat([belows[layer], h_source], axis=1)
-                    d_v = tf.matmul(d_z, stacks[layer][action], transpose_b=True)
+                    d_v = tf.matmul(d_z, tf.gather(stacks[layer], action),
+                                    transpose_b=True)  # (not a slice: see body)
                     d_stacks[layer] = tf.tensor_scatter_nd_add(
                         d_stacks[layer], where, tf.cast(
                             tf.matmul(v, d_z, transpose_a=True), accumulate)[None])

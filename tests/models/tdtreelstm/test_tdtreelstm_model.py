@@ -2,6 +2,7 @@
 seed's equations; gradients, NCE, round trips, overfitting."""
 
 import math
+import os
 
 import keras
 import numpy as np
@@ -419,6 +420,52 @@ def test_scheduled_states_and_gradients_equal_the_generation_order(context, jit)
     for a, b in zip(ordered_grads, scheduled_grads):
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4,
                                    atol=1e-5)
+
+
+def _executable_regions():
+    """The process's anonymous executable memory regions (JIT-compiled code)."""
+    with open("/proc/self/maps") as maps:
+        return sum(1 for line in maps
+                   if len(line.split()) == 5 and line.split()[1] == "r-xp")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"),
+                    reason="counts compiled code through /proc/self/maps")
+def test_compiled_schedule_is_not_recompiled_for_other_trees():
+    # XLA compiles the scheduled recurrence once per shape. An action read
+    # from the batch and used as a slice index (`stacks[action]`) made XLA
+    # take the actions and the schedule as compile-time constants: one
+    # compilation per batch, whose machine code piled up until the `small`
+    # recipe died after 3 epochs ("LLVM ERROR: Unable to allocate section
+    # memory", or a segmentation fault).
+    from keras_ordered.layers import TopDownTreeLSTM
+    from keras_ordered.models.tdtreelstm.inputs import action_schedule
+
+    layer = TopDownTreeLSTM(4, num_layers=2, context_dim=3)
+
+    @tf.function(jit_compile=True)
+    def step(schedule, *inputs):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(list(inputs), schedule=schedule))
+        return tape.gradient(loss, layer.trainable_weights)
+
+    shapes, regions = set(), []
+    for seed in (1, 2, 3):  # the same shapes, other trees
+        rng = np.random.default_rng(seed)
+        arrays, lengths = _random_batch(rng, [5, 9, 2, 7])
+        schedule = action_schedule(arrays["actions"], arrays["sources"],
+                                   lengths, rows=4)
+        args = [tf.constant(schedule),
+                tf.constant(rng.normal(size=arrays["actions"].shape + (6,)),
+                            tf.float32),
+                tf.constant(arrays["actions"]), tf.constant(arrays["sources"]),
+                tf.constant(rng.normal(size=arrays["actions"].shape + (3,)),
+                            tf.float32)]
+        shapes.add(tuple(a.shape for a in args))
+        step(*args)
+        regions.append(_executable_regions())
+    assert len(shapes) == 1
+    assert regions[1] == regions[0] and regions[2] == regions[0], regions
 
 
 @pytest.mark.slow
