@@ -425,8 +425,8 @@ def test_scheduled_states_and_gradients_equal_the_generation_order(context, jit)
 def _executable_regions():
     """The process's anonymous executable memory regions (JIT-compiled code)."""
     with open("/proc/self/maps") as maps:
-        return sum(1 for line in maps
-                   if len(line.split()) == 5 and line.split()[1] == "r-xp")
+        fields = [line.split() for line in maps]
+    return sum(1 for f in fields if len(f) == 5 and f[1] == "r-xp")
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/maps"),
