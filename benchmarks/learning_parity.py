@@ -31,6 +31,18 @@ parity alone let a precision become the default while the trees broke
 (issue 23), so a change judged here is judged on trees too (over seeds:
 benchmarks/parsing_quality.py and the rule for defaults).
 
+`--record DIR` also writes the run's result to DIR/seed_N.json (the
+committed records of benchmarks/README.md). `--rule DIR --against DIR`
+trains nothing: it applies the rule for defaults (benchmarks/README.md,
+"The rule for defaults"; `parsing_quality.rule_verdict`) to two record
+folders, a candidate and its float32 reference, with the 1,500-step
+validation perplexity and the development split's sentence F1 of the
+model's default distance (layer 2's forget gate):
+
+    python benchmarks/learning_parity.py \
+        --rule benchmarks/records/learning_parity_mixed_bfloat16 \
+        --against benchmarks/records/learning_parity_float32
+
 `--train-losses N` trains N steps only and prints each step's training
 loss (no validation): two versions of the code run this way from the same
 seed show how soon rounding differences part their trajectories.
@@ -39,6 +51,7 @@ seed show how soon rounding differences part their trajectories.
 import argparse
 import json
 import os
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -56,12 +69,19 @@ from keras_ordered.parsing import evaluate_parsing  # noqa: E402
 from keras_ordered.training.batching import BPTTBatches  # noqa: E402
 from keras_ordered.training.tasks.language_model import perplexity  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parsing_quality import read_records  # noqa: E402
+from parsing_quality import rule_lines  # noqa: E402
+from parsing_quality import rule_verdict  # noqa: E402
+
 MODEL = dict(
     embedding_dim=200, hidden_dims=[600, 600, 200], chunk_size=10,
     dropout_output=0.45, dropout_hidden=0.3, dropout_input=0.5,
     dropout_embedding=0.1, weight_drop=0.45, ar_alpha=0.0, tar_beta=0.0,
 )
 OFFICIAL = {"steps": 1500, "valid_perplexity": [219.4, 217.4]}
+# ONLSTMLanguageModel's default distance for MODEL's three layers.
+DEFAULT_DISTANCE = "layer2/forget"
 
 
 class Snapshots(keras.callbacks.Callback):
@@ -94,7 +114,43 @@ def dev_tree_scores(model, treebank):
               evaluate_model(records, model).items()}
     right = evaluate_parsing(records, baseline_predictor("right-branching"))
     return {"sentences": len(records), "sentence_f1": scores,
+            "default_distance": model.default_distance,
             "right_branching": round(right["sentence_f1"], 2)}
+
+
+def rule_summary(candidate_folder, reference_folder):
+    """The rule for defaults on two folders of `--treebank` records: the
+    printable lines (a table per seed, then the verdict) and the verdict's
+    figures."""
+    candidate = read_records(candidate_folder)
+    reference = read_records(reference_folder)
+    lines = ["| run | seed | valid ppl | dev sentence F1 | right-branching |",
+             "|---|---|---|---|---|"]
+    pairs = {}
+    rights = set()
+    for name, folder, runs in (("candidate", candidate_folder, candidate),
+                               ("reference", reference_folder, reference)):
+        pairs[name] = []
+        for result in runs:
+            trees = result.get("dev_trees")
+            if not trees:
+                raise ValueError(
+                    f"{folder}: seed {result['seed']} was run without "
+                    "--treebank; the rule needs its trees.")
+            distance = trees.get("default_distance", DEFAULT_DISTANCE)
+            f1 = trees["sentence_f1"][distance]
+            ppl = result["valid_perplexity"][str(result["steps"])]
+            rights.add(trees["right_branching"])
+            pairs[name].append((f1, ppl))
+            lines.append(f"| {os.path.basename(os.path.normpath(folder))} "
+                         f"| {result['seed']} | {ppl:.2f} | {f1:.1f} "
+                         f"| {trees['right_branching']:.1f} |")
+    if len(rights) != 1:
+        raise ValueError("The records were scored on different "
+                         f"development sentences (right-branching {rights}).")
+    rule = rule_verdict("onlstm", pairs["candidate"], pairs["reference"],
+                        rights.pop())
+    return lines + [""] + rule_lines(rule, reference_folder), rule
 
 
 def run(data, seed, steps, every, batch=20, bptt=70, eval_batch=10,
@@ -174,14 +230,32 @@ def main():
     parser.add_argument("--treebank", default=None, metavar="DIR",
                         help="WSJ sample .mrg folder: also report the "
                         "development split's sentence F1 of every distance")
+    parser.add_argument("--record", default=None, metavar="DIR",
+                        help="also write the result to DIR/seed_N.json")
+    parser.add_argument("--rule", default=None, metavar="DIR",
+                        help="train nothing: apply the rule for defaults "
+                        "to this folder of records (the candidate) ...")
+    parser.add_argument("--against", default=None, metavar="DIR",
+                        help="... against this one (the float32 reference)")
     args = parser.parse_args()
+    if bool(args.rule) != bool(args.against):
+        parser.error("--rule and --against go together")
+    if args.rule:
+        lines, _ = rule_summary(args.rule, args.against)
+        print("\n".join(lines))
+        return
     data = ptb.load_data(args.data, download=False)
-    print(json.dumps(run(data, args.seed, args.steps, args.every,
-                         weight_drop_scaling=args.weight_drop_scaling,
-                         precision=args.precision,
-                         train_losses=args.train_losses,
-                         treebank=args.treebank)),
-          flush=True)
+    result = run(data, args.seed, args.steps, args.every,
+                 weight_drop_scaling=args.weight_drop_scaling,
+                 precision=args.precision, train_losses=args.train_losses,
+                 treebank=args.treebank)
+    print(json.dumps(result), flush=True)
+    if args.record and not args.train_losses:
+        os.makedirs(args.record, exist_ok=True)
+        with open(os.path.join(args.record, f"seed_{args.seed}.json"),
+                  "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":

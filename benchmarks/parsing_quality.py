@@ -407,28 +407,43 @@ def read_records(folder):
 
 def rule_for_defaults(family, entries, reference, table):
     """The rule for defaults: these seeds (the candidate) against the
-    reference study's records (float32 with the official arithmetic).
+    reference study's records (float32 with the official arithmetic); see
+    `rule_verdict`."""
+    def pairs(seeds):
+        return [(_dev_f1(e), e["valid_perplexity"]) for e in seeds]
+
+    return rule_verdict(family, pairs(entries), pairs(reference),
+                        table["dev"]["right-branching"]["sentence_f1"])
+
+
+def rule_verdict(family, candidate, reference, right_branching):
+    """The rule for defaults on two sets of seeds.
 
     Passes when, over enough seeds of each, the candidate's mean
     development sentence F1 (default distance) is at most 1.5 points
     below the reference's, no larger share of its seeds falls short of
     right-branching + 2, and its mean validation perplexity is at most
     3 % above the reference's.
-    """
-    right = table["dev"]["right-branching"]["sentence_f1"]
 
+    Args:
+        family: `"prpn"` or `"onlstm"` (the number of seeds needed).
+        candidate: one `(dev sentence F1, validation perplexity)` pair
+            per seed of the candidate.
+        reference: the same for the reference (float32, the official
+            arithmetic).
+        right_branching: right-branching's development sentence F1.
+    """
     def figures(seeds):
-        f1s = [_dev_f1(e) for e in seeds]
+        f1s = [f1 for f1, _ in seeds]
         return {
             "seeds": len(seeds),
             "dev_sentence_f1": float(np.mean(f1s)),
             "short_of_right_branching": int(sum(
-                f < right + MARGIN for f in f1s)),
-            "valid_perplexity": float(np.mean(
-                [e["valid_perplexity"] for e in seeds])),
+                f < right_branching + MARGIN for f in f1s)),
+            "valid_perplexity": float(np.mean([p for _, p in seeds])),
         }
 
-    candidate, base = figures(entries), figures(reference)
+    candidate, base = figures(candidate), figures(reference)
     needed = RULE_SEEDS[family]
     checks = {
         "enough_seeds": min(candidate["seeds"], base["seeds"]) >= needed,
@@ -449,7 +464,8 @@ def rule_for_defaults(family, entries, reference, table):
             "seeds_needed": needed, "verdict": verdict}
 
 
-def _rule_lines(rule, reference_folder):
+def rule_lines(rule, reference_folder):
+    """The rule's verdict and figures as two printable lines."""
     c, b = rule["candidate"], rule["reference"]
     return [
         f"Rule for defaults against {reference_folder}: {rule['verdict']}",
@@ -687,7 +703,7 @@ def main(argv=None):
                           indent=1)
     print_summary(summary, entries)
     if summary.get("rule_for_defaults"):
-        for line in _rule_lines(summary["rule_for_defaults"],
+        for line in rule_lines(summary["rule_for_defaults"],
                                 args.rule_against):
             print(line)
     if args.markdown and entries:

@@ -47,3 +47,54 @@ def test_dev_tree_scores_read_the_development_split_only(tmp_path):
     # {0-2}, right-branching {1-3}: 0. The mean over sentences: 37.5.
     assert one["right_branching"] == pytest.approx(37.5)
 
+
+
+def _records(folder, runs):
+    import json
+
+    folder.mkdir()
+    for seed, (ppl, f1) in enumerate(runs, start=1):
+        result = {"seed": seed, "steps": 1500,
+                  "valid_perplexity": {"300": 480.0, "1500": ppl}}
+        if f1 is not None:
+            result["dev_trees"] = {
+                "sentences": 2000, "right_branching": 40.0,
+                "sentence_f1": {"layer2/forget": f1, "layer3/forget": 50.0}}
+        (folder / f"seed_{seed}.json").write_text(json.dumps(result))
+    return str(folder)
+
+
+REFERENCE = [(220.0, 43.0), (210.0, 41.0), (230.0, 44.0), (215.0, 39.0),
+             (225.0, 45.0)]
+
+
+def test_rule_over_parity_records_judges_the_default_distance(tmp_path):
+    script = _load_script()
+    reference = _records(tmp_path / "float32", REFERENCE)
+    # As good: within 1.5 points, no more seeds short of 42, +1 % ppl.
+    same = _records(tmp_path / "same", [(p * 1.01, f - 1.0)
+                                        for p, f in REFERENCE])
+    lines, rule = script.rule_summary(same, reference)
+    assert rule["verdict"] == "passes"
+    assert rule["candidate"]["short_of_right_branching"] == 2
+    assert rule["candidate"]["dev_sentence_f1"] == pytest.approx(41.4)
+    assert rule["candidate"]["valid_perplexity"] == pytest.approx(222.2)
+    assert lines[-2].endswith(": passes")
+    # One seed's trees collapse (layer 3 still parses: not what is read).
+    collapsed = [(p, f) for p, f in REFERENCE[:4]] + [(225.0, 20.0)]
+    _, rule = script.rule_summary(_records(tmp_path / "bad", collapsed),
+                                  reference)
+    assert rule["verdict"] == "fails: sentence_f1, collapses"
+    # Perplexity alone (the old parity criterion) fails too.
+    worse = [(p * 1.05, f) for p, f in REFERENCE]
+    _, rule = script.rule_summary(_records(tmp_path / "ppl", worse),
+                                  reference)
+    assert rule["verdict"] == "fails: perplexity"
+
+
+def test_rule_over_parity_records_needs_their_trees(tmp_path):
+    script = _load_script()
+    reference = _records(tmp_path / "float32", REFERENCE)
+    blind = _records(tmp_path / "blind", [(220.0, None)] * 5)
+    with pytest.raises(ValueError, match="without --treebank"):
+        script.rule_summary(blind, reference)
