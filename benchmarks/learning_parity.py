@@ -73,6 +73,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parsing_quality import read_records  # noqa: E402
 from parsing_quality import rule_lines  # noqa: E402
 from parsing_quality import rule_verdict  # noqa: E402
+from parsing_quality import stats  # noqa: E402
 
 MODEL = dict(
     embedding_dim=200, hidden_dims=[600, 600, 200], chunk_size=10,
@@ -124,8 +125,8 @@ def rule_summary(candidate_folder, reference_folder):
     figures."""
     candidate = read_records(candidate_folder)
     reference = read_records(reference_folder)
-    lines = ["| run | seed | valid ppl | dev sentence F1 | right-branching |",
-             "|---|---|---|---|---|"]
+    lines = ["| run | seed | valid ppl | dev sentence F1 | best distance "
+             "| right-branching |", "|---|---|---|---|---|---|"]
     pairs = {}
     rights = set()
     for name, folder, runs in (("candidate", candidate_folder, candidate),
@@ -142,14 +143,28 @@ def rule_summary(candidate_folder, reference_folder):
             ppl = result["valid_perplexity"][str(result["steps"])]
             rights.add(trees["right_branching"])
             pairs[name].append((f1, ppl))
+            best = max(trees["sentence_f1"], key=trees["sentence_f1"].get)
             lines.append(f"| {os.path.basename(os.path.normpath(folder))} "
                          f"| {result['seed']} | {ppl:.2f} | {f1:.1f} "
+                         f"| {best} {trees['sentence_f1'][best]:.1f} "
                          f"| {trees['right_branching']:.1f} |")
     if len(rights) != 1:
         raise ValueError("The records were scored on different "
                          f"development sentences (right-branching {rights}).")
     rule = rule_verdict("onlstm", pairs["candidate"], pairs["reference"],
                         rights.pop())
+    names = sorted(candidate[0]["dev_trees"]["sentence_f1"])
+    lines += ["", "| distance | " + " | ".join(
+        os.path.basename(os.path.normpath(f))
+        for f in (candidate_folder, reference_folder)) + " |",
+        "|---|---|---|"]
+    for name in names:
+        cells = []
+        for runs in (candidate, reference):
+            st = stats([r["dev_trees"]["sentence_f1"][name] for r in runs])
+            cells.append(f"{st['mean']:.1f} +- {st['std']:.1f} "
+                         f"({st['min']:.1f}-{st['max']:.1f})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + [""] + rule_lines(rule, reference_folder), rule
 
 

@@ -283,7 +283,8 @@ def baselines(records):
     return table
 
 
-def _stats(values):
+def stats(values):
+    """Mean, sample standard deviation, min and max."""
     values = np.asarray(values, dtype="float64")
     return {
         "mean": float(values.mean()),
@@ -301,7 +302,7 @@ def summarize(entries, records, table):
     summary = {
         "seeds": [e["seed"] for e in entries],
         "default_distance": default,
-        "valid_perplexity": _stats([e["valid_perplexity"] for e in entries]),
+        "valid_perplexity": stats([e["valid_perplexity"] for e in entries]),
         "baselines": table,
         "splits": {},
     }
@@ -311,7 +312,7 @@ def summarize(entries, records, table):
         block = {"distances": {}}
         for name in names:
             block["distances"][name] = {
-                key: _stats([e["splits"][split]["scores"][name][key]
+                key: stats([e["splits"][split]["scores"][name][key]
                              for e in entries])
                 for key in MEASURES
             }
@@ -371,8 +372,8 @@ def per_epoch(entries, default):
         ppls = [row["val_perplexity"] for row in rows
                 if row.get("val_perplexity") is not None]
         table.append({"epoch": epoch + 1, "seeds": len(f1s),
-                      "parse_f1": _stats(f1s) if f1s else None,
-                      "val_perplexity": _stats(ppls) if ppls else None})
+                      "parse_f1": stats(f1s) if f1s else None,
+                      "val_perplexity": stats(ppls) if ppls else None})
     return {"distance": default, "seeds": [e["seed"] for e in curves],
             "epochs": table}
 
@@ -503,13 +504,13 @@ def print_summary(summary, entries):
           f"({ppl['min']:.2f}-{ppl['max']:.2f})")
     for split in SPLITS:
         block = summary["splits"][split]
-        stats = block["distances"][default]
+        st = block["distances"][default]
         beats = block["beats_right_branching"]
         rb = summary["baselines"][split]["right-branching"]
         rnd = summary["baselines"][split]["random"]
         print(f"{split}: " + ", ".join(
-            f"{key} {stats[key]['mean']:.1f} +- {stats[key]['std']:.1f} "
-            f"({stats[key]['min']:.1f}-{stats[key]['max']:.1f})"
+            f"{key} {st[key]['mean']:.1f} +- {st[key]['std']:.1f} "
+            f"({st[key]['min']:.1f}-{st[key]['max']:.1f})"
             for key in MEASURES))
         print(f"  right-branching {rb['sentence_f1']:.1f} / "
               f"{rb['corpus_f1']:.1f} / {rb['wsj10_sentence_f1']:.1f}; "
