@@ -313,7 +313,7 @@ def summarize(entries, records, table):
         for name in names:
             block["distances"][name] = {
                 key: stats([e["splits"][split]["scores"][name][key]
-                             for e in entries])
+                            for e in entries])
                 for key in MEASURES
             }
         f1s = [e["splits"][split]["scores"][default]["sentence_f1"]

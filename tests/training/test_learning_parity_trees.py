@@ -98,3 +98,35 @@ def test_rule_over_parity_records_needs_their_trees(tmp_path):
     blind = _records(tmp_path / "blind", [(220.0, None)] * 5)
     with pytest.raises(ValueError, match="without --treebank"):
         script.rule_summary(blind, reference)
+
+
+def test_record_writes_the_printed_result(tmp_path, monkeypatch, capsys):
+    import json
+    import sys
+
+    script = _load_script()
+    result = {"seed": 3, "steps": 1500, "valid_perplexity": {"1500": 210.0},
+              "dev_trees": None}
+    calls = []
+
+    def fake_run(data, seed, steps, every, **kwargs):
+        calls.append((seed, steps, every, kwargs["precision"]))
+        return dict(result)
+
+    monkeypatch.setattr(script, "run", fake_run)
+    monkeypatch.setattr(script.ptb, "load_data", lambda *a, **k: None)
+    folder = tmp_path / "records"
+    monkeypatch.setattr(sys, "argv", [
+        "learning_parity.py", "--seed", "3", "--precision", "mixed_bfloat16",
+        "--record", str(folder)])
+    script.main()
+    assert calls == [(3, 1500, 300, "mixed_bfloat16")]
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert printed == result
+    assert json.loads((folder / "seed_3.json").read_text()) == result
+    # --rule without --against is refused before anything runs.
+    monkeypatch.setattr(sys, "argv", ["learning_parity.py", "--rule",
+                                      str(folder)])
+    with pytest.raises(SystemExit):
+        script.main()
+    assert len(calls) == 1
