@@ -127,6 +127,8 @@ def rule_summary(candidate_folder, reference_folder):
     reference = read_records(reference_folder)
     lines = ["| run | seed | valid ppl | dev sentence F1 | best distance "
              "| right-branching |", "|---|---|---|---|---|---|"]
+    label = {f: os.path.basename(os.path.normpath(f))
+             for f in (candidate_folder, reference_folder)}
     pairs = {}
     rights = set()
     for name, folder, runs in (("candidate", candidate_folder, candidate),
@@ -144,7 +146,7 @@ def rule_summary(candidate_folder, reference_folder):
             rights.add(trees["right_branching"])
             pairs[name].append((f1, ppl))
             best = max(trees["sentence_f1"], key=trees["sentence_f1"].get)
-            lines.append(f"| {os.path.basename(os.path.normpath(folder))} "
+            lines.append(f"| {label[folder]} "
                          f"| {result['seed']} | {ppl:.2f} | {f1:.1f} "
                          f"| {best} {trees['sentence_f1'][best]:.1f} "
                          f"| {trees['right_branching']:.1f} |")
@@ -154,10 +156,8 @@ def rule_summary(candidate_folder, reference_folder):
     rule = rule_verdict("onlstm", pairs["candidate"], pairs["reference"],
                         rights.pop())
     names = sorted(candidate[0]["dev_trees"]["sentence_f1"])
-    lines += ["", "| distance | " + " | ".join(
-        os.path.basename(os.path.normpath(f))
-        for f in (candidate_folder, reference_folder)) + " |",
-        "|---|---|---|"]
+    lines += ["", f"| distance | {label[candidate_folder]} "
+              f"| {label[reference_folder]} |", "|---|---|---|"]
     for name in names:
         cells = []
         for runs in (candidate, reference):
