@@ -299,19 +299,17 @@ def _check_resume(backup, output, start_epoch, start_batch, steps, epochs):
     return "train"
 
 
-def train(args, *, model_class, get_preset, presets=None):
-    """Trains, evaluates and saves a language model as `args` say.
+def resolve_settings(args, model_class, get_preset):
+    """What a recipe run trains, from its options, without training.
+
+    Sets `args.model_args` (the `--model-arg` overrides, checked against
+    `model_class`'s arguments).
 
     Returns:
-        0, after printing and writing `results.json` to `args.output`.
+        (preset, settings, precision): the preset (a copy), its training
+        settings with the options' overrides applied, and the precision
+        name that `--precision` resolves to for this preset.
     """
-    # The strategy first: a CPU split into logical devices and a
-    # multi-worker strategy both need a TensorFlow runtime that has not
-    # started yet.
-    cpu_devices = getattr(args, "cpu_devices", None)
-    if cpu_devices:
-        split_cpu(cpu_devices)
-    strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
     preset = get_preset(args.preset)
     settings = preset["training"]
     args.model_args = options.model_args(
@@ -330,9 +328,28 @@ def train(args, *, model_class, get_preset, presets=None):
         settings["optimizer"] == "adam"
     ):
         settings["optimizer"] = "keras_adam"
-    policy = training_policy(
-        options.preset_precision(getattr(args, "precision", None), preset),
-        getattr(args, "mixed_precision", False))
+    precision = options.preset_precision(getattr(args, "precision", None),
+                                         preset)
+    return preset, settings, precision
+
+
+def train(args, *, model_class, get_preset, presets=None):
+    """Trains, evaluates and saves a language model as `args` say.
+
+    Returns:
+        0, after printing and writing `results.json` to `args.output`.
+    """
+    # The strategy first: a CPU split into logical devices and a
+    # multi-worker strategy both need a TensorFlow runtime that has not
+    # started yet.
+    cpu_devices = getattr(args, "cpu_devices", None)
+    if cpu_devices:
+        split_cpu(cpu_devices)
+    strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
+    preset, settings, precision = resolve_settings(args, model_class,
+                                                   get_preset)
+    policy = training_policy(precision,
+                             getattr(args, "mixed_precision", False))
     previous_policy = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(policy)
     try:
