@@ -28,6 +28,15 @@ PAPER_TRAINING = {
     "epochs": 1000,
 }
 
+# Shen et al. (2019), section 6.1 (the official code's PTB command).
+PAPER_DROPOUT = {
+    "dropout_output": 0.45,
+    "dropout_hidden": 0.3,
+    "dropout_input": 0.5,
+    "dropout_embedding": 0.1,
+    "weight_drop": 0.45,
+}
+
 PRESETS = {
     # Shen et al. (2019), section 6.1: about 25M parameters with 10k words.
     "ptb": {
@@ -39,11 +48,7 @@ PRESETS = {
             "embedding_dim": 400,
             "hidden_dims": [1150, 1150, 400],
             "chunk_size": 10,
-            "dropout_output": 0.45,
-            "dropout_hidden": 0.3,
-            "dropout_input": 0.5,
-            "dropout_embedding": 0.1,
-            "weight_drop": 0.45,
+            **PAPER_DROPOUT,
             "ar_alpha": 2.0,
             "tar_beta": 1.0,
         },
@@ -99,11 +104,7 @@ PRESETS = {
             "embedding_dim": 200,
             "hidden_dims": [600, 600, 200],
             "chunk_size": 10,
-            "dropout_output": 0.45,
-            "dropout_hidden": 0.3,
-            "dropout_input": 0.5,
-            "dropout_embedding": 0.1,
-            "weight_drop": 0.45,
+            **PAPER_DROPOUT,
             "ar_alpha": 0.0,
             "tar_beta": 0.0,
         },
