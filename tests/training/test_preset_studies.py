@@ -34,8 +34,12 @@ def _resolved(argv):
 
 def _studies(folder):
     path = os.path.join(RECORDS, folder)
-    return [json.load(open(os.path.join(path, name)))["study"]
-            for name in sorted(os.listdir(path)) if name.endswith(".json")]
+    studies = []
+    for name in sorted(os.listdir(path)):
+        if name.endswith(".json"):
+            with open(os.path.join(path, name)) as record:
+                studies.append(json.load(record)["study"])
+    return studies
 
 
 @pytest.mark.parametrize("name", sorted(STUDIED))
