@@ -124,6 +124,11 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
     results = json.load(open(output / "results.json"))
     assert np.isfinite(results["valid_perplexity"])
     assert results["parse_f1"]
+    if meta is not None:
+        # The training time counts the part before the Ctrl-C: all of it
+        # when training had ended (this run only evaluates).
+        assert meta["train_seconds"] > 0
+        assert results["train_seconds"] >= round(meta["train_seconds"], 1)
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -111,3 +112,26 @@ def test_plateau_schedule_and_best_checkpoint_survive_a_resume(tmp_path):
     assert float(model.optimizer.learning_rate) == 0.5
     # 4.6 is worse than the 4.0 before the crash: the best weights stay.
     assert not os.path.exists(tmp_path / "best.weights.h5")
+
+
+def test_training_time_adds_up_over_resumes(tmp_path, monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    first = TrainingBackup(str(tmp_path), fingerprint={"m": 1})
+    first.set_model(make_model())
+    first.on_train_begin()
+    clock[0] = 130.0
+    first.save(0, 3)  # killed after this backup: 30 s of training kept
+    assert json.load(open(tmp_path / "backup.json"))["train_seconds"] == 30.0
+
+    clock[0] = 500.0  # the resumed run starts later
+    resumed = TrainingBackup(str(tmp_path), fingerprint={"m": 1})
+    model = make_model()
+    resumed.set_model(model)
+    assert resumed.restore(model) == (0, 3)
+    assert resumed.trained_seconds() == 30.0  # before training begins
+    resumed.on_train_begin()
+    clock[0] = 510.0
+    assert resumed.trained_seconds() == 40.0
+    resumed.save(1, 0)
+    assert json.load(open(tmp_path / "backup.json"))["train_seconds"] == 40.0

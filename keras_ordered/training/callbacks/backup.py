@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import time
 
 import keras
 import numpy as np
@@ -77,7 +78,9 @@ class TrainingBackup(keras.callbacks.Callback):
     atomically: a kill during a save leaves the previous backup whole.
 
     A backup records the model configuration; restoring into a model of
-    another configuration is a ValueError that says so.
+    another configuration is a ValueError that says so. It also records
+    the seconds of training up to it, over every resume
+    (`trained_seconds()`), so a run's training time survives its crashes.
 
     Args:
         directory: str, where the backup lives.
@@ -106,12 +109,26 @@ class TrainingBackup(keras.callbacks.Callback):
         self.start_batch = 0
         self._steps = 0
         self._saves = 0  # makes every save's folder name new
+        self.seconds_before = 0.0  # training time up to the restored backup
+        self._started = None
+
+    def trained_seconds(self):
+        """Seconds of training so far: up to the backup this run resumed
+        from (0 for a new run), plus this run's since training began."""
+        if self._started is None:
+            return self.seconds_before
+        return self.seconds_before + time.monotonic() - self._started
+
+    def on_train_begin(self, logs=None):
+        self._started = time.monotonic()
 
     @property
     def _meta_path(self):
         return os.path.join(self.directory, "backup.json")
 
     def on_epoch_begin(self, epoch, logs=None):
+        if self._started is None:  # a loop that does not begin training
+            self._started = time.monotonic()
         if epoch != self.epoch:
             self.start_batch = 0
         self.epoch = epoch
@@ -173,6 +190,7 @@ class TrainingBackup(keras.callbacks.Callback):
             "steps_per_epoch": self.steps_per_epoch,
             "fingerprint": self.fingerprint,
             "extra": extra,
+            "train_seconds": self.trained_seconds(),
         }
         with open(self._meta_path + ".tmp", "w") as f:
             json.dump(meta, f)
@@ -238,5 +256,7 @@ class TrainingBackup(keras.callbacks.Callback):
                 {n[len(prefix):]: a for n, a in arrays.items() if n.startswith(prefix)},
             )
         self.epoch, self.start_batch = meta["epoch"], meta["next_batch"]
+        # Backups of older versions do not have it.
+        self.seconds_before = float(meta.get("train_seconds", 0.0))
         self.restored = meta
         return meta["epoch"], meta["next_batch"]

@@ -429,8 +429,11 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
     elapsed = time.time() - started
     if loop is not None:
         barrier(strategy)  # the chief's last checkpoint is written
+    # Over every resume: the time up to the backup this run resumed from
+    # (a crash loses the time since its last backup), plus this run's.
     results = {"preset": args.preset, "epochs": epochs,
-               "train_seconds": round(elapsed, 1),
+               "train_seconds": round(
+                   callbacks.backup.seconds_before + elapsed, 1),
                "parameters": fingerprint["parameters"]}
     if args.model_args:
         results["model_args"] = args.model_args
