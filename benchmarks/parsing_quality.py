@@ -32,6 +32,8 @@ With `--parse-eval DIR` each recipe also parses DIR's first sentences at
 every epoch end (`history.csv` in the seed's folder) and the summary adds
 F1 and validation perplexity per epoch over the seeds: when trees appear,
 peak or collapse in a run, not only where it ends.
+`--epoch-distances layer2/forget layer3/forget` puts those distances'
+F1 beside it, epoch by epoch, with how many seeds each one leads.
 
 `--summary-only` prints the summary of the seeds already finished
 (`--markdown`: also as the tables of benchmarks/README.md). Extra
@@ -294,7 +296,7 @@ def stats(values):
     }
 
 
-def summarize(entries, records, table):
+def summarize(entries, records, table, epoch_distances=()):
     """Seed statistics of the finished seeds."""
     if not entries:
         return {"seeds": []}
@@ -331,7 +333,7 @@ def summarize(entries, records, table):
         block["self_f1"] = None if agreement is None else 100.0 * agreement
         block["self_f1_seeds"] = [e["seed"] for e in with_trees]
         summary["splits"][split] = block
-    summary["per_epoch"] = per_epoch(entries, default)
+    summary["per_epoch"] = per_epoch(entries, default, epoch_distances)
     return summary
 
 
@@ -354,15 +356,20 @@ def parse_eval_right_branching(args, extra):
             "sentence_f1": result["sentence_f1"]}
 
 
-def per_epoch(entries, default):
+def per_epoch(entries, default, others=()):
     """Over the seeds with a `history.csv`: per epoch, validation
     perplexity and the `--parse-eval` F1 of the default distance (mean
-    +- std, min-max), or None when no seed has the F1s."""
+    +- std, min-max), or None when no seed has the F1s.
+
+    With `others` (more distance names, `--epoch-distances`) each row also
+    has every named distance's F1 (`parse_f1_by_distance`) and, over the
+    seeds that have them all, how many seeds each one leads (`best`)."""
     key = f"parse_f1/{default}"
     curves = [e for e in entries
               if e.get("epochs") and any(key in row for row in e["epochs"])]
     if not curves:
         return None
+    names = [default] + [name for name in others if name != default]
     epochs = sorted({row["epoch"] for e in curves for row in e["epochs"]})
     table = []
     for epoch in epochs:
@@ -371,11 +378,24 @@ def per_epoch(entries, default):
         f1s = [row[key] for row in rows if row.get(key) is not None]
         ppls = [row["val_perplexity"] for row in rows
                 if row.get("val_perplexity") is not None]
-        table.append({"epoch": epoch + 1, "seeds": len(f1s),
-                      "parse_f1": stats(f1s) if f1s else None,
-                      "val_perplexity": stats(ppls) if ppls else None})
-    return {"distance": default, "seeds": [e["seed"] for e in curves],
-            "epochs": table}
+        row_stats = {"epoch": epoch + 1, "seeds": len(f1s),
+                     "parse_f1": stats(f1s) if f1s else None,
+                     "val_perplexity": stats(ppls) if ppls else None}
+        if len(names) > 1:
+            by_name = {}
+            for name in names:
+                values = [row[f"parse_f1/{name}"] for row in rows
+                          if row.get(f"parse_f1/{name}") is not None]
+                by_name[name] = stats(values) if values else None
+            complete = [row for row in rows if all(
+                row.get(f"parse_f1/{name}") is not None for name in names)]
+            leaders = [max(names, key=lambda n: row[f"parse_f1/{n}"])
+                       for row in complete]
+            row_stats["parse_f1_by_distance"] = by_name
+            row_stats["best"] = {name: leaders.count(name) for name in names}
+        table.append(row_stats)
+    return {"distance": default, "distances": names,
+            "seeds": [e["seed"] for e in curves], "epochs": table}
 
 
 def best_on_dev(args, entries):
@@ -532,26 +552,48 @@ def _per_epoch_lines(curve, markdown=False):
     """The per-epoch table (plain lines, or Markdown rows)."""
     if not curve:
         return []
+    names = curve.get("distances", [curve["distance"]])
     reference = curve.get("right_branching")
     title = (f"F1 per epoch while training (the recipe's --parse-eval "
-             f"sentences, {curve['distance']}), seeds "
+             f"sentences, {', '.join(names)}), seeds "
              + ", ".join(map(str, curve["seeds"])))
     if reference:
         title += (f"; right-branching {reference['sentence_f1']:.1f} on "
                   f"those {reference['sentences']} sentences")
     lines = ["", title + ":"] if markdown else [title + ":"]
-    if markdown:
+    several = len(names) > 1
+    if markdown and several:
+        lines += ["", "| epoch | seeds | valid ppl | "
+                  + " | ".join(f"{name} sentence F1" for name in names)
+                  + " | seeds each leads |",
+                  "|---" * (len(names) + 4) + "|"]
+    elif markdown:
         lines += ["", "| epoch | seeds | valid ppl | sentence F1 |",
                   "|---|---|---|---|"]
     for row in curve["epochs"]:
         ppl = (_stats_text(row["val_perplexity"], 2)
                if row["val_perplexity"] else "n/a")
-        f1 = _stats_text(row["parse_f1"]) if row["parse_f1"] else "n/a"
+        if several:
+            f1s = [_stats_text(row["parse_f1_by_distance"][name])
+                   if row["parse_f1_by_distance"].get(name) else "n/a"
+                   for name in names]
+            leads = ", ".join(f"{name} {count}"
+                              for name, count in row["best"].items())
+        else:
+            f1s = [_stats_text(row["parse_f1"]) if row["parse_f1"]
+                   else "n/a"]
         if markdown:
-            lines.append(f"| {row['epoch']} | {row['seeds']} | {ppl} | {f1} |")
+            cells = " | ".join(f1s) + (f" | {leads}" if several else "")
+            lines.append(f"| {row['epoch']} | {row['seeds']} | {ppl} | "
+                         f"{cells} |")
+        elif several:
+            lines.append(f"  epoch {row['epoch']}: valid ppl {ppl}; "
+                         + "; ".join(f"{name} {f1}"
+                                     for name, f1 in zip(names, f1s))
+                         + f"; leads: {leads} ({row['seeds']} seeds)")
         else:
             lines.append(f"  epoch {row['epoch']}: valid ppl {ppl}; "
-                         f"sentence F1 {f1} ({row['seeds']} seeds)")
+                         f"sentence F1 {f1s[0]} ({row['seeds']} seeds)")
     return lines
 
 
@@ -652,6 +694,11 @@ def main(argv=None):
                         "against the records in DIR (e.g. the float32 "
                         "study's benchmarks/records/<family>_<preset>_"
                         "float32)")
+    parser.add_argument("--epoch-distances", nargs="+", default=(),
+                        metavar="NAME",
+                        help="with --parse-eval: the F1 per epoch of these "
+                        "distances too (e.g. layer2/forget layer3/forget), "
+                        "and how many seeds each leads at each epoch")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the tables as Markdown")
     args = parser.parse_args(argv)
@@ -684,7 +731,7 @@ def main(argv=None):
         entries.append(entry)
         print(f"[seed {seed}] done", flush=True)
     table = baselines(records)
-    summary = summarize(entries, records, table)
+    summary = summarize(entries, records, table, args.epoch_distances)
     summary.update({"family": args.family, "preset": args.preset,
                     "precision": args.precision,
                     "recipe_options": extra,

@@ -227,6 +227,48 @@ def test_f1_per_epoch_over_the_seeds_from_their_history(study, monkeypatch,
         open(tmp_path / "records" / "seed_3.json"))
 
 
+def test_f1_per_epoch_of_several_distances_and_which_leads(
+        study, monkeypatch, capsys):
+    """--epoch-distances: each named distance's F1 per epoch over the
+    seeds, and at each epoch how many seeds each one leads (item 7 of
+    issue 23 asks which layer's forget gate parses best)."""
+    tmp_path, treebank = study
+    script = _load_script()
+    other = "layer3/forget"
+    # (layer 2, layer 3) per epoch: seed 1 moves from layer 3 to layer 2,
+    # seed 2 stays with layer 3.
+    for seed, pairs in ((1, ((30.0, 40.0), (46.0, 41.0))),
+                        (2, ((34.0, 44.0), (38.0, 45.0)))):
+        folder = tmp_path / "out" / f"seed_{seed}"
+        folder.mkdir(parents=True)
+        (folder / "parsing.json").write_text(json.dumps(_entry(seed, 42.0)))
+        rows = "".join(f"{epoch},{f2},{f3},{200.0 - 50 * epoch}\n"
+                       for epoch, (f2, f3) in enumerate(pairs))
+        (folder / "history.csv").write_text(
+            f"epoch,parse_f1/{DISTANCE},parse_f1/{other},val_perplexity\n"
+            + rows)
+    monkeypatch.setattr(script, "train_seed", _finished_only)
+    assert script.main(_argv(tmp_path, treebank, "--seeds", "1", "2",
+                             "--markdown", "--parse-eval", str(treebank),
+                             "--epoch-distances", DISTANCE, other)) == 0
+    curve = json.load(open(tmp_path / "out" / "summary.json"))["per_epoch"]
+    assert curve["distances"] == [DISTANCE, other]
+    first, second = curve["epochs"]
+    assert first["best"] == {DISTANCE: 0, other: 2}
+    assert second["best"] == {DISTANCE: 1, other: 1}
+    assert second["parse_f1_by_distance"][DISTANCE]["mean"] == \
+        pytest.approx(42.0)
+    assert second["parse_f1_by_distance"][other]["mean"] == \
+        pytest.approx(43.0)
+    assert second["parse_f1"] == second["parse_f1_by_distance"][DISTANCE]
+    out = capsys.readouterr().out
+    assert ("| 1 | 2 | 200.00 +- 0.00 (200.00-200.00) | 32.0 +- 2.8 "
+            "(30.0-34.0) | 42.0 +- 2.8 (40.0-44.0) | layer2/forget 0, "
+            "layer3/forget 2 |") in out
+    assert "epoch 2: valid ppl 150.00" in out and \
+        "leads: layer2/forget 1, layer3/forget 1 (2 seeds)" in out
+
+
 @pytest.mark.parametrize("candidate_f1s, verdict", [
     ([79.0] * 5, "passes"),
     ([80.0, 80.0, 80.0, 80.0, 70.0], "fails: sentence_f1, collapses"),
