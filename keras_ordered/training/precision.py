@@ -51,3 +51,40 @@ def training_policy(precision="auto", mixed_precision=False, gpus=None,
     if native_bfloat16 is None:
         native_bfloat16 = cpu_has_native_bfloat16()
     return "mixed_bfloat16" if native_bfloat16 else "float32"
+
+
+def emulated_bfloat16_warning(policy, gpus=None, native_bfloat16=None):
+    """A warning when `policy` would train in bfloat16 that the CPU emulates.
+
+    On a CPU without AVX512_BF16 or AMX, TensorFlow converts every
+    bfloat16 product to float32 and back: training is slower than in
+    float32 (ON-LSTM `medium` on a 2-core AVX2 EPYC: 60 steps in 180 s
+    against 84 s; benchmarks/README.md), and a preset's time per epoch,
+    measured with native bfloat16, does not hold.
+
+    Args:
+        policy: the Keras dtype policy name the run trains under.
+        gpus: whether a GPU is visible (default: asks TensorFlow).
+        native_bfloat16: whether the CPU has native bfloat16 arithmetic
+            (default: `cpu_has_native_bfloat16()`).
+
+    Returns:
+        The warning, or None (another policy, a GPU, or native bfloat16).
+    """
+    if policy != "mixed_bfloat16":
+        return None
+    if gpus is None:
+        gpus = bool(tf.config.list_physical_devices("GPU"))
+    if native_bfloat16 is None:
+        native_bfloat16 = cpu_has_native_bfloat16()
+    if gpus or native_bfloat16:
+        return None
+    return (
+        "warning: this CPU has no native bfloat16 arithmetic (AVX512_BF16 "
+        "or AMX), so mixed_bfloat16 is emulated here: expect training "
+        "about 2x slower than with --precision float32, and slower than "
+        "the preset's time per epoch (measured with native bfloat16). "
+        "--precision float32 is faster here; the presets that default to "
+        "mixed_bfloat16 do so for their trees (docs/training.md, "
+        "'Precision and optimizer')."
+    )

@@ -32,6 +32,7 @@ from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically
 from keras_ordered.training import options
 from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
 
 TUNERS = ("hyperband", "random", "bayesian")
@@ -436,6 +437,9 @@ def run(args, hypermodel_class):
     # --precision says otherwise. The best model is saved in float32.
     policy = training_policy(options.preset_precision(args.precision, preset),
                              args.mixed_precision)
+    warning = emulated_bfloat16_warning(policy)
+    if warning:
+        print(warning, file=sys.stderr)
     hypermodel = hypermodel_class(
         vocabulary, preset=args.preset, tune=tune, objective=args.objective,
         treebank=args.treebank, parse_sentences=args.parse_sentences,

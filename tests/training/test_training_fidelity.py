@@ -138,14 +138,22 @@ def test_recipe_evaluates_the_best_checkpoint(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_recipe_trains_in_its_presets_precision(tmp_path):
+def test_recipe_trains_in_its_presets_precision(tmp_path, monkeypatch,
+                                                capsys):
     # Without --precision, the preset decides (ON-LSTM `small`:
     # mixed_bfloat16); an explicit --precision wins.
+    # On a CPU that emulates bfloat16 the recipe warns, in bfloat16 only.
+    from keras_ordered.training import precision
+
+    monkeypatch.setattr(precision, "cpu_has_native_bfloat16", lambda: False)
     assert _tiny_recipe_results(tmp_path / "a", None)["precision"] == "float32"
+    assert "no native bfloat16" not in capsys.readouterr().err
     assert _tiny_recipe_results(
         tmp_path / "b", None, "mixed_bfloat16")["precision"] == "mixed_bfloat16"
+    assert "no native bfloat16" in capsys.readouterr().err
     assert _tiny_recipe_results(
         tmp_path / "c", "float32", "mixed_bfloat16")["precision"] == "float32"
+    assert "no native bfloat16" not in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -228,6 +236,22 @@ def test_plateau_halves_as_the_official_scheduler():
     watch_training = make_plateau({"reduce_lr_patience": 0,
                                    "reduce_lr_monitor": "loss"})
     assert (watch_training.monitor, watch_training.patience) == ("loss", 1)
+
+
+def test_bfloat16_emulated_by_the_cpu_is_announced():
+    """A preset that defaults to mixed_bfloat16 runs about 2x slower than
+    float32 on a CPU without AVX512_BF16 / AMX: the recipe says so."""
+    from keras_ordered.training.precision import emulated_bfloat16_warning
+
+    warning = emulated_bfloat16_warning("mixed_bfloat16", gpus=False,
+                                        native_bfloat16=False)
+    assert "no native bfloat16" in warning and "--precision float32" in warning
+    for policy, gpus, native in (("mixed_bfloat16", False, True),
+                                 ("mixed_bfloat16", True, False),
+                                 ("float32", False, False),
+                                 ("mixed_float16", True, False)):
+        assert emulated_bfloat16_warning(policy, gpus=gpus,
+                                         native_bfloat16=native) is None
 
 
 def test_training_policy_is_bfloat16_only_on_cpus_that_compute_it_natively(

@@ -321,7 +321,8 @@ def test_an_interrupted_trial_runs_again(tmp_path):
 
 
 @pytest.mark.slow
-def test_trials_train_in_the_presets_precision(tmp_path, monkeypatch):
+def test_trials_train_in_the_presets_precision(tmp_path, monkeypatch,
+                                               capsys):
     """A search trains as the recipe would: in the preset's precision unless
     --precision says otherwise; the best model is saved in float32, and the
     global policy is left as it was."""
@@ -354,13 +355,18 @@ def test_trials_train_in_the_presets_precision(tmp_path, monkeypatch):
         return trials.pop(), results["precision"], policies[-1][1]
 
     monkeypatch.setitem(onlstm.PRESETS["tiny"], "precision", "mixed_bfloat16")
+    # On a CPU that emulates bfloat16, the search says so.
+    from keras_ordered.training import precision
+    monkeypatch.setattr(precision, "cpu_has_native_bfloat16", lambda: False)
     bf16 = ("mixed_bfloat16", "mixed_bfloat16")
     assert searched(tmp_path / "a") == (bf16, "mixed_bfloat16", "float32")
+    assert "no native bfloat16" in capsys.readouterr().err
     float32 = ("float32", "float32")
     keras.mixed_precision.set_global_policy("mixed_float16")
     try:
         assert searched(tmp_path / "b", "--precision", "float32") == (
             float32, "float32", "float32")
+        assert "no native bfloat16" not in capsys.readouterr().err
         assert keras.mixed_precision.global_policy().name == "mixed_float16"
     finally:
         keras.mixed_precision.set_global_policy("float32")

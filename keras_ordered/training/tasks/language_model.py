@@ -58,6 +58,7 @@ from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.optimizers import make_optimizer
+from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
 from keras_ordered.training.callbacks import ParsingEvaluation
 
@@ -366,6 +367,9 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         warning = cpu_warning(args.preset, preset, presets)
         if warning:
             print(warning, file=sys.stderr)
+    warning = emulated_bfloat16_warning(policy)
+    if warning and chief:
+        print(warning, file=sys.stderr)
     data = _load_data(args, settings)
     _announce(args, model_class, strategy, policy, data)
     batches = _make_batches(args, settings, data,
