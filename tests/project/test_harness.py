@@ -115,3 +115,26 @@ def test_the_tiny_models_are_the_same_under_one_global_seed(factory):
     assert first.count_params() == second.count_params() > 0
     for a, b in zip(first.get_weights(), second.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_slowest_files_exist_and_are_collected_first():
+    """tests/conftest.py's SLOWEST_FILES go first; a renamed or removed
+    file there would silently stop being scheduled early."""
+    import os
+    from types import SimpleNamespace
+
+    from conftest import REPO
+    from conftest import SLOWEST_FILES
+    from conftest import pytest_collection_modifyitems
+
+    for path in SLOWEST_FILES:
+        assert os.path.isfile(os.path.join(REPO, path)), path
+    items = [SimpleNamespace(nodeid=nodeid) for nodeid in (
+        "tests/layers/test_a.py::test_1", f"{SLOWEST_FILES[1]}::test_x",
+        "tests/layers/test_a.py::test_2", f"{SLOWEST_FILES[0]}::test_y",
+        f"{SLOWEST_FILES[1]}::test_z")]
+    pytest_collection_modifyitems(items)
+    assert [item.nodeid for item in items] == [
+        f"{SLOWEST_FILES[0]}::test_y", f"{SLOWEST_FILES[1]}::test_x",
+        f"{SLOWEST_FILES[1]}::test_z", "tests/layers/test_a.py::test_1",
+        "tests/layers/test_a.py::test_2"]
