@@ -56,11 +56,11 @@ def training_policy(precision="auto", mixed_precision=False, gpus=None,
 def emulated_bfloat16_warning(policy, gpus=None, native_bfloat16=None):
     """A warning when `policy` would train in bfloat16 that the CPU emulates.
 
-    On a CPU without AVX512_BF16 or AMX, TensorFlow converts every
-    bfloat16 product to float32 and back: training is slower than in
-    float32 (ON-LSTM `medium` on a 2-core AVX2 EPYC: 60 steps in 180 s
-    against 84 s; benchmarks/README.md), and a preset's time per epoch,
-    measured with native bfloat16, does not hold.
+    On a CPU without AVX512_BF16 or AMX, TensorFlow computes bfloat16
+    products through conversions from and to float32: training is slower
+    than in float32 (ON-LSTM `medium` on a 2-core AVX2 EPYC: 60 steps in
+    180 s against 84 s; benchmarks/README.md), and a preset's time per
+    epoch, measured with native bfloat16, does not hold.
 
     Args:
         policy: the Keras dtype policy name the run trains under.
