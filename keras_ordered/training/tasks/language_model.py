@@ -409,7 +409,7 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
         return 0
     if action == "evaluate":
         print(f"Training finished ({start_epoch} epochs) before the final "
-              "evaluation: evaluating the final weights.")
+              "evaluation: running it now.")
     elif start_batch:
         print(f"Resuming from epoch {start_epoch + 1}, window {start_batch} "
               f"of {steps} (backup in {callbacks.backup.directory}).")
