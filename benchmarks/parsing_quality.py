@@ -232,10 +232,17 @@ def parse_seed(args, seed, records, results):
     if os.path.exists(path):
         with open(path) as f:
             entry = json.load(f)
-        curve = epoch_curve(out)
-        if "epochs" not in entry and curve:
-            entry["epochs"] = curve  # parsed before this existed
-        return entry
+        trained = results.get("valid_perplexity")
+        if trained is None or trained == entry["valid_perplexity"]:
+            curve = epoch_curve(out)
+            if "epochs" not in entry and curve:
+                entry["epochs"] = curve  # parsed before this existed
+            return entry
+        # The trees of an earlier model (the run was trained on since, or
+        # its folder copied): parse again with the model of results.json.
+        print(f"[seed {seed}] {path} holds the trees of another model "
+              f"(validation perplexity {entry['valid_perplexity']:.2f}, "
+              f"results.json {trained:.2f}): parsing again", flush=True)
     model = load_model(os.path.join(out, "model.keras"), compile=False)
     entry = {
         "seed": seed,

@@ -306,3 +306,29 @@ def test_rule_for_defaults_against_the_reference_records(
     assert rule["candidate"]["seeds"] == len(candidate_f1s)
     assert f"Rule for defaults against {tmp_path / 'float32'}: {verdict}" \
         in capsys.readouterr().out
+
+
+def test_trees_of_another_model_are_parsed_again(study, monkeypatch, capsys):
+    # A seed's parsing.json from an earlier model of its folder (a run
+    # trained on since, or a copied folder) is not reused: the seed's
+    # model of results.json is parsed again.
+    tmp_path, _ = study
+    script = _load_script()
+    folder = tmp_path / "out" / "seed_1"
+    folder.mkdir(parents=True)
+    (folder / "parsing.json").write_text(json.dumps(_entry(1, 42.0)))
+    args = script.main.__globals__["argparse"].Namespace(
+        output=str(tmp_path / "out"))
+
+    class Parsed(Exception):
+        pass
+
+    def load_model(path, compile=True):
+        raise Parsed(path)
+
+    monkeypatch.setattr(script, "load_model", load_model)
+    same = script.parse_seed(args, 1, {}, {"valid_perplexity": 101.0})
+    assert same["splits"]["dev"]["scores"][DISTANCE]["sentence_f1"] == 42.0
+    with pytest.raises(Parsed):
+        script.parse_seed(args, 1, {}, {"valid_perplexity": 90.5})
+    assert "holds the trees of another model" in capsys.readouterr().out
