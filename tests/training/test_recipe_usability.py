@@ -41,6 +41,13 @@ def _tiny_args(output, *extra):
             "--skip-test", "--output", str(output), *extra]
 
 
+def test_average_from_epoch_needs_an_ntasgd_preset(capsys):
+    assert _main(["--preset", "tiny", "--average-from-epoch", "2"],
+                 family="prpn") == 2
+    assert "--average-from-epoch needs a preset trained with NT-ASGD" in (
+        capsys.readouterr().err)
+
+
 # --- --help -------------------------------------------------------------------
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_help_lists_presets_and_every_option_with_its_default(family):

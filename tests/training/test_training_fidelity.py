@@ -287,3 +287,52 @@ def test_training_policy_is_bfloat16_only_on_cpus_that_compute_it_natively(
                            gpus=False) == "mixed_bfloat16"
     with pytest.raises(ValueError, match="Unknown precision 'half'"):
         training_policy("half", gpus=False)
+
+
+@pytest.mark.slow
+def test_average_from_epoch_and_the_trees_of_the_averaged_weights():
+    # `average_from_epoch=2`: plain SGD in epoch 1, averaging from the
+    # first step of epoch 2; the parsing callback then parses with the
+    # averaged weights (those validation and the checkpoints use), not the
+    # raw SGD weights it parsed with before.
+    import nltk
+
+    from keras_ordered.datasets.treebank import make_sentence
+    from keras_ordered.parsing import evaluate_trees
+    from keras_ordered.parsing import model_trees
+    from keras_ordered.training.callbacks import ParsingEvaluation
+
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, len(VOCAB), 1200).astype("int32")
+    train = BPTTBatches(ids[:900], 4, 10, variable_length=False)
+    valid = BPTTBatches(ids[900:], 4, 10, variable_length=False)
+    gold = []
+    for _ in range(12):
+        w = [f"w{i}" for i in rng.integers(0, 14, 5)]
+        gold.append(make_sentence(nltk.Tree.fromstring(
+            f"(S (NP (DT {w[0]}) (NN {w[1]})) (VP (VB {w[2]}) "
+            f"(NP (DT {w[3]}) (NN {w[4]}))))")))
+    keras.utils.set_random_seed(1)
+    model = ONLSTMLanguageModel.from_preset("tiny", VOCAB, seed=1,
+                                            **NO_DROPOUT)
+    model.configure_bptt(4, 4, clip_norm=0.25)
+    model.compile(optimizer=keras.optimizers.SGD(5.0))
+    ntasgd = NTASGD(nonmono=5, verbose=0, average_from_epoch=2)
+    parsing = ParsingEvaluation(gold, weights_context=ntasgd.validated_weights)
+    history = model.fit(train.dataset(), epochs=3,
+                        validation_data=valid.dataset(),
+                        callbacks=[ntasgd, parsing], verbose=0, shuffle=False)
+    assert history.history["averaging"] == [0.0, 1.0, 1.0]
+    assert ntasgd.count == 2 * train.steps()
+
+    def scores():
+        trees = model_trees(gold, model)
+        return {name: evaluate_trees(gold, induced)["sentence_f1"]
+                for name, induced in trees.items()}
+
+    raw = scores()
+    with ntasgd.validated_weights():
+        averaged = scores()
+    assert {name: s["sentence_f1"] for name, s in parsing.results.items()} \
+        == pytest.approx(averaged)
+    assert raw != pytest.approx(averaged)  # the two weights parse apart

@@ -1,5 +1,6 @@
 """Watching syntax emerge: parse gold trees while a language model trains."""
 
+import contextlib
 import os
 
 import keras
@@ -40,6 +41,12 @@ class ParsingEvaluation(keras.callbacks.Callback):
         every: int, evaluate every `every` epochs.
         num_trees: int, trees shown as text summaries.
         batch_size: int, sentences per forward pass.
+        weights_context: None, or a function returning a context manager
+            within which the model holds the weights to parse with, e.g.
+            `NTASGD.validated_weights`: under averaged SGD the trees are
+            then those of the averaged weights, which validation, the best
+            checkpoint and the saved model use (None: the weights as they
+            are).
 
     Example:
 
@@ -67,7 +74,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
     """
 
     def __init__(self, treebank, log_dir=None, max_sentences=200, every=1,
-                 num_trees=3, batch_size=64):
+                 num_trees=3, batch_size=64, weights_context=None):
         super().__init__()
         if max_sentences < 1 or every < 1:
             raise ValueError("`max_sentences` and `every` must be >= 1.")
@@ -77,6 +84,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
         self.every = int(every)
         self.num_trees = int(num_trees)
         self.batch_size = int(batch_size)
+        self.weights_context = weights_context
         self.records = None
         self.results = {}
         self._right_branching = None
@@ -134,6 +142,12 @@ class ParsingEvaluation(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if (epoch + 1) % self.every:
             return
+        context = (self.weights_context() if self.weights_context
+                   else contextlib.nullcontext())
+        with context:
+            self._log(epoch, logs)
+
+    def _log(self, epoch, logs):
         self.results = self.evaluate()
         if logs is not None:
             for name, scores in self.results.items():

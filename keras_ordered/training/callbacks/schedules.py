@@ -48,10 +48,15 @@ class NTASGD(keras.callbacks.Callback):
         Models". ICLR 2018, section 3.
     """
 
-    def __init__(self, nonmono=5, monitor="val_loss", verbose=1):
+    def __init__(self, nonmono=5, monitor="val_loss", verbose=1,
+                 average_from_epoch=None):
         super().__init__()
         if nonmono < 0:
             raise ValueError(f"`nonmono` must be >= 0. Received {nonmono}")
+        if average_from_epoch is not None and average_from_epoch < 1:
+            raise ValueError("`average_from_epoch` must be >= 1 (epochs "
+                             f"count from 1). Received {average_from_epoch}")
+        self.average_from_epoch = average_from_epoch
         self.nonmono = int(nonmono)
         self.monitor = monitor
         self.verbose = verbose
@@ -69,13 +74,12 @@ class NTASGD(keras.callbacks.Callback):
         if self._average is None:
             self._average = [np.array(w.numpy()) for w in self._weights()]
 
-    def start_averaging(self):
+    def start_averaging(self, reason="validation loss stopped improving"):
         self.averaging = True
         self.count = 0
         self._average = [np.array(w.numpy()) for w in self._weights()]
         if self.verbose:
-            print("\nNT-ASGD: validation loss stopped improving; switching to "
-                  "averaged SGD.")
+            print(f"\nNT-ASGD: {reason}; switching to averaged SGD.")
 
     def get_state(self):
         state = {
@@ -96,6 +100,11 @@ class NTASGD(keras.callbacks.Callback):
             self._average = [arrays[f"average_{i}"] for i in range(len(arrays))]
 
     # -- hooks ---------------------------------------------------------------
+    def on_epoch_begin(self, epoch, logs=None):
+        if (self.average_from_epoch is not None and not self.averaging
+                and epoch + 1 >= self.average_from_epoch):
+            self.start_averaging(f"epoch {epoch + 1} (average_from_epoch)")
+
     def on_train_batch_end(self, batch, logs=None):
         if not self.averaging:
             return

@@ -207,6 +207,14 @@ def build_parser(description, presets, default_output):
                         help="fixed-length windows instead of the AWD "
                         "schedule of variable lengths (default: the "
                         "preset's)")
+    parser.add_argument(
+        "--average-from-epoch", type=positive_int, default=None, metavar="N",
+        help="NT-ASGD presets (ON-LSTM): start averaging the weights at the "
+        "start of epoch N at the latest, whatever the validation trigger "
+        "(a departure for short runs, which never trigger it; validation, "
+        "checkpoints, the saved model and the per-epoch trees then use the "
+        "averaged weights) (default: the trigger only, as the official "
+        "code)")
     parser.add_argument("--skip-test", action="store_true",
                         help="skip the final test-set evaluation")
     options.add_seed(parser, "initialisation, dropout, windows")
@@ -325,6 +333,13 @@ def resolve_settings(args, model_class, get_preset):
             settings[key] = value
     if args.fixed_length:
         settings["variable_length"] = False
+    if getattr(args, "average_from_epoch", None) is not None and not (
+        settings["optimizer"] == "sgd" and settings.get("nonmono") is not None
+    ):
+        raise ValueError(
+            f"--average-from-epoch needs a preset trained with NT-ASGD; "
+            f"preset {args.preset!r} trains with {settings['optimizer']}."
+        )
     if getattr(args, "adam", "official") == "keras" and (
         settings["optimizer"] == "adam"
     ):
@@ -441,6 +456,8 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
                "parameters": fingerprint["parameters"]}
     if args.model_args:
         results["model_args"] = args.model_args
+    if getattr(args, "average_from_epoch", None) is not None:
+        results["average_from_epoch"] = args.average_from_epoch
     model = _evaluate(args, model_class, model, loop, strategy, settings,
                       policy, data, batches, callbacks, chief, results)
     if not chief:
@@ -580,7 +597,9 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
     callbacks = [LearningRateLogger(), step_logger]
     ntasgd = None
     if settings["optimizer"] == "sgd" and settings.get("nonmono") is not None:
-        ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose)
+        ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose,
+                        average_from_epoch=getattr(args, "average_from_epoch",
+                                                   None))
         callbacks.append(ntasgd)
     resumable = [ntasgd] if ntasgd else []
     plateau = make_plateau(settings, verbose=args.verbose)
@@ -598,6 +617,9 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
                 args.parse_eval_sentences if args.parse_eval
                 else len(treebank_records)
             ),
+            # Under NT-ASGD: the trees of the averaged weights, which
+            # validation and the checkpoints use.
+            weights_context=ntasgd.validated_weights if ntasgd else None,
         )
         callbacks.append(parsing)
     best_path = os.path.join(args.output, "best.weights.h5")

@@ -178,6 +178,20 @@ def test_ntasgd_triggers_non_monotonically_and_averages():
     np.testing.assert_allclose(kernel.numpy(), 3.0)
 
 
+def test_ntasgd_average_from_epoch_starts_at_that_epoch_at_the_latest():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    callback = NTASGD(nonmono=5, verbose=0, average_from_epoch=3)
+    callback.set_model(model)
+    for epoch in (0, 1):  # epochs 1 and 2
+        callback.on_epoch_begin(epoch)
+        assert not callback.averaging
+        callback.on_epoch_end(epoch, {"val_loss": 5.0 - epoch})
+    callback.on_epoch_begin(2)
+    assert callback.averaging and callback.count == 0
+    with pytest.raises(ValueError, match="average_from_epoch"):
+        NTASGD(average_from_epoch=0)
+
+
 # --- official weights ---------------------------------------------------------
 def _official_forward(state, ids, chunk, weight_drop):
     """NumPy forward pass in the official layout (rows, two biases, eval
