@@ -24,8 +24,8 @@ import numpy as np  # noqa: E402
 
 from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS  # noqa: E402
 from keras_ordered.datasets.treebank import load_treebank  # noqa: E402
-from keras_ordered.parsing import distances_to_tree  # noqa: E402
 from keras_ordered.parsing import evaluate_trees  # noqa: E402
+from keras_ordered.parsing import model_trees  # noqa: E402
 from keras_ordered.saving import load_model  # noqa: E402
 
 
@@ -51,13 +51,8 @@ def backup_weights(run):
 
 
 def scores(model, records):
-    words = [list(r.words) for r in records]
-    distances = model.sentence_distances(words, batch_size=64)
-    return {name: round(evaluate_trees(
-                records, [distances_to_tree(w, d)
-                          for w, d in zip(words, distances[name])]
-            )["sentence_f1"], 2)
-            for name in model.distance_names}
+    return {name: round(evaluate_trees(records, trees)["sentence_f1"], 2)
+            for name, trees in model_trees(records, model).items()}
 
 
 def main(argv=None):

@@ -333,7 +333,7 @@ def resolve_settings(args, model_class, get_preset):
             settings[key] = value
     if args.fixed_length:
         settings["variable_length"] = False
-    if getattr(args, "average_from_epoch", None) is not None and not (
+    if args.average_from_epoch is not None and not (
         settings["optimizer"] == "sgd" and settings.get("nonmono") is not None
     ):
         raise ValueError(
@@ -456,7 +456,7 @@ def _train(args, model_class, presets, strategy, preset, settings, policy):
                "parameters": fingerprint["parameters"]}
     if args.model_args:
         results["model_args"] = args.model_args
-    if getattr(args, "average_from_epoch", None) is not None:
+    if args.average_from_epoch is not None:
         results["average_from_epoch"] = args.average_from_epoch
     model = _evaluate(args, model_class, model, loop, strategy, settings,
                       policy, data, batches, callbacks, chief, results)
@@ -598,8 +598,7 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
     ntasgd = None
     if settings["optimizer"] == "sgd" and settings.get("nonmono") is not None:
         ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose,
-                        average_from_epoch=getattr(args, "average_from_epoch",
-                                                   None))
+                        average_from_epoch=args.average_from_epoch)
         callbacks.append(ntasgd)
     resumable = [ntasgd] if ntasgd else []
     plateau = make_plateau(settings, verbose=args.verbose)
