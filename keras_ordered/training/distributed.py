@@ -362,7 +362,8 @@ class CustomTrainingLoop:
         return logs
 
     def fit(self, dataset, steps_per_epoch, epochs, initial_epoch=0,
-            validation_data=None, callbacks=(), validation_steps=None):
+            validation_data=None, callbacks=(), validation_steps=None,
+            shown_epochs=None):
         """Trains as `model.fit(dataset, steps_per_epoch=...)` would.
 
         Args:
@@ -376,6 +377,9 @@ class CustomTrainingLoop:
                 per epoch), evaluated after every epoch, or None.
             callbacks: list of `keras.callbacks.Callback`.
             validation_steps: int or None.
+            shown_epochs: int or None, the epoch count the progress lines
+                show ("Epoch 6/12"; default `epochs`): a run resumed in
+                the middle of an epoch finishes it in a call of its own.
 
         Returns:
             dict `metric -> list of per-epoch values` (as `History.history`).
@@ -418,7 +422,7 @@ class CustomTrainingLoop:
                     f"{k}: {v:.4f}" for k, v in epoch_logs.items()
                     if isinstance(v, float)
                 )
-                print(f"Epoch {epoch + 1}/{epochs} - "
+                print(f"Epoch {epoch + 1}/{shown_epochs or epochs} - "
                       f"{time.time() - started:.0f}s - {shown}", flush=True)
             if model.stop_training:
                 break

@@ -13,6 +13,8 @@ of the gradient by its own norm), PRPN 0.11 apart without clipping and its
 first loss 8e-4 off (batch normalisation over each replica's half batch).
 """
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -138,6 +140,8 @@ def test_custom_loop_on_two_replicas_equals_fit_on_one(measured):
     assert result["loss_difference"] < ATOL
     assert result["val_loss_difference"] < ATOL
     assert result["weight_difference"] < ATOL
+    # Its progress line counts the run's epochs, not the call's.
+    assert result["progress"].startswith("Epoch 1/3 - ")
 
 
 @pytest.mark.slow
@@ -384,14 +388,20 @@ def _child(part):
     history = one.fit(windows(), epochs=1, verbose=0, shuffle=False,
                       validation_data=valid.dataset())
     two = build("prpn", 2)
-    loop = distributed.CustomTrainingLoop(two, two.distribute_strategy)
-    loop_history = loop.fit(windows(), 3, 1, validation_data=valid.dataset())
+    loop = distributed.CustomTrainingLoop(two, two.distribute_strategy,
+                                          verbose=2)
+    progress = io.StringIO()
+    with contextlib.redirect_stdout(progress):
+        # As a resumed run's call for the rest of its epoch 1 of 3.
+        loop_history = loop.fit(windows(), 3, 1, shown_epochs=3,
+                                validation_data=valid.dataset())
     results["custom_loop"] = {
         "loss_difference": abs(history.history["loss"][0]
                                - loop_history["loss"][0]),
         "val_loss_difference": abs(history.history["val_loss"][0]
                                    - loop_history["val_loss"][0]),
         "weight_difference": difference(weights(one), weights(two)),
+        "progress": progress.getvalue(),
     }
 
     for family in ("prpn",):

@@ -5,6 +5,7 @@
 - `backup`: `TrainingBackup` (crash-safe backups a run resumes from),
   `ResumableModelCheckpoint` (the best model);
 - `logs`: `LearningRateLogger`, `StepLogger` (TensorBoard every few steps),
+  `RunProgbar` (Keras' progress bar, counting the run's epochs),
   `EpochHistory` and `read_epoch_history` (every epoch's logs in a CSV
   file that survives resumption);
 - `parsing`: `ParsingEvaluation` (parsing F1 of the distances while a
@@ -18,6 +19,7 @@ from keras_ordered.training.callbacks.backup import TrainingBackup
 from keras_ordered.training.callbacks.evalb import EVALBValidation
 from keras_ordered.training.callbacks.logs import EpochHistory
 from keras_ordered.training.callbacks.logs import LearningRateLogger
+from keras_ordered.training.callbacks.logs import RunProgbar
 from keras_ordered.training.callbacks.logs import StepLogger
 from keras_ordered.training.callbacks.logs import read_epoch_history
 from keras_ordered.training.callbacks.parsing import ParsingEvaluation

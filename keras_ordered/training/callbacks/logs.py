@@ -90,6 +90,39 @@ class StepLogger(keras.callbacks.Callback):
             self._writer.flush()
 
 
+class RunProgbar(keras.callbacks.ProgbarLogger):
+    """Keras' progress bar, counting the epochs of the whole run.
+
+    A run resumed in the middle of an epoch calls `fit` twice: once for
+    the rest of the interrupted epoch (`epochs=start_epoch + 1`), then for
+    the epochs after it. Keras' own bar would announce the first call's
+    epoch as the last one ("Epoch 6/6" in a run of 12); this one says
+    "Epoch 6/12". `fit` uses it instead of its own bar when it is among
+    the callbacks, with `fit`'s `verbose`.
+
+    Args:
+        epochs: int, the run's number of epochs.
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((8, 3)), np.zeros((8, 1))
+    bar = keras_ordered.training.callbacks.RunProgbar(epochs=3)
+    model.fit(x, y, epochs=1, verbose=2, callbacks=[bar])  # "Epoch 1/3"
+    ```
+    """
+
+    def __init__(self, epochs):
+        super().__init__()
+        self.run_epochs = int(epochs)
+
+    def set_params(self, params):
+        super().set_params(params)
+        self.epochs = self.run_epochs
+
+
 class EpochHistory(keras.callbacks.CSVLogger):
     """Every epoch's logs as one row of a CSV file that survives resumption.
 

@@ -44,6 +44,7 @@ from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import EpochHistory
 from keras_ordered.training.callbacks import LearningRateLogger
 from keras_ordered.training.callbacks import ResumableModelCheckpoint
+from keras_ordered.training.callbacks import RunProgbar
 from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.callbacks import TrainingBackup
@@ -664,16 +665,21 @@ def _fit(args, model, loop, batches, callbacks, start_epoch, start_batch,
     def validation():
         return batches.valid.dataset(0, steps_per_epoch=args.eval_steps)
 
+    # Both calls below count the run's epochs ("Epoch 6/12", not "6/6").
+    run_epochs = epochs
+
     def fit(dataset, steps_per_epoch, epochs, initial_epoch):
         if loop is not None:
             return loop.fit(
                 dataset, steps_per_epoch, epochs, initial_epoch=initial_epoch,
                 validation_data=validation, callbacks=callbacks,
+                shown_epochs=run_epochs,
             )
         return model.fit(
             dataset, steps_per_epoch=steps_per_epoch, epochs=epochs,
             initial_epoch=initial_epoch, validation_data=validation(),
-            callbacks=callbacks, verbose=args.verbose, shuffle=False,
+            callbacks=[*callbacks, RunProgbar(run_epochs)],
+            verbose=args.verbose, shuffle=False,
         )
 
     if start_batch:
