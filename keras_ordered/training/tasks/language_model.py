@@ -665,20 +665,19 @@ def _fit(args, model, loop, batches, callbacks, start_epoch, start_batch,
     def validation():
         return batches.valid.dataset(0, steps_per_epoch=args.eval_steps)
 
-    # Both calls below count the run's epochs ("Epoch 6/12", not "6/6").
-    run_epochs = epochs
-
-    def fit(dataset, steps_per_epoch, epochs, initial_epoch):
+    def fit(dataset, steps_per_epoch, stop_epoch, initial_epoch):
+        # Both calls count the run's `epochs` in their progress lines
+        # ("Epoch 6/12", not "6/6", for the rest of an interrupted epoch).
         if loop is not None:
             return loop.fit(
-                dataset, steps_per_epoch, epochs, initial_epoch=initial_epoch,
-                validation_data=validation, callbacks=callbacks,
-                shown_epochs=run_epochs,
+                dataset, steps_per_epoch, stop_epoch,
+                initial_epoch=initial_epoch, validation_data=validation,
+                callbacks=callbacks, shown_epochs=epochs,
             )
         return model.fit(
-            dataset, steps_per_epoch=steps_per_epoch, epochs=epochs,
+            dataset, steps_per_epoch=steps_per_epoch, epochs=stop_epoch,
             initial_epoch=initial_epoch, validation_data=validation(),
-            callbacks=[*callbacks, RunProgbar(run_epochs)],
+            callbacks=[*callbacks, RunProgbar(epochs)],
             verbose=args.verbose, shuffle=False,
         )
 
