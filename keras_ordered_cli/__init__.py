@@ -34,7 +34,8 @@ combination of options). It imports only the standard library at module
 level (and `option_types`): `keras-ordered --help` loads every subcommand
 module, and imports neither `keras_ordered` nor TensorFlow. `main` imports
 `keras_ordered` quietly (`_common.import_tensorflow(args)`) before it calls
-`run`, which imports what it needs inside the function.
+`run`, which imports what it needs inside the function; a module that
+sets `NEEDS_TENSORFLOW = False` (`list-models`) runs without it.
 
 Example:
 
@@ -138,7 +139,11 @@ def build_parser():
             default=argparse.SUPPRESS,
             help=_VERBOSE_HELP,
         )
-        subparser.set_defaults(run=module.run, command_parser=subparser)
+        subparser.set_defaults(
+            run=module.run,
+            command_parser=subparser,
+            needs_tensorflow=getattr(module, "NEEDS_TENSORFLOW", True),
+        )
     return parser
 
 
@@ -152,12 +157,15 @@ def main(argv=None):
     Returns:
         The exit status: 0 on success, 2 on an input error (with a
         one-line message on stderr). Usage errors exit through `argparse`
-        (`SystemExit(2)`, with the usage).
+        (`SystemExit(2)`, with the usage). Ctrl-C ends the process at
+        once with status 130 and one line on stderr
+        (`_common.interrupted`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        _common.import_tensorflow(args)
+        if getattr(args, "needs_tensorflow", True):
+            _common.import_tensorflow(args)
         return args.run(args)
     except UsageError as error:
         args.command_parser.error(str(error))
@@ -165,3 +173,5 @@ def main(argv=None):
         message = re.sub(r"\s+", " ", str(error)).strip()
         print(f"keras-ordered {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        _common.interrupted(args.command)

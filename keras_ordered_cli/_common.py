@@ -75,7 +75,9 @@ def load_model(path):
         path = shipped.shipped_model_path(path)
 
     try:
-        return load_saved_model(path)
+        # Without the training configuration: no subcommand trains, and a
+        # model then loads whatever optimizer it was saved with.
+        return load_saved_model(path, compile=False)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
 
@@ -244,6 +246,78 @@ def with_leaves(tree, words):
             f"The parser returned {trees_lib.num_leaves(tree)} leaves for "
             f"{len(words)} words."
         ) from None
+
+
+def interrupted(command):
+    """Ends the process after Ctrl-C: one line on stderr, exit status 130.
+
+    The process ends with `os._exit`, skipping the interpreter's shutdown,
+    where TensorFlow would print its warnings about objects of an
+    interrupted computation. Whatever the subcommand was writing is
+    removed by the subcommand itself before the `KeyboardInterrupt`
+    reaches here (an export's hidden version folder, a parse's unprinted
+    trees); stdout's buffer, which holds only complete results, is
+    flushed.
+    """
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"keras-ordered {command}: interrupted", file=sys.stderr, flush=True)
+    os._exit(130)
+
+
+def standalone_module(name):
+    """A standard-library-only module of `keras_ordered`, without its package.
+
+    `import keras_ordered.shipped` runs `keras_ordered/__init__.py`, which
+    imports TensorFlow to register the package's layers with Keras. A
+    subcommand that needs none of that (`list-models` reading the shipped
+    models' cards) loads the module's file on its own instead; once the
+    package is imported, its own module is returned.
+
+    Args:
+        name: the module's name inside `keras_ordered` (e.g. `"shipped"`).
+
+    Returns:
+        The module.
+    """
+    import importlib.util
+
+    if "keras_ordered" in sys.modules:
+        return importlib.import_module(f"keras_ordered.{name}")
+    package = importlib.util.find_spec("keras_ordered")
+    (folder,) = package.submodule_search_locations
+    spec = importlib.util.spec_from_file_location(
+        f"keras_ordered_cli._standalone_{name}", os.path.join(folder, f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def progress_bar(total, description):
+    """A progress bar on stderr when it is a terminal, else a silent one.
+
+    Args:
+        total: the number of items (sentences) to come.
+        description: what is being done, shown before the bar.
+
+    Returns:
+        A `tqdm` bar (call `update(n)`, `close()`; a context manager),
+        disabled when stderr is not a terminal (a pipe, a file, a test).
+    """
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        desc=description,
+        unit=" sentences",
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        leave=False,
+        mininterval=0.5,
+    )
 
 
 def note(message):

@@ -39,8 +39,10 @@ def parse(model, sentences, args):
 
     words = [[_common.escape(w) for w in tokens] for tokens in sentences]
     try:
-        result = parse_sentences(model, words, beam_size=args.beam_size,
-                                 batch_size=args.batch_size)
+        with _common.progress_bar(len(words), "parsing") as bar:
+            result = parse_sentences(model, words, beam_size=args.beam_size,
+                                     batch_size=args.batch_size,
+                                     progress=bar.update)
     except ValueError as error:
         raise CommandError(str(error)) from None
     malformed = sum(r.malformed for r in result.repairs)

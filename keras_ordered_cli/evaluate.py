@@ -101,10 +101,11 @@ def run(args):
         )
     from keras_ordered.models.gfl.inference import evaluate_parser
 
-    result, parsed = evaluate_parser(
-        model, gold, beam_size=args.beam_size, batch_size=args.batch_size,
-        params=params,
-    )
+    with _common.progress_bar(len(gold), "parsing") as bar:
+        result, parsed = evaluate_parser(
+            model, gold, beam_size=args.beam_size, batch_size=args.batch_size,
+            params=params, progress=bar.update,
+        )
     print(evalb.format_report(result), end="")
     malformed = sum(r.malformed for r in parsed.repairs)
     _common.note(

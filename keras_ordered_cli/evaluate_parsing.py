@@ -448,17 +448,23 @@ def run(args):
     rows = []
     model_runs = []
     for path, model, default, names in models:
-        trees = model_trees(records, model, names=names,
-                            batch_size=args.batch_size, shift=args.shift)
+        with _common.progress_bar(len(records), f"parsing with {path}") as bar:
+            trees = model_trees(records, model, names=names,
+                                batch_size=args.batch_size, shift=args.shift,
+                                progress=bar.update)
         run_entry = {
             "path": path, "default": default, "names": names, "trees": trees,
             "scores": {n: evaluate_trees(records, trees[n]) for n in names},
         }
         if need_punct:
-            run_entry["punct_trees"] = model_trees(
-                punct_records, model, names=names,
-                batch_size=args.batch_size, shift=args.shift,
-            )
+            with _common.progress_bar(
+                    len(punct_records), f"parsing with {path} (punctuation)"
+            ) as bar:
+                run_entry["punct_trees"] = model_trees(
+                    punct_records, model, names=names,
+                    batch_size=args.batch_size, shift=args.shift,
+                    progress=bar.update,
+                )
         model_runs.append(run_entry)
 
     if len(model_runs) == 1:

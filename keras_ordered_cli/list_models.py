@@ -14,9 +14,12 @@ keras-ordered list-models
 
 import json
 
+from keras_ordered_cli import _common
 from keras_ordered_cli._common import CommandError
 
 NAME = "list-models"
+NEEDS_TENSORFLOW = False
+"""The cards are JSON: this subcommand imports neither Keras nor TensorFlow."""
 
 
 def add_parser(subparsers):
@@ -71,8 +74,7 @@ def format_table(cards, default):
 
 def run(args):
     """Runs `keras-ordered list-models`; returns the exit status."""
-    from keras_ordered import shipped
-
+    shipped = _common.standalone_module("shipped")
     names = shipped.shipped_names()
     if not names:
         raise CommandError(

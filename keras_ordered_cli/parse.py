@@ -213,6 +213,7 @@ def run(args):
         raise CommandError("--beam-size needs --model (a GFL parser).")
     lines, what = read_lines(args)
     sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
+    bar = _common.progress_bar(len(sentences), "parsing")
 
     if args.baseline:
         from keras_ordered.parsing.baselines import baseline_predictor
@@ -251,12 +252,14 @@ def run(args):
             kind=args.distance,
             single=True,
         )
-        predict = distance_predictor(model, name, batch_size=args.batch_size)
+        predict = distance_predictor(model, name, batch_size=args.batch_size,
+                                     progress=bar.update)
 
     from keras_ordered.datasets.treebank import normalize_words
     from keras_ordered.parsing import trees as trees_lib
 
-    trees = predict([normalize_words(tokens) for tokens in sentences])
+    with bar:
+        trees = predict([normalize_words(tokens) for tokens in sentences])
     if not args.baseline:
         _common.note(
             f"parsed with {name} ({_why(name, available, default, args)})"

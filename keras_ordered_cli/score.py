@@ -79,7 +79,9 @@ def run(args):
 
     started = time.time()
     try:
-        scores = model.score(trees, batch_size=args.batch_size)
+        with _common.progress_bar(len(trees), "scoring") as bar:
+            scores = model.score(trees, batch_size=args.batch_size,
+                                 progress=bar.update)
     except ValueError as error:
         raise CommandError(str(error)) from None
     seconds = time.time() - started

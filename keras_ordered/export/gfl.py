@@ -41,6 +41,7 @@ from keras_ordered.export import text as text_lib
 from keras_ordered.export.language_model import DEFAULT_MAX_LENGTH
 from keras_ordered.export.language_model import SENTENCES_SPEC
 from keras_ordered.export.layout import version_path
+from keras_ordered.export.layout import write_version
 from keras_ordered.export.linearized import REPAIR_KINDS
 from keras_ordered.export.linearized import delinearize
 from keras_ordered.export.linearized import symbols_from_ids
@@ -254,8 +255,9 @@ def export_gfl_parser(model, output, version=None, beam_size=None,
             archive.track(model)
             archive.track(functions.vocabulary)
             archive.add_endpoint("parse", functions.parse, [SENTENCES_SPEC])
-            os.makedirs(output, exist_ok=True)
-            archive.write_out(path, verbose=verbose)
+            write_version(
+                lambda folder: archive.write_out(folder, verbose=verbose), path
+            )
     finally:
         model._decode_cache = saved_cache
         for layer, value in zip(lstms, saved_cudnn):

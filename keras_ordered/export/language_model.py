@@ -33,6 +33,7 @@ import tensorflow as tf
 
 from keras_ordered.export import text as text_lib
 from keras_ordered.export.layout import version_path
+from keras_ordered.export.layout import write_version
 from keras_ordered.export.trees import distances_to_brackets
 
 DEFAULT_MAX_LENGTH = 200
@@ -242,6 +243,7 @@ def export_language_model(model, output, version=None, distance=None,
         # The first endpoint is also `serving_default`.
         archive.add_endpoint("parse", functions.parse, [SENTENCES_SPEC])
         archive.add_endpoint("score", functions.score, [SENTENCES_SPEC])
-        os.makedirs(output, exist_ok=True)
-        archive.write_out(path, verbose=verbose)
+        write_version(
+            lambda folder: archive.write_out(folder, verbose=verbose), path
+        )
     return path

@@ -1,12 +1,18 @@
 """The folder layout TF Serving watches: `MODEL_DIR/<version>/`.
 
-Every exporter of `keras_ordered.export` writes its SavedModel through
-`version_path`, so that versions are numbered, checked and replaced the
-same way for every model family.
+Every exporter of `keras_ordered.export` picks its folder with
+`version_path` and writes it with `write_version`, so that versions are
+numbered, checked, replaced and written all at once the same way for every
+model family.
 """
 
 import os
 import shutil
+import tempfile
+
+STAGING_PREFIX = "."
+"""Version folders being written are hidden (`.1.partial-...`): TF Serving
+loads numeric folders only, and `write_version` renames a complete one."""
 
 
 def next_version(directory):
@@ -30,8 +36,11 @@ def version_path(output, version=None, overwrite=False):
         The path, which does not exist on return.
 
     Raises:
-        ValueError: a version that is not a positive int, or an existing
-            version folder without `overwrite`.
+        ValueError: a version that is not a positive int, an existing
+            version folder without `overwrite`, an `output` that is a file,
+            or a folder that holds anything besides version folders (a
+            SavedModel goes into a new folder or a model folder, never
+            among other files).
 
     Example:
 
@@ -40,16 +49,90 @@ def version_path(output, version=None, overwrite=False):
     assert version_path("exported/new_model").endswith("1")
     ```
     """
+    _check_model_folder(output)
     if version is None:
         version = next_version(output)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ValueError(f"`version` must be a positive int, got {version!r}.")
     path = os.path.join(output, str(version))
-    if os.path.exists(path):
-        if not overwrite:
-            raise ValueError(
-                f"{path} exists: pass another version, or overwrite=True "
-                "(--overwrite) to replace it."
-            )
-        shutil.rmtree(path)
+    if os.path.exists(path) and not overwrite:
+        raise ValueError(
+            f"{path} exists: pass another version, or overwrite=True "
+            "(--overwrite) to replace it."
+        )
+    return path
+
+
+def _check_model_folder(output):
+    """Refuses an `output` that is a file or a folder of other things."""
+    if not os.path.exists(output):
+        return
+    if not os.path.isdir(output):
+        raise ValueError(
+            f"{output} is a file: the output is the folder TF Serving "
+            "watches (a new folder, or one of SavedModel versions)."
+        )
+    others = sorted(
+        name for name in os.listdir(output)
+        if not (name.isdigit() or name.startswith(STAGING_PREFIX))
+    )
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise ValueError(
+            f"{output} is not empty and is not a model folder (it holds "
+            f"{shown}): pass a new folder, or a folder of SavedModel "
+            "versions (1/, 2/, ...)."
+        )
+
+
+def write_version(write, path):
+    """Writes a version folder all at once, or not at all.
+
+    `write(folder)` fills a hidden folder beside `path`
+    (`.<version>.partial-...`), which is renamed to `path` once `write`
+    returns (replacing an older `path`, which `version_path` allowed). On
+    any exception, Ctrl-C included, the hidden folder is removed, and so is
+    the model folder when this call created it: no partial SavedModel is
+    left where TF Serving looks, and a version being replaced stays as it
+    was.
+
+    Args:
+        write: a function of one folder path (e.g.
+            `keras.export.ExportArchive().write_out`).
+        path: the version folder, from `version_path`.
+
+    Returns:
+        `path`.
+
+    Example:
+
+    ```python
+    import os
+    import tempfile
+    from keras_ordered.export.layout import version_path, write_version
+
+    output = os.path.join(tempfile.mkdtemp(), "model")
+    path = write_version(
+        lambda folder: open(os.path.join(folder, "saved_model.pb"), "w").close(),
+        version_path(output),
+    )
+    assert os.listdir(output) == ["1"] and os.listdir(path) == ["saved_model.pb"]
+    ```
+    """
+    output = os.path.dirname(path) or "."
+    created = not os.path.exists(output)
+    os.makedirs(output, exist_ok=True)
+    staging = tempfile.mkdtemp(
+        prefix=f"{STAGING_PREFIX}{os.path.basename(path)}.partial-", dir=output
+    )
+    try:
+        write(staging)
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.replace(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(output, ignore_errors=True)
+        raise
     return path

@@ -59,6 +59,7 @@ import tensorflow as tf
 from keras_ordered.export import text as text_lib
 from keras_ordered.export.language_model import DEFAULT_MAX_LENGTH
 from keras_ordered.export.layout import version_path
+from keras_ordered.export.layout import write_version
 from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import (
     TDTreeLSTMLanguageModel,
 )
@@ -668,8 +669,9 @@ def export_tdtreelstm(model, output, version=None, max_length=DEFAULT_MAX_LENGTH
         archive.track(functions.vocabulary)
         # The first endpoint is also `serving_default`.
         archive.add_endpoint("score", functions.score, [TREES_SPEC])
-        os.makedirs(output, exist_ok=True)
-        archive.write_out(path, verbose=verbose)
+        write_version(
+            lambda folder: archive.write_out(folder, verbose=verbose), path
+        )
     return path
 
 

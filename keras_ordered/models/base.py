@@ -245,7 +245,7 @@ class SyntacticDistanceMixin:
     def _distances_for_ids(self, token_ids):
         return self.syntactic_distances(token_ids)
 
-    def sentence_distances(self, sentences, batch_size=64):
+    def sentence_distances(self, sentences, batch_size=64, progress=None):
         """Syntactic distances of whole sentences.
 
         Args:
@@ -253,6 +253,9 @@ class SyntacticDistanceMixin:
                 normalised) word strings.
             batch_size: int, sentences per forward pass (sentences of
                 similar length are grouped).
+            progress: optional function called after each forward pass
+                with the number of sentences it read (e.g. a progress
+                bar's `update`).
 
         Returns:
             dict name -> list of 1-D float arrays, one per sentence, of the
@@ -285,6 +288,8 @@ class SyntacticDistanceMixin:
                 for row, i in enumerate(chunk):
                     n = len(sentences[i])
                     result[name][i] = values[row, 1 : n + 1]
+            if progress is not None:
+                progress(len(chunk))
         return result
 
 

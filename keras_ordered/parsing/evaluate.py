@@ -295,7 +295,8 @@ def evaluate_model(records, model, names=None, batch_size=64,
     }
 
 
-def model_trees(records, model, names=None, batch_size=64, shift=0):
+def model_trees(records, model, names=None, batch_size=64, shift=0,
+                progress=None):
     """The trees of some or all distances of a model, in one pass.
 
     Args:
@@ -304,6 +305,8 @@ def model_trees(records, model, names=None, batch_size=64, shift=0):
         names: distance names; `None` for all of them.
         batch_size: sentences per forward pass.
         shift: as `evaluate_model`.
+        progress: optional function called with the number of sentences
+            of each forward pass (see `sentence_distances`).
 
     Returns:
         A dict name -> list of `nltk.Tree`, one per record.
@@ -319,7 +322,9 @@ def model_trees(records, model, names=None, batch_size=64, shift=0):
     sentences = [
         list(r.words) if hasattr(r, "words") else list(r) for r in records
     ]
-    distances = model.sentence_distances(sentences, batch_size=batch_size)
+    distances = model.sentence_distances(
+        sentences, batch_size=batch_size, progress=progress
+    )
     result = {}
     for name in names:
         values = distances[name]
@@ -332,7 +337,7 @@ def model_trees(records, model, names=None, batch_size=64, shift=0):
     return result
 
 
-def distance_predictor(model, name=None, batch_size=64):
+def distance_predictor(model, name=None, batch_size=64, progress=None):
     """A `predict` function that parses with one distance of a model.
 
     Args:
@@ -342,6 +347,8 @@ def distance_predictor(model, name=None, batch_size=64):
         name: the distance to use (e.g. `"layer2/forget"`); `None` for the
             model's `default_distance`.
         batch_size: sentences per forward pass.
+        progress: optional function called with the number of sentences
+            of each forward pass (see `sentence_distances`).
 
     Returns:
         A function mapping a list of word lists to a list of `nltk.Tree`.
@@ -357,7 +364,9 @@ def distance_predictor(model, name=None, batch_size=64):
 
     def predict(sentences):
         sentences = [list(words) for words in sentences]
-        distances = model.sentence_distances(sentences, batch_size=batch_size)
+        distances = model.sentence_distances(
+            sentences, batch_size=batch_size, progress=progress
+        )
         return [
             trees_lib.distances_to_tree(words, d)
             for words, d in zip(sentences, distances[name])

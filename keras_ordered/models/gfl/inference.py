@@ -102,6 +102,7 @@ def parse_sentences(
     max_length_offset=10,
     warm_up=False,
     keep_attention=False,
+    progress=None,
 ):
     """Parses tokenized sentences with a `GFLParser`.
 
@@ -123,6 +124,9 @@ def parse_sentences(
         warm_up: bool, decode one short sentence before starting the clock
             (the first call traces the decoding `tf.function`).
         keep_attention: bool, keep the attention weights (greedy only).
+        progress: optional function called after each batch with the
+            number of sentences it decoded (e.g. a progress bar's
+            `update`).
 
     Returns:
         A `ParseResult`.
@@ -182,6 +186,8 @@ def parse_sentences(
                 n = len(sentences[index])
                 weights = result["attention"][row, : len(decoded[row]), :n]
                 attention[index] = weights[:, ::-1]  # reading order
+        if progress is not None:
+            progress(len(indices))
     trees, repairs = [], []
     for index, sentence in enumerate(sentences):
         tree, repair = linearize.delinearize(
@@ -205,7 +211,8 @@ def evaluate_parser(model, gold_trees, beam_size=None, batch_size=64,
         model: a `GFLParser`.
         gold_trees: list of `nltk.Tree`, cleaned
             (`keras_ordered.parsing.linearize.clean_tree`).
-        beam_size, batch_size, warm_up, **decoding: as `parse_sentences`.
+        beam_size, batch_size, warm_up, **decoding: as `parse_sentences`
+            (`progress` among them).
         params: EVALB parameters (`None`: `COLLINS.prm`'s).
 
     Returns:

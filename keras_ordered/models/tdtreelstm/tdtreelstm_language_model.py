@@ -438,7 +438,8 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
             object.__setattr__(self, "_score_fn", function)
         return function
 
-    def score(self, sentences, batch_size=64, schedule_rows=SCHEDULE_ROWS):
+    def score(self, sentences, batch_size=64, schedule_rows=SCHEDULE_ROWS,
+              progress=None):
         """log P(S | T) of sentences with their trees, per sentence and word.
 
         Args:
@@ -449,6 +450,9 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
                 schedule each batch runs in
                 (`keras_ordered.models.tdtreelstm.inputs.action_schedule`;
                 None: the generation order). Same numbers.
+            progress: optional function called after each forward pass
+                with the number of sentences it scored (e.g. a progress
+                bar's `update`).
 
         Returns:
             list of dicts, in the input order: `log_prob` (float, natural
@@ -482,6 +486,8 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
                     "words": n,
                     "perplexity": float(np.exp(min(-total / n, 50.0))),
                 }
+            if progress is not None:
+                progress(len(chunk))
         return results
 
     # --- saving -------------------------------------------------------------------
