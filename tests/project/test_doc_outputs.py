@@ -158,3 +158,13 @@ def test_evaluate_parsing_json_keys_are_those_documented():
                            "--model", "prpn_ptb_quick", "--baseline",
                            "right-branching", "--limit", "50", "--json"])
     assert list(with_model) == _documented_keys("with one `--model`")
+
+
+def test_readme_quotes_no_test_count_or_suite_time():
+    # Counts and durations of test runs go stale with every test added and
+    # every machine; the README says how to get them instead.
+    section = _section("README.md", "Tests")
+    quoted = re.findall(r"\b\d[\d,]* (?:tests?|passed)\b|\b\d+ min(?:utes)? "
+                        r"\d+ s\b|\bin (?:about )?\w+ minutes?\b|\d+ s for",
+                        section)
+    assert not quoted, f"README.md's Tests section quotes {quoted}"
