@@ -34,6 +34,7 @@ import tensorflow as tf
 from keras_ordered_cli.option_types import non_negative_int
 from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import ptb
+from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
 from keras_ordered.parsing import RIGHT_BRANCHING_MARGIN
@@ -168,7 +169,7 @@ def build_parser(description, presets, default_output):
     parser.add_argument(
         "--data", default=None, metavar="DIR",
         help="directory with the PTB train.txt / valid.txt / test.txt "
-        "(default: $KERAS_ORDERED_DATA/ptb, else download the public copy)",
+        "(default: $KERAS_ORDERED_DATA/ptb; nothing is downloaded)",
     )
     parser.add_argument(
         "--treebank", default=None, metavar="DIR",
@@ -526,7 +527,9 @@ def _load_data(args, settings):
               "the same sentences, as the official setup does.")
     else:
         (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
-            args.data, max_lines=args.max_lines
+            data_dir(args.data, "ptb", "--data",
+                     "PTB language-modelling text"),
+            download=False, max_lines=args.max_lines,
         )
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
