@@ -5,8 +5,9 @@ vocabulary, times full training steps (the recipe's `train_step`: dropout,
 clipping, carried state) at the preset's batch size and window length, and
 the validation pass (the recipe's evaluation batch, fixed windows), then
 scales both to one epoch of the PTB training text and one pass over the
-validation text. The recipes' `--help` and their CPU warning quote these
-figures (`cpu_minutes_per_epoch` in each preset).
+validation text. The recipes' `--help` names this command (the time
+depends on the machine); their warning for a preset too long for a CPU
+quotes the figures of the presets' `cpu_minutes_per_epoch`, measured so.
 
     python benchmarks/preset_epoch_time.py --model prpn --presets quick small
     python benchmarks/preset_epoch_time.py --model onlstm --data ../shared/data/ptb

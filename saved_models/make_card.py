@@ -10,13 +10,19 @@ validation perplexity, never on the test split) and run
         --selection "..." --wall-minutes M --notes "..."
 
 Without `--model`, the shipped model of that name is re-evaluated and its
-card rewritten (training figures kept). The card's parsing figures are
+card rewritten (training figures kept). Every run also rewrites
+`saved_models/README.md`, the index of the shipped models, from the
+cards; `python saved_models/make_card.py --index` rewrites only the
+generated text (each model's `README.md` and the index) from the
+`card.json` files, with no model loaded. The card's parsing figures are
 computed here: all 3,253 sentences of the WSJ sample, and its development
 (wsj_0001-0099) and test (wsj_0100-0149) splits. A model is listed as a
 parser (`"parser": true`) only when its test-split sentence F1 beats
 right-branching by at least 2 points; otherwise it ships as a language
 model, labelled so. The tests recompute these figures
-(tests/test_shipped_models.py).
+(tests/test_shipped_models.py) and check that the committed README files
+are the text these functions generate from the cards
+(tests/test_saved_model_cards.py).
 """
 
 import argparse
@@ -70,14 +76,247 @@ def test_perplexity(model, data, preset):
     return perplexity(loss)
 
 
+def card_readme(card):
+    """The model card for people (`saved_models/<name>/README.md`).
+
+    Args:
+        card: dict, the model's `card.json`.
+
+    Returns:
+        The text of its README.md, every figure taken from `card`.
+    """
+    name = card["name"]
+    p = card["parsing"]
+    dev, test = p["splits"]["dev"], p["splits"]["test"]
+    role = (
+        "a **parser**: on the test split its trees beat right-branching by "
+        f"{MARGIN:.0f} points or more" if card["parser"] else
+        "a **language model, not a parser**: on the test split its trees "
+        f"do not beat right-branching by {MARGIN:.0f} points "
+        "(`keras-ordered parse` still reads its distances, but they are not "
+        "better trees than right-branching ones)"
+    )
+    study = card.get("seed_study")
+    study_text = ""
+    if study:
+        t = study["test"]
+        d = study["dev"]
+        study_text = f"""
+## The preset over seeds
+
+`benchmarks/parsing_quality.py` trained seeds {', '.join(map(str, study['seeds']))}
+of this preset ({study['precision']}): validation perplexity
+{study['valid_perplexity']['mean']:.1f} +- {study['valid_perplexity']['std']:.1f};
+development sentence F1 {d['sentence_f1']['mean']:.1f} +- {d['sentence_f1']['std']:.1f}
+({d['sentence_f1']['min']:.1f}-{d['sentence_f1']['max']:.1f}), test
+{t['sentence_f1']['mean']:.1f} +- {t['sentence_f1']['std']:.1f}
+({t['sentence_f1']['min']:.1f}-{t['sentence_f1']['max']:.1f}); seeds beating
+right-branching by {t['beats_right_branching']['margin']:.0f}+ points on the
+test split: {t['beats_right_branching']['seeds']} of {t['beats_right_branching']['of']};
+self-F1 (agreement between the seeds' trees) {t['self_f1']:.1f} on the test split.
+A run of this preset is a draw from that distribution: this file is one
+chosen draw, not what every run gives.
+"""
+    import keras_ordered
+
+    model_class = getattr(keras_ordered.models, card["class"])
+    batches = model_class.get_preset(card["preset"])["training"]
+    test_ppl = ("" if card["test_perplexity"] is None else
+                f", test **{card['test_perplexity']}** "
+                f"(batch {batches['test_batch_size']})")
+    readme = f"""# {name}
+
+A `{card['class']}` (`{card['preset']}` preset, {card['parameters']:,}
+parameters, {card['megabytes']} MB) trained on the PTB language-modelling
+text on a 2-core CPU: {role}. Load it by name, no network needed:
+
+```python
+model = keras_ordered.models.{card['class']}.from_preset("{name}")
+```
+
+```bash
+keras-ordered parse --model {name} "The cat sat on the mat."
+```
+
+## How it was made
+
+```bash
+{card['command']}
+```
+
+{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
+({card['precision']}); the weights are the {card['weights']} (chosen on PTB
+validation loss, as the official code). Saved without its optimizer by
+`saved_models/make_card.py`. Vocabulary: the {card['vocabulary_size']:,}
+words of the PTB text (the file holds them as an asset).
+{'' if not card.get('selection') else chr(10) + 'Why this one: ' + card['selection'] + chr(10)}
+## What it is worth
+
+- PTB perplexity: validation **{card['valid_perplexity']}** (batch {batches['eval_batch_size']}){test_ppl}.
+- Unsupervised parsing, distance `{p['distance']}` (the model's default),
+  sentence-level F1 against right-branching:
+  - test split (wsj_0100-0149, {test['sentences']:,} sentences, never used
+    to choose anything): **{test['sentence_f1']}** against
+    {test['right_branching_sentence_f1']}; corpus-level {test['corpus_f1']}
+    against {test['right_branching_corpus_f1']}; WSJ10
+    {test['wsj10_sentence_f1']} against {test['right_branching_wsj10_sentence_f1']};
+  - development split (wsj_0001-0099, {dev['sentences']:,} sentences):
+    {dev['sentence_f1']} against {dev['right_branching_sentence_f1']};
+  - the whole sample ({p['sentences']:,} sentences): {p['sentence_f1']}
+    against {p['right_branching_sentence_f1']}; corpus-level
+    {p['corpus_f1']} against {p['right_branching_corpus_f1']}.
+  Every distance (whole sample): {', '.join(f'{k} {v}' for k, v in p['all_distances'].items())}.
+  Recompute with
+
+  ```bash
+  keras-ordered evaluate-parsing --treebank ../shared/data/wsj_sample/mrg \\
+      --model saved_models/{name}/model.keras --baseline right-branching
+  ```
+
+  (`tests/test_shipped_models.py` recomputes these figures, the splits
+  included.)
+{study_text}
+{card['notes']}
+"""
+    return readme
+
+
+FAMILIES = {"PRPNLanguageModel": "PRPN", "ONLSTMLanguageModel": "ON-LSTM"}
+
+
+def read_cards(folder=HERE):
+    """The cards of the shipped models: the default parser first, then the
+    others by name.
+
+    Args:
+        folder: the `saved_models` folder.
+
+    Returns:
+        A list of dicts, each a `card.json`.
+    """
+    from keras_ordered.shipped import DEFAULT_PARSER
+
+    names = sorted(
+        name for name in os.listdir(folder)
+        if os.path.isfile(os.path.join(folder, name, "card.json")))
+    names.sort(key=lambda name: name != DEFAULT_PARSER)
+    cards = []
+    for name in names:
+        with open(os.path.join(folder, name, "card.json")) as f:
+            cards.append(json.load(f))
+    return cards
+
+
+def models_table(cards):
+    """The table of the shipped models (saved_models/README.md and
+    docs/saved_models.md print it), figures as the cards hold them.
+
+    Args:
+        cards: list of `card.json` dicts (`read_cards`).
+
+    Returns:
+        The Markdown table, one line per model, ending with a newline.
+    """
+    from keras_ordered.shipped import DEFAULT_PARSER
+
+    lines = [
+        "| name | model | size | PTB test ppl | test-split sentence F1 "
+        "(right-branching) | distance | role |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for card in cards:
+        test = card["parsing"]["splits"]["test"]
+        f1 = (f"**{test['sentence_f1']}**" if card["parser"]
+              else str(test["sentence_f1"]))
+        role = "parser" if card["parser"] else "language model"
+        if card["name"] == DEFAULT_PARSER:
+            role += " (the default of `parse`)"
+        ppl = card["test_perplexity"]
+        lines.append(
+            f"| `{card['name']}` | {FAMILIES.get(card['class'], card['class'])}"
+            f", `{card['preset']}` preset, {card['precision']} "
+            f"| {card['megabytes']} MB | {'-' if ppl is None else ppl} "
+            f"| {f1} ({test['right_branching_sentence_f1']}) "
+            f"| `{card['parsing']['distance']}` | {role} |")
+    return "\n".join(lines) + "\n"
+
+
+def index_readme(cards):
+    """The index of the shipped models (`saved_models/README.md`).
+
+    Args:
+        cards: list of `card.json` dicts (`read_cards`).
+
+    Returns:
+        The text of saved_models/README.md.
+    """
+    links = ", ".join(f"[{c['name']}]({c['name']}/README.md)" for c in cards)
+    return f"""# saved_models/
+
+Trained models shipped with keras-ordered, usable by name with no network
+(`keras-ordered list-models` lists them with their figures). This file is
+generated from the cards (`python saved_models/make_card.py --index`):
+
+{models_table(cards)}
+The perplexity is on the PTB test text; the F1 figures are the
+sentence-level F1 of the model's default distance on the test split of
+the WSJ sample (wsj_0100-0149, never used to choose a model), beside
+right-branching's. A model is listed as a parser only when that F1 beats
+right-branching by {MARGIN:.0f} points or more; the others ship as
+language models, labelled so by `list-models`. Each model's card says how
+it was made and what it is worth: {links}.
+
+```python
+model = keras_ordered.models.PRPNLanguageModel.from_preset("prpn_ptb_quick")
+```
+
+```bash
+keras-ordered parse "The cat sat on the mat."          # uses prpn_ptb_quick
+keras-ordered parse --model onlstm_ptb_small "The cat sat on the mat."
+keras-ordered export --model prpn_ptb_quick --output exported/prpn
+```
+
+Each folder holds `model.keras` (weights, config and the 10,000-word PTB
+vocabulary, saved without an optimizer), `card.json` (the figures, read by
+`list-models` and recomputed by `tests/test_shipped_models.py`) and
+`README.md` (the model card, generated from `card.json`: data, preset,
+command, training time, perplexity, parsing F1 against right-branching).
+The vocabulary is derived from the PTB text; no corpus text or treebank
+file is shipped.
+
+A model is retrained whenever its architecture changes: the test loads
+each shipped model with the current code and checks its config against
+the preset it names. To ship a new one, run a seed study
+(`benchmarks/parsing_quality.py`), choose a seed on the development split
+or by validation perplexity (never on the test split), and run
+`saved_models/make_card.py` (its docstring has the command).
+
+The folder is found beside the package (an editable install from a clone);
+elsewhere set `KERAS_ORDERED_SAVED_MODELS` to its path.
+"""
+
+
+def write_index(folder=HERE):
+    """Writes every card's README.md and saved_models/README.md from the
+    `card.json` files of `folder`."""
+    cards = read_cards(folder)
+    for card in cards:
+        with open(os.path.join(folder, card["name"], "README.md"), "w") as f:
+            f.write(card_readme(card))
+    with open(os.path.join(folder, "README.md"), "w") as f:
+        f.write(index_readme(cards))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("name")
+    parser.add_argument("name", nargs="?")
+    parser.add_argument("--index", action="store_true",
+                        help="only rewrite the README files from the cards")
     parser.add_argument("--model", default=None)
     parser.add_argument("--results", default=None)
     parser.add_argument("--study", default=None,
                         help="summary.json of benchmarks/parsing_quality.py")
-    parser.add_argument("--treebank", required=True)
+    parser.add_argument("--treebank")
     parser.add_argument("--data", default=None,
                         help="PTB folder: computes the test perplexity "
                         "when the results lack it (a run with --skip-test)")
@@ -87,6 +326,11 @@ def main():
     parser.add_argument("--wall-minutes", type=float, default=None)
     parser.add_argument("--notes", default=None)
     args = parser.parse_args()
+    if args.index:
+        write_index()
+        return
+    if not args.name or not args.treebank:
+        parser.error("give NAME and --treebank DIR (or --index)")
 
     import keras_ordered
 
@@ -167,97 +411,10 @@ def main():
     with open(os.path.join(folder, "card.json"), "w") as f:
         json.dump(card, f, indent=1)
         f.write("\n")
-    p = card["parsing"]
-    dev, test = p["splits"]["dev"], p["splits"]["test"]
-    role = (
-        "a **parser**: on the test split its trees beat right-branching by "
-        f"{MARGIN:.0f} points or more" if card["parser"] else
-        "a **language model, not a parser**: on the test split its trees "
-        f"do not beat right-branching by {MARGIN:.0f} points "
-        "(`keras-ordered parse` still reads its distances, but they are not "
-        "better trees than right-branching ones)"
-    )
-    study = card.get("seed_study")
-    study_text = ""
-    if study:
-        t = study["test"]
-        d = study["dev"]
-        study_text = f"""
-## The preset over seeds
-
-`benchmarks/parsing_quality.py` trained seeds {', '.join(map(str, study['seeds']))}
-of this preset ({study['precision']}): validation perplexity
-{study['valid_perplexity']['mean']:.1f} +- {study['valid_perplexity']['std']:.1f};
-development sentence F1 {d['sentence_f1']['mean']:.1f} +- {d['sentence_f1']['std']:.1f}
-({d['sentence_f1']['min']:.1f}-{d['sentence_f1']['max']:.1f}), test
-{t['sentence_f1']['mean']:.1f} +- {t['sentence_f1']['std']:.1f}
-({t['sentence_f1']['min']:.1f}-{t['sentence_f1']['max']:.1f}); seeds beating
-right-branching by {t['beats_right_branching']['margin']:.0f}+ points on the
-test split: {t['beats_right_branching']['seeds']} of {t['beats_right_branching']['of']};
-self-F1 (agreement between the seeds' trees) {t['self_f1']:.1f} on the test split.
-A run of this preset is a draw from that distribution: this file is one
-chosen draw, not what every run gives.
-"""
-    batches = type(model).get_preset(card["preset"])["training"]
-    test_ppl = ("" if card["test_perplexity"] is None else
-                f", test **{card['test_perplexity']}** "
-                f"(batch {batches['test_batch_size']})")
-    readme = f"""# {args.name}
-
-A `{card['class']}` (`{card['preset']}` preset, {card['parameters']:,}
-parameters, {card['megabytes']} MB) trained on the PTB language-modelling
-text on a 2-core CPU: {role}. Load it by name, no network needed:
-
-```python
-model = keras_ordered.models.{card['class']}.from_preset("{args.name}")
-```
-
-```bash
-keras-ordered parse --model {args.name} "The cat sat on the mat."
-```
-
-## How it was made
-
-```bash
-{card['command']}
-```
-
-{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
-({card['precision']}); the weights are the {card['weights']} (chosen on PTB
-validation loss, as the official code). Saved without its optimizer by
-`saved_models/make_card.py`. Vocabulary: the {card['vocabulary_size']:,}
-words of the PTB text (the file holds them as an asset).
-{'' if not card.get('selection') else chr(10) + 'Why this one: ' + card['selection'] + chr(10)}
-## What it is worth
-
-- PTB perplexity: validation **{card['valid_perplexity']}** (batch {batches['eval_batch_size']}){test_ppl}.
-- Unsupervised parsing, distance `{p['distance']}` (the model's default),
-  sentence-level F1 against right-branching:
-  - test split (wsj_0100-0149, {test['sentences']:,} sentences, never used
-    to choose anything): **{test['sentence_f1']}** against
-    {test['right_branching_sentence_f1']}; corpus-level {test['corpus_f1']}
-    against {test['right_branching_corpus_f1']}; WSJ10
-    {test['wsj10_sentence_f1']} against {test['right_branching_wsj10_sentence_f1']};
-  - development split (wsj_0001-0099, {dev['sentences']:,} sentences):
-    {dev['sentence_f1']} against {dev['right_branching_sentence_f1']};
-  - the whole sample ({p['sentences']:,} sentences): {p['sentence_f1']}
-    against {p['right_branching_sentence_f1']}; corpus-level
-    {p['corpus_f1']} against {p['right_branching_corpus_f1']}.
-  Every distance (whole sample): {', '.join(f'{k} {v}' for k, v in p['all_distances'].items())}.
-  Recompute with
-
-  ```bash
-  keras-ordered evaluate-parsing --treebank ../shared/data/wsj_sample/mrg \\
-      --model saved_models/{args.name}/model.keras --baseline right-branching
-  ```
-
-  (`tests/test_shipped_models.py` recomputes these figures, the splits
-  included.)
-{study_text}
-{card['notes']}
-"""
+    readme = card_readme(card)
     with open(os.path.join(folder, "README.md"), "w") as f:
         f.write(readme)
+    write_index()
     print(json.dumps(card, indent=1))
 
 

@@ -36,6 +36,7 @@ import re
 import warnings
 
 from keras_ordered._tokens import decode_utf8_text
+from keras_ordered.datasets.folders import data_dir
 
 GEN_L = "GEN-L"
 GEN_R = "GEN-R"
@@ -523,21 +524,10 @@ def load_split(directory, patterns, split="split", format="auto",
 
 
 def default_dependency_dir():
-    """`$KERAS_ORDERED_DATA/wsj_sample/dep`, else `../shared/data/...` beside
-    the checkout; a ValueError when neither exists."""
-    root = os.environ.get("KERAS_ORDERED_DATA")
-    candidates = [os.path.join(root, "wsj_sample", "dep")] if root else []
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates.append(os.path.join(here, "..", "..", "..", "shared", "data",
-                                   "wsj_sample", "dep"))
-    for candidate in candidates:
-        if os.path.isdir(candidate):
-            return os.path.normpath(candidate)
-    raise ValueError(
-        "No dependency folder given: pass --data DIR (a folder of Malt-TAB "
-        "or CoNLL files) or set KERAS_ORDERED_DATA to a folder holding "
-        "wsj_sample/dep/."
-    )
+    """`$KERAS_ORDERED_DATA/wsj_sample/dep` (`keras_ordered.datasets.
+    folders.data_dir`); a ValueError naming both ways when unset."""
+    return data_dir(None, "wsj_sample/dep", "--data",
+                    "dependency trees (Malt-TAB or CoNLL files)")
 
 
 # --- vocabulary ---------------------------------------------------------------

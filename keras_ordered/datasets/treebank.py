@@ -32,6 +32,7 @@ import nltk
 import numpy as np
 
 from keras_ordered._tokens import check_token_list
+from keras_ordered.datasets.folders import data_dir
 from keras_ordered._tokens import decode_utf8_text
 from keras_ordered.parsing import trees as trees_lib
 
@@ -273,14 +274,8 @@ def resolve_treebank_dir(directory=None):
             or no `.mrg` file in it or its subfolders.
     """
     if directory is None:
-        root = os.environ.get(DATA_ENV_VAR)
-        if not root:
-            raise ValueError(
-                "No treebank folder given: pass the folder of .mrg files "
-                f"(e.g. --treebank ../shared/data/wsj_sample/mrg) or set "
-                f"{DATA_ENV_VAR} to a folder holding wsj_sample/mrg/."
-            )
-        directory = os.path.join(root, "wsj_sample", "mrg")
+        directory = data_dir(None, "wsj_sample/mrg", "--treebank",
+                             "Treebank .mrg files")
         origin = f" (${DATA_ENV_VAR}/wsj_sample/mrg)"
     else:
         origin = ""

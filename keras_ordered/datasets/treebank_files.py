@@ -29,6 +29,7 @@ import os
 
 import nltk
 
+from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import read_mrg_file
 from keras_ordered.parsing import linearize
 
@@ -51,15 +52,10 @@ folders under `.../treebank_3/parsed/mrg/wsj`."""
 
 
 def default_treebank_dir():
-    """`$KERAS_ORDERED_DATA/wsj_sample/mrg`; a ValueError when unset."""
-    root = os.environ.get(DATA_ENV_VAR)
-    if not root:
-        raise ValueError(
-            "No treebank folder given: pass --treebank DIR (the folder of "
-            f".mrg files) or set {DATA_ENV_VAR} to a folder holding "
-            "wsj_sample/mrg/."
-        )
-    return os.path.join(root, "wsj_sample", "mrg")
+    """`$KERAS_ORDERED_DATA/wsj_sample/mrg` (`keras_ordered.datasets.
+    folders.data_dir`); a ValueError naming both ways when unset."""
+    return data_dir(None, "wsj_sample/mrg", "--treebank",
+                    "Treebank .mrg files")
 
 
 def check_treebank_dir(directory):

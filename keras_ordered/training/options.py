@@ -167,19 +167,22 @@ def add_schedule(parser, epochs="training epochs", batches="training "
                             default=None, metavar="N", help=steps)
 
 
-def add_strategy(parser, choices=STRATEGIES):
+def add_strategy(parser, choices=STRATEGIES, cpu_devices=False):
     """`--strategy`: how training spreads over devices.
 
     Args:
         parser: the recipe's parser.
         choices: the strategies the recipe supports (`multi-worker` only in
             the language-model recipes, with their own training loop).
+        cpu_devices: whether the recipe has `--cpu-devices` (the help of
+            `mirrored` names it only then).
     """
     helps = {
         "auto": "auto (every visible GPU with MirroredStrategy, else the "
         "CPU)",
         "mirrored": "mirrored (every GPU, else every logical CPU device of "
-        "--cpu-devices)",
+        "--cpu-devices)" if cpu_devices else "mirrored (every GPU, else "
+        "the CPU)",
         "one-device": "one-device (the first GPU, else the CPU)",
         "multi-worker": "multi-worker (several processes or machines "
         "configured by TF_CONFIG, with a training loop of our own; see "
@@ -216,12 +219,20 @@ def add_precision(parser, by_preset=False):
         f"float32 elsewhere); {which}. A precision is a default only where "
         "its trees, over seeds, match float32's (benchmarks/README.md, "
         "'The rule for defaults'). Whatever the policy of training, the "
-        "final evaluation and the saved model are float32 (except under "
-        "--strategy multi-worker)",
+        "final evaluation and the saved model are float32"
+        + (" (except under --strategy multi-worker)"
+           if "multi-worker" in _strategy_choices(parser) else ""),
     )
     parser.add_argument("--mixed-precision", action="store_true",
                         help="the same as --precision mixed_float16 on GPU, "
                         "mixed_bfloat16 on CPU")
+
+
+def _strategy_choices(parser):
+    """The `--strategy` choices of `parser` (none when it has no such
+    option)."""
+    action = parser._option_string_actions.get("--strategy")
+    return tuple(action.choices) if action is not None else ()
 
 
 def preset_precision(precision, preset):

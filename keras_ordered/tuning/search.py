@@ -63,7 +63,7 @@ def build_parser(description, hypermodel_class, presets, default_output,
     parser.add_argument(
         "--data", default=None, metavar="DIR",
         help="directory with the PTB train.txt / valid.txt (default: "
-        "$KERAS_ORDERED_DATA/ptb, else download the public copy)",
+        "$KERAS_ORDERED_DATA/ptb; nothing is downloaded)",
     )
     parser.add_argument(
         "--max-lines", type=positive_int, default=None, metavar="N",
@@ -423,6 +423,7 @@ def run(args, hypermodel_class):
     import keras
 
     from keras_ordered.datasets import ptb
+    from keras_ordered.datasets.folders import data_dir
 
     if args.steps_per_epoch is not None and args.steps_per_epoch < 1:
         raise ValueError("--steps-per-epoch must be >= 1.")
@@ -430,7 +431,8 @@ def run(args, hypermodel_class):
     if args.tune:
         tune = [name.strip() for name in args.tune.split(",") if name.strip()]
     (train_ids, valid_ids, _), vocabulary = ptb.load_data(
-        args.data, max_lines=args.max_lines
+        data_dir(args.data, "ptb", "--data", "PTB language-modelling text"),
+        download=False, max_lines=args.max_lines,
     )
     preset = hypermodel_class.get_preset(args.preset)
     # Trials train as the recipe would: in the preset's precision unless

@@ -58,7 +58,9 @@ def test_help_lists_presets_and_every_option_with_its_default(family):
         assert f"  {name} " in text
         assert preset["description"][:30] in text
         assert f"{preset['parameters'] / 1e6:.1f}M parameters" in text
-    assert text.count("per epoch on CPU") == len(presets)
+    assert "per epoch on CPU" not in text  # measured per machine instead
+    assert (f"benchmarks/preset_epoch_time.py --model {family}"
+            in " ".join(text.split()))
     formatter = parser._get_formatter()
     for action in parser._actions:
         assert action.help, f"{action.option_strings} has no help text"

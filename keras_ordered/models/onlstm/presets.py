@@ -3,10 +3,10 @@
 Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
 (the recipe's optimisation settings), optionally `precision` (the recipe's
 default `--precision` for it; float32 when absent), and what the recipes'
-`--help` and CPU warning quote: `description`, `parameters` (with the
+`--help` quotes: `description`, `parameters` (with the
 10,000-word PTB vocabulary; tests/training/test_recipe_usability.py
-checks it) and
-`cpu_minutes_per_epoch` (training plus validation on this project's 2-core
+checks it), and what their warning for a preset too long for a CPU
+quotes: `cpu_minutes_per_epoch` (training plus validation on this project's 2-core
 CPU, measured with `benchmarks/preset_epoch_time.py` on 2026-11-23 after
 the faster recurrence of issue 13; `small` and `medium` from their
 recipe runs).
@@ -113,7 +113,10 @@ PRESETS = {
     },
     # For tests: a few thousand parameters plus the embedding.
     "tiny": {
-        "description": "A test-sized model (embedding 16, 20/16, chunk 4).",
+        "description": "A test-sized model (embedding 16, 20/16, chunk 4), "
+        "for a few lines (--max-lines, --steps-per-epoch): its batches of 4 "
+        "windows of 8 tokens make an epoch of the whole PTB text slower "
+        "than small's.",
         "parameters": 175994,  # with the 10,000-word PTB vocabulary
         "cpu_minutes_per_epoch": 11.1,
         "model": {

@@ -3,9 +3,10 @@ setup, a CPU-sized model and a test-sized one.
 
 Each preset has `model` (arguments of `PRPNLanguageModel`) and `training`
 (the recipe's optimisation settings, read by `keras_ordered.training`), and
-what the recipes' `--help` and CPU warning quote: `description`,
+what the recipes' `--help` quotes: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
-tests/training/test_recipe_usability.py) and `cpu_minutes_per_epoch` (training plus
+tests/training/test_recipe_usability.py), and what their warning for a
+preset too long for a CPU quotes: `cpu_minutes_per_epoch` (training plus
 validation on this project's 2-core CPU, measured with
 `benchmarks/preset_epoch_time.py` on 2026-11-23 after issue 13's faster
 reading and predict networks; `quick` and `up` from their recipe runs).
@@ -88,7 +89,7 @@ PRESETS = {
     "up": {
         "description": "The unsupervised-parsing setup (embedding 200, 2 "
         "layers of 400, light dropout), trained on a treebank's WSJ10 "
-        "sentences (time per epoch: on the 472 of the WSJ sample).",
+        "sentences, whole sentences a batch (not windows of the PTB text).",
         "parameters": 5635402,  # with the 10,000-word PTB vocabulary
         "cpu_minutes_per_epoch": 0.1,
         # The official main_UP.py: --emsize 200 --nhid 400, --dropout 0.2
@@ -160,7 +161,7 @@ PRESETS = {
     # width on the lightly shared 2-core CPU (benchmarks/README.md,
     # "Parsing quality", 2026-11-25).
     "quick": {
-        "description": "A parsing model in about ten minutes (embedding "
+        "description": "A parsing model in 2 epochs on a CPU (embedding "
         "128, 2 layers of 128, parser 128 channels as the official code, "
         "15 slots).",
         "parameters": 1773586,  # with the 10,000-word PTB vocabulary
@@ -187,7 +188,9 @@ PRESETS = {
     # For tests.
     "tiny": {
         "description": "A test-sized model (embedding 16, 2 layers of 20, "
-        "4 slots, look-back 2).",
+        "4 slots, look-back 2), for a few lines (--max-lines, "
+        "--steps-per-epoch): its batches of 4 windows of 8 tokens make an "
+        "epoch of the whole PTB text slower than quick's or small's.",
         "parameters": 180470,  # with the 10,000-word PTB vocabulary
         "cpu_minutes_per_epoch": 14.0,
         "model": {

@@ -87,7 +87,7 @@ presets (keras_ordered.models.gfl.PRESETS):
   paper  3 x 256 LSTMs, 512-d embeddings, attention 256, dropout 0.3;
          SGD 0.7, batch 128, 10 epochs; beam 10. Needs a GPU.
   small  2 x 128 LSTMs, attention 128, dropout 0.2; Adam 1e-3, batch 32,
-         40 epochs (about 17 minutes on 2 CPU cores); beam 10.
+         40 epochs; beam 10.
   tiny   2 x 16 LSTMs, for tests; Adam 0.01, batch 8, 2 epochs; beam 3.
 
 Running the same command again resumes a killed run from the last finished

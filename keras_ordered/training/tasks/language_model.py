@@ -34,6 +34,7 @@ import tensorflow as tf
 from keras_ordered_cli.option_types import non_negative_int
 from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import ptb
+from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
 from keras_ordered.parsing import RIGHT_BRANCHING_MARGIN
@@ -65,20 +66,48 @@ from keras_ordered.training.callbacks import ParsingEvaluation
 
 
 def describe_presets(presets, default="ptb"):
-    """The presets as `--help` lists them: description, size, CPU time."""
+    """The presets as `--help` lists them: description, size, batches.
+
+    No time per epoch is quoted: it depends on the machine, and one
+    command measures it there (`benchmarks/preset_epoch_time.py`, named
+    in the text).
+
+    Args:
+        presets: dict name -> preset (`keras_ordered.models.*.PRESETS`).
+        default: the name marked `[default]`.
+
+    Returns:
+        The text, lines of at most 79 characters.
+
+    Example:
+
+    ```python
+    from keras_ordered.models import prpn
+    from keras_ordered.training.tasks.language_model import describe_presets
+
+    print(describe_presets(prpn.PRESETS))
+    ```
+    """
+    from keras_ordered.models import onlstm
+    from keras_ordered.models import prpn
+
+    family = {id(onlstm.PRESETS): "onlstm", id(prpn.PRESETS): "prpn"}.get(
+        id(presets), "onlstm|prpn")
     lines = [textwrap.fill(
-        "presets (size with the 10,000-word PTB vocabulary; time per epoch "
-        "of training and validation on a 2-core CPU, measured with "
-        "benchmarks/preset_epoch_time.py):", width=79,
+        "presets (size with the 10,000-word PTB vocabulary; the time of an "
+        "epoch depends on the machine: measure it with python "
+        f"benchmarks/preset_epoch_time.py --model {family} --presets NAME):",
+        width=79,
     )]
     for name, preset in presets.items():
+        training = preset["training"]
         facts = []
         if preset.get("parameters"):
             facts.append(f"{preset['parameters'] / 1e6:.1f}M parameters")
-        minutes = preset.get("cpu_minutes_per_epoch")
-        if minutes:
-            facts.append(f"~{_duration(minutes)} per epoch on CPU")
-        facts.append(f"{preset['training']['epochs']} epoch(s)")
+        facts.append(f"batch {training['batch_size']}")
+        if training.get("bptt") and not training.get("sentence_level"):
+            facts.append(f"windows of {training['bptt']} tokens")
+        facts.append(f"{training['epochs']} epoch(s)")
         facts.append(f"precision {options.preset_precision(None, preset)}")
         marker = " [default]" if name == default else ""
         lines.append(textwrap.fill(
@@ -140,7 +169,7 @@ def build_parser(description, presets, default_output):
     parser.add_argument(
         "--data", default=None, metavar="DIR",
         help="directory with the PTB train.txt / valid.txt / test.txt "
-        "(default: $KERAS_ORDERED_DATA/ptb, else download the public copy)",
+        "(default: $KERAS_ORDERED_DATA/ptb; nothing is downloaded)",
     )
     parser.add_argument(
         "--treebank", default=None, metavar="DIR",
@@ -184,7 +213,7 @@ def build_parser(description, presets, default_output):
                         default=200, metavar="N",
                         help="size of that development subset (the first N "
                         "sentences)")
-    options.add_strategy(parser)
+    options.add_strategy(parser, cpu_devices=True)
     parser.add_argument(
         "--cpu-devices", type=positive_int, default=None, metavar="N",
         help="split the CPU into N logical devices, so that --strategy "
@@ -498,7 +527,9 @@ def _load_data(args, settings):
               "the same sentences, as the official setup does.")
     else:
         (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
-            args.data, max_lines=args.max_lines
+            data_dir(args.data, "ptb", "--data",
+                     "PTB language-modelling text"),
+            download=False, max_lines=args.max_lines,
         )
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,

@@ -86,8 +86,7 @@ def build_parser():
                         "chains (a sequential LSTM language model)")
     parser.add_argument("--data", default=None, metavar="DIR",
                         help="folder of dependency files (default: "
-                        "$KERAS_ORDERED_DATA/wsj_sample/dep, else "
-                        "../shared/data/wsj_sample/dep)")
+                        "$KERAS_ORDERED_DATA/wsj_sample/dep)")
     parser.add_argument("--train", nargs="+", metavar="PATTERN",
                         default=list(dependency.SAMPLE_SPLITS["train"]),
                         help="files or folders of the training split")

@@ -1,0 +1,98 @@
+"""The shipped models' pages are generated from their cards and agree with them.
+
+`saved_models/README.md` (the index), each `saved_models/<name>/README.md`
+and the table of docs/saved_models.md are the text that
+`saved_models/make_card.py` generates from the `card.json` files
+(`python saved_models/make_card.py --index` rewrites them), and the
+figures a card's free text repeats (its notes, how it was chosen) are
+those of its fields. tests/test_shipped_models.py recomputes the fields.
+"""
+
+import importlib.util
+import os
+import re
+
+import pytest
+
+from conftest import REPO
+
+FOLDER = os.path.join(REPO, "saved_models")
+
+
+def _make_card():
+    path = os.path.join(FOLDER, "make_card.py")
+    spec = importlib.util.spec_from_file_location("make_card", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_card = _make_card()
+CARDS = make_card.read_cards(FOLDER)
+REGENERATE = "regenerate with `python saved_models/make_card.py --index`"
+
+
+def _read(*parts):
+    with open(os.path.join(REPO, *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_every_shipped_model_has_a_card():
+    from keras_ordered import shipped
+
+    assert [c["name"] for c in CARDS][0] == shipped.DEFAULT_PARSER
+    assert sorted(c["name"] for c in CARDS) == sorted(
+        name for name in os.listdir(FOLDER)
+        if os.path.isfile(os.path.join(FOLDER, name, "model.keras")))
+
+
+def test_the_index_is_generated_from_the_cards():
+    assert _read("saved_models", "README.md") == make_card.index_readme(
+        CARDS), f"saved_models/README.md differs from the cards: {REGENERATE}"
+
+
+@pytest.mark.parametrize("card", CARDS, ids=lambda card: card["name"])
+def test_each_model_card_is_generated_from_its_card_json(card):
+    assert _read("saved_models", card["name"], "README.md") == (
+        make_card.card_readme(card)
+    ), f"saved_models/{card['name']}/README.md differs: {REGENERATE}"
+
+
+def test_docs_saved_models_prints_the_cards_table():
+    assert make_card.models_table(CARDS) in _read("docs", "saved_models.md"), (
+        "docs/saved_models.md's table of the shipped models is not "
+        "make_card.models_table(cards): paste the table of "
+        "saved_models/README.md")
+
+
+def _agrees(printed, value):
+    """`printed` (a figure as written, commas allowed) is `value` at the
+    printed precision."""
+    printed = printed.replace(",", "")
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    return abs(float(printed) - value) <= 0.5 * 10**-decimals + 1e-9
+
+
+@pytest.mark.parametrize("card", CARDS, ids=lambda card: card["name"])
+def test_figures_in_a_cards_text_are_its_fields(card):
+    """The training time and perplexities that the notes repeat, and the
+    development-split F1 of the selection, are the card's fields."""
+    problems = []
+    notes = card.get("notes", "")
+    for printed in re.findall(r"([\d,]+(?:\.\d+)?) s of training", notes):
+        if not _agrees(printed, card["train_seconds"]):
+            problems.append(f"notes: {printed} s of training, field "
+                            f"train_seconds {card['train_seconds']}")
+    for kind, printed in re.findall(
+            r"(validation|test) perplexity (?:of )?(\d+\.\d+)", notes):
+        field = card["valid_perplexity" if kind == "validation"
+                     else "test_perplexity"]
+        if not _agrees(printed, field):
+            problems.append(f"notes: {kind} perplexity {printed}, field {field}")
+    dev = card["parsing"]["splits"]["dev"]["sentence_f1"]
+    match = re.search(r"sentence F1 (\d+\.\d+)", card.get("selection") or "")
+    if match and not _agrees(match.group(1), dev):
+        problems.append(f"selection: development sentence F1 "
+                        f"{match.group(1)}, field {dev}")
+    assert not problems, f"saved_models/{card['name']}/card.json: " + "; ".join(
+        problems)
