@@ -6,6 +6,8 @@ token (`"the cat"` as 7 "words"), silently; these checks turn that into a
 `TypeError` that says what to pass. Standard library only.
 """
 
+import re
+
 _SEQUENCE_HINT = (
     "pass a list of token strings, e.g. {example} (split a raw sentence "
     "with str.split() or keras_ordered.export.text.tokenize_python)"
@@ -208,3 +210,138 @@ def check_utf8_lines(lines, what="sentence"):
             )
         checked.append(line.decode("utf-8") if isinstance(line, bytes) else line)
     return checked
+
+
+# --- Control characters and byte-order marks: the same policy ---------------
+
+BYTE_ORDER_MARK = "\ufeff"
+"""U+FEFF, which editors write at the start of a UTF-8 file: stripped."""
+
+CONTROL_CHARACTER_PATTERN = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+"""The characters refused: Unicode category Cc (U+0000-U+001F, U+007F-U+009F)
+except tab, line feed and carriage return, which are whitespace."""
+
+_CONTROL = re.compile(CONTROL_CHARACTER_PATTERN)
+
+CONTROL_HINT = "remove it, or replace it with a space"
+"""What to do with a control character, for the messages."""
+
+
+class ControlCharacterError(ValueError):
+    """Text holding a control character: refused, with where it is.
+
+    Control characters (`\\x00`, `\\x07`, `\\x1c`, `\\x7f`, `\\x85`, ...) are
+    invisible, and the Treebank tokenizer would keep some in a word and
+    read others as spaces: the package refuses them, as it refuses
+    invalid UTF-8. Tab, line feed and carriage return are whitespace, not
+    refused. `keras-ordered parse` names the line and the column;
+    `tokenize_python` raises this error naming the sentence; a
+    SavedModel's signatures answer the sentence with `valid` false and
+    `"control character: ..."`.
+    """
+
+
+def strip_byte_order_mark(text):
+    """`text` without a leading byte-order mark (U+FEFF).
+
+    Args:
+        text: a `str`.
+
+    Returns:
+        The `str`, its first character removed when it is U+FEFF.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import strip_byte_order_mark
+    assert strip_byte_order_mark("\\ufeffThe cat") == "The cat"
+    ```
+    """
+    return text[1:] if text.startswith(BYTE_ORDER_MARK) else text
+
+
+def control_character_problem(text):
+    """What is wrong with `text` as to control characters, or None.
+
+    Args:
+        text: a `str`, one sentence.
+
+    Returns:
+        `None` when `text` holds no control character; else a phrase such
+        as `"has a control character (U+0007 at column 6): remove it, or
+        replace it with a space"` (the column counts characters from 1),
+        to follow the name of the line in a message.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import control_character_problem
+    assert control_character_problem("a\\tb") is None
+    assert "U+0007 at column 2" in control_character_problem("a\\x07b")
+    ```
+    """
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return (
+        f"has a control character (U+{ord(found.group()):04X} at column "
+        f"{found.start() + 1}): {CONTROL_HINT}"
+    )
+
+
+def utf8_problem(line):
+    """What is wrong with one line as UTF-8, or None.
+
+    Args:
+        line: `bytes`, or a `str` that may hold escaped undecodable bytes.
+
+    Returns:
+        `None` when `line` is valid UTF-8; else a phrase such as
+        `"is not valid UTF-8 (byte 0xff at column 1): convert it to UTF-8
+        first (e.g. ...)"` (the column counts bytes of `bytes`, characters
+        of a `str`), to follow the name of the line in a message.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import utf8_problem
+    assert utf8_problem(b"caf\\xc3\\xa9") is None
+    assert "byte 0xe9 at column 4" in utf8_problem(b"caf\\xe9")
+    ```
+    """
+    problem = _first_invalid(line)
+    if problem is None:
+        return None
+    offset, found = problem
+    return f"is not valid UTF-8 ({found} at column {offset + 1}): {UTF8_HINT}"
+
+
+def check_control_characters(lines, what="sentence"):
+    """Refuses lines that hold control characters.
+
+    Args:
+        lines: iterable of `str`, one sentence each.
+        what: what to call a line in the message.
+
+    Returns:
+        The lines, as a list.
+
+    Raises:
+        ControlCharacterError: naming the first such line (1-based), the
+            character and its column.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import check_control_characters
+    assert check_control_characters(["a b"]) == ["a b"]
+    ```
+    """
+    lines = list(lines)
+    for number, line in enumerate(lines, start=1):
+        problem = control_character_problem(line)
+        if problem is not None:
+            raise ControlCharacterError(
+                f"{what.capitalize()} {number} {problem}."
+            )
+    return lines

@@ -24,7 +24,7 @@ def decoding_name(beam_size):
 
 
 def parse(model, sentences, args):
-    """Prints the labelled tree of each tokenized sentence; returns 0.
+    """The labelled tree of each tokenized sentence, as bracketed strings.
 
     The words are read as the Treebank writes them (`(` as `-LRB-`), and
     every POS tag is `XX`: the parser predicts the constituents, not the
@@ -50,6 +50,4 @@ def parse(model, sentences, args):
         f"parsed with the GFL parser ({decoding_name(args.beam_size)}); POS "
         f"tags shown as XX; {malformed} of {len(words)} output(s) repaired"
     )
-    for tree in result.trees:
-        print(tree.pformat(margin=sys.maxsize))
-    return 0
+    return [tree.pformat(margin=sys.maxsize) for tree in result.trees]

@@ -1,6 +1,8 @@
 """`keras-ordered parse`: one bracketed tree per sentence.
 
-Reads sentences (arguments, `--file`, or stdin, one per line), splits
+Reads sentences (arguments, `--file`, or stdin, one per line; blank lines
+are skipped and give blank lines, so that line N of the output is the tree
+of line N of the input), splits
 punctuation off the words as the Penn Treebank does (nltk's
 `TreebankWordTokenizer`, as the TensorFlow string ops of the exported
 SavedModels: `mat.` -> `mat .`, `don't` -> `do n't`), and prints
@@ -20,6 +22,21 @@ parsed with layer2/forget (the model's default; --layer/--distance pick another)
 (((The cat) ((sat (on (the mat))) .))
 ```
 
+`--labels` writes the same tree with a label on every constituent and a
+POS tag `XX` on every word, the Treebank's format, which
+`nltk.Tree.fromstring` and EVALB read:
+
+```
+keras-ordered parse --labels "The cat sat."
+(X (X (XX The) (XX cat)) (X (XX sat) (XX .)))
+```
+
+Input is UTF-8; a byte-order mark is dropped. A line that is not valid
+UTF-8, holds a control character or has more than `--max-length` tokens
+stops the command with one line naming it; `--on-error skip` parses the
+other lines instead, prints an empty line in the bad line's place and
+names it on stderr (exit status 1).
+
 A GFL parser (`keras_ordered.models.GFLParser`, e.g. the `model.keras` of
 `recipes/wsj_gfl.py`) prints labelled trees instead, every POS tag `XX`
 (the parser predicts constituents, not tags):
@@ -37,6 +54,7 @@ from keras_ordered_cli._common import CommandError
 
 NAME = "parse"
 DEFAULT_MAX_LENGTH = 400
+ON_ERROR = ("fail", "skip")
 
 
 def add_parser(subparsers):
@@ -45,8 +63,10 @@ def add_parser(subparsers):
         NAME,
         help="Print the tree a model induces for each sentence.",
         description="Parse sentences (arguments, --file, or stdin; one per "
-        "line, UTF-8: invalid UTF-8 is refused with its line number) and "
-        "print one bracketed tree per sentence. Punctuation is "
+        "line, UTF-8; blank lines are skipped and give blank lines) and "
+        "print one bracketed tree per sentence. A line that is not valid "
+        "UTF-8, holds a control character, or is longer than --max-length "
+        "is refused with its line number (see --on-error). Punctuation is "
         "split off the words as in the Penn Treebank (\"mat.\" -> \"mat .\", "
         "\"don't\" -> \"do n't\"; --no-tokenize splits at spaces only), and "
         "the trees keep the tokens as written. The model reads them as the "
@@ -77,6 +97,25 @@ def add_parser(subparsers):
         help=f"Longest sentence accepted, in tokens (default "
         f"{DEFAULT_MAX_LENGTH}).",
     )
+    parser.add_argument(
+        "--on-error",
+        choices=ON_ERROR,
+        default="fail",
+        help="What a bad line does (invalid UTF-8, a control character, "
+        "more tokens than --max-length, an empty argument): 'fail' (the "
+        "default) stops with one line naming it; 'skip' parses the other "
+        "lines, prints an empty line in its place and names it on stderr "
+        "(exit status 1).",
+    )
+    parser.add_argument(
+        "--labels",
+        action="store_true",
+        help="Write the Treebank's labelled format, every constituent "
+        "labelled X and every word tagged XX: '(X (X (XX The) (XX cat)) "
+        "(XX sat))', which nltk.Tree.fromstring and EVALB read (the "
+        "default '((The cat) sat)' has no labels: read it with "
+        "keras_ordered.parsing.brackets_to_tree).",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--model",
@@ -103,35 +142,41 @@ def add_parser(subparsers):
     return parser
 
 
+def _split_lines(data):
+    """The lines of a whole input (`bytes` or `str`), line feeds removed."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    lines = data.split(newline)
+    if lines[-1] == newline[:0]:  # the text ends with a line feed, or is empty
+        lines.pop()
+    return lines
+
+
 def _read_stdin():
     stream = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can
-    return _decode(stream.read(), "<stdin>")
-
-
-def _decode(data, source):
-    from keras_ordered._tokens import decode_utf8_text
-
-    return decode_utf8_text(data, source).splitlines()
+    return _split_lines(stream.read()), "<stdin>"
 
 
 def read_lines(args):
-    """The input lines and what to call them in messages.
+    """The input's lines, and what to call the input in messages.
 
-    Invalid UTF-8 is refused (the package's one policy, see
-    `keras_ordered._tokens.InvalidUTF8Error`): the error names the file
-    (or `<stdin>`, or the argument), the line and the column.
+    Args:
+        args: the parsed arguments (`sentences`, `file`).
+
+    Returns:
+        A pair `(lines, source)`: the lines (`bytes` or `str`, one per
+        line of the input, in order, not yet decoded or checked), and
+        `"argument"` for sentences given as arguments, else the name of
+        the file (`"'f.txt'"`) or `"<stdin>"`.
     """
     if args.sentences and args.file:
         raise CommandError(
             "Give the sentences either as arguments or with --file, not both."
         )
     if args.sentences:
-        from keras_ordered._tokens import check_utf8_lines
-
-        return check_utf8_lines(args.sentences, "argument"), "argument"
+        return list(args.sentences), "argument"
     if args.file:
         if args.file == "-":
-            return _read_stdin(), "line"
+            return _read_stdin()
         try:
             with open(args.file, "rb") as f:
                 data = f.read()
@@ -139,54 +184,103 @@ def read_lines(args):
             raise CommandError(
                 f"Cannot read {args.file!r}: {error.strerror or error}."
             ) from None
-        return _decode(data, repr(args.file)), "line"
+        return _split_lines(data), repr(args.file)
     if sys.stdin is None or sys.stdin.isatty():
         raise CommandError(
             "No sentence given: pass sentences as arguments, with --file, "
             "or one per line on stdin."
         )
-    return _read_stdin(), "line"
+    return _read_stdin()
 
 
-def tokenize(lines, what, max_length, treebank=True):
-    """Splits each line into tokens.
+def line_name(source, number):
+    """What to call line `number` of `source` in a message."""
+    if source == "argument":
+        return f"Argument {number}"
+    return f"{source} line {number}"
 
-    Args:
-        lines: list of str, one sentence each.
-        what: `"argument"` or `"line"`, for the messages.
-        max_length: the most tokens a sentence may have.
-        treebank: split punctuation off the words as the Penn Treebank
-            does (else split at whitespace only).
+
+def _checked_text(line, source):
+    """`(text, problem)` of one input line: its text, or what is wrong."""
+    from keras_ordered import _tokens
+
+    problem = _tokens.utf8_problem(line)
+    if problem is not None:
+        return None, problem
+    if isinstance(line, bytes):
+        line = line.decode("utf-8")
+    text = _tokens.strip_byte_order_mark(line)
+    problem = _tokens.control_character_problem(text)
+    if problem is not None:
+        return None, problem
+    if not text.strip() and source == "argument":
+        return None, "is empty: give one non-empty sentence per argument"
+    return text, None
+
+
+def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
+    """Checks and tokenizes each input line.
+
+    A line is bad when it is not valid UTF-8, holds a control character
+    (`keras_ordered._tokens.ControlCharacterError`), has more than
+    `max_length` tokens, or is an empty argument. A byte-order mark that
+    starts a line is dropped; a blank line of a file or stdin is skipped
+    (it gives no tokens), and still counts in the line numbers.
 
     The tokenizer is the one of the exported SavedModels
     (`keras_ordered.export.text.tokenize`, nltk's `TreebankWordTokenizer`
     written as TensorFlow string ops): a sentence gets the same tokens
     here and served.
 
+    Args:
+        lines: the lines of `read_lines` (`str` or `bytes`).
+        source: `"argument"`, or the name of the file or `<stdin>`, for
+            the messages.
+        max_length: the most tokens a sentence may have.
+        treebank: split punctuation off the words as the Penn Treebank
+            does (else split at whitespace only).
+        on_error: `"fail"`: a bad line raises `CommandError` naming it;
+            `"skip"`: it is named on stderr and gives no tokens.
+
     Returns:
-        A list of token lists.
+        A pair `(sentences, skipped)`: one entry per line, its list of
+        tokens, or `None` for a blank or skipped line; and the number of
+        lines skipped.
+
+    Raises:
+        CommandError: a bad line (with `on_error="fail"`), or no line to
+            parse at all.
     """
     from keras_ordered.export.text import tokenize_python
 
-    sentences = []
-    for number, tokens in enumerate(
-        tokenize_python(lines, treebank=treebank), start=1
-    ):
-        if not tokens:
-            raise CommandError(
-                f"{what.capitalize()} {number} is empty: give one non-empty "
-                "sentence per line."
+    texts = []
+    problems = {}
+    for number, line in enumerate(lines, start=1):
+        text, problem = _checked_text(line, source)
+        texts.append(text)
+        if problem is not None:
+            problems[number] = problem
+    parsed = [i for i, text in enumerate(texts) if text and text.strip()]
+    tokens = tokenize_python([texts[i] for i in parsed], treebank=treebank)
+    sentences = [None] * len(texts)
+    for i, words in zip(parsed, tokens):
+        if len(words) > max_length:
+            problem = (
+                f"has {len(words)} tokens, more than --max-length "
+                f"{max_length}: split it into sentences, or raise "
+                "--max-length"
             )
-        if len(tokens) > max_length:
-            raise CommandError(
-                f"{what.capitalize()} {number} has {len(tokens)} tokens, more "
-                f"than --max-length {max_length}: split it into sentences, "
-                "or raise --max-length."
-            )
-        sentences.append(tokens)
-    if not sentences:
+            problems[i + 1] = problem
+        elif words:
+            sentences[i] = words
+    if on_error == "fail" and problems:
+        number = min(problems)
+        raise CommandError(f"{line_name(source, number)} {problems[number]}.")
+    for number in sorted(problems):
+        _common.note(f"{line_name(source, number)} {problems[number]}; skipped.")
+    if not problems and all(words is None for words in sentences):
         raise CommandError("No sentence given: the input is empty.")
-    return sentences
+    return sentences, len(problems)
 
 
 def _why(name, available, default, args):
@@ -211,8 +305,14 @@ def run(args):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
         raise CommandError("--beam-size needs --model (a GFL parser).")
-    lines, what = read_lines(args)
-    sentences = tokenize(lines, what, args.max_length, treebank=args.tokenize)
+    lines, source = read_lines(args)
+    all_lines, skipped = tokenize(lines, source, args.max_length,
+                                  treebank=args.tokenize,
+                                  on_error=args.on_error)
+    sentences = [tokens for tokens in all_lines if tokens is not None]
+    if not sentences:
+        _print_aligned(all_lines, [])
+        return 1
     bar = _common.progress_bar(len(sentences), "parsing")
 
     if args.baseline:
@@ -238,7 +338,8 @@ def run(args):
         from keras_ordered_cli import _gfl
 
         if _gfl.is_gfl_parser(model):
-            return _gfl.parse(model, sentences, args)
+            _print_aligned(all_lines, _gfl.parse(model, sentences, args))
+            return 1 if skipped else 0
         if args.beam_size is not None:
             raise CommandError("--beam-size applies to GFL parsers only.")
         from keras_ordered.parsing.evaluate import distance_predictor
@@ -255,15 +356,30 @@ def run(args):
         predict = distance_predictor(model, name, batch_size=args.batch_size,
                                      progress=bar.update)
 
-    from keras_ordered.datasets.treebank import normalize_words
     from keras_ordered.parsing import trees as trees_lib
 
+    # The model reads the words as written (it normalises them itself,
+    # `SyntacticDistanceMixin.token_ids`).
     with bar:
-        trees = predict([normalize_words(tokens) for tokens in sentences])
+        trees = predict(sentences)
     if not args.baseline:
         _common.note(
             f"parsed with {name} ({_why(name, available, default, args)})"
         )
-    for tokens, tree in zip(sentences, trees):
-        print(trees_lib.tree_to_brackets(_common.with_leaves(tree, tokens)))
-    return 0
+    _print_aligned(all_lines, [
+        trees_lib.tree_to_brackets(_common.with_leaves(tree, tokens),
+                                   labels=args.labels)
+        for tokens, tree in zip(sentences, trees)
+    ])
+    return 1 if skipped else 0
+
+
+def _print_aligned(lines, outputs):
+    """Prints `outputs` in the places of the lines that have tokens.
+
+    Every other line (blank, or skipped) gets an empty line, so that line N
+    of the output belongs to line N of the input.
+    """
+    outputs = iter(outputs)
+    for tokens in lines:
+        print("" if tokens is None else next(outputs))

@@ -33,6 +33,8 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from keras_ordered._tokens import CONTROL_CHARACTER_PATTERN
+from keras_ordered._tokens import check_control_characters
 from keras_ordered._tokens import check_utf8_lines
 
 UNK = "<unk>"
@@ -51,6 +53,10 @@ _REGEX_SPACE = (
     r"\x{202f}\x{205f}\x{3000}"
 )
 _SPLIT_SPACE = _REGEX_SPACE + r"\x1c-\x1f"
+# `keras_ordered._tokens.CONTROL_CHARACTER_PATTERN` in RE2's spelling.
+_RE2_CONTROL_CHARACTER = CONTROL_CHARACTER_PATTERN.replace(
+    r"\x7f-\x9f", r"\x{7f}-\x{9f}"
+)
 _WORD = r"\p{L}\p{N}_"
 _LETTER = r"\p{L}\p{Nl}\p{No}"
 
@@ -198,6 +204,10 @@ def tokenize(sentences, treebank=True):
         treebank: whether to split punctuation off; `False` splits at
             whitespace only.
 
+    A byte-order mark (U+FEFF) that starts a sentence is dropped. Control
+    characters are tokenized as nltk does (some kept in a word, others
+    read as spaces): `check_sentences` and `tokenize_python` refuse them.
+
     Returns:
         A `tf.RaggedTensor` of strings, shape `[batch, None]`: the tokens
         as written. An empty or whitespace-only sentence has no tokens.
@@ -212,7 +222,9 @@ def tokenize(sentences, treebank=True):
         [b"Do", b"n't", b"sit", b"on", b"the", b"cat", b"'s", b"mat", b"."]]
     ```
     """
-    text = _as_string_tensor(sentences)
+    text = tf.strings.regex_replace(
+        _as_string_tensor(sentences), "^\\x{feff}", ""
+    )
     if treebank:
         for pattern, rewrite, passes in _TREEBANK_RULES:
             if pattern is None:
@@ -285,8 +297,10 @@ def normalize(tokens, numbers="digit-runs", lowercase=True):
 def check_sentences(sentences, tokens=None, max_length=None, valid_utf8=None):
     """Per-sentence validity flags and error messages.
 
-    A sentence is refused when it is invalid UTF-8, empty or whitespace
-    only, or longer than `max_length` tokens. Each sentence gets its own
+    A sentence is refused when it is invalid UTF-8, holds a control
+    character (category Cc other than tab, line feed and carriage return,
+    as `keras_ordered._tokens.ControlCharacterError`), is empty or
+    whitespace only, or is longer than `max_length` tokens. Each sentence gets its own
     flag and message; the others of the batch are unaffected.
 
     Args:
@@ -344,6 +358,16 @@ def check_sentences(sentences, tokens=None, max_length=None, valid_utf8=None):
             ]),
             message,
         )
+    message = tf.where(
+        tf.strings.regex_full_match(
+            sentences, "(?s).*" + _RE2_CONTROL_CHARACTER + ".*"
+        ),
+        tf.constant(
+            "control character (U+0000-U+001F or U+007F-U+009F, other than "
+            "tab, line feed and carriage return): remove it"
+        ),
+        message,
+    )
     message = tf.where(
         valid_utf8,
         message,
@@ -495,8 +519,11 @@ class TextPreprocessor(keras.layers.Layer):
     """The whole text path: raw sentences -> tokens, words, ids, flags.
 
     Repairs invalid UTF-8 (and flags it), tokenizes with `tokenize`,
-    normalises with `normalize`, looks the words up in a `VocabularyTable`
-    and checks every sentence with `check_sentences`. A Keras layer whose
+    reads each token as the Python models do (`token_ids` of
+    `keras_ordered.models.base.SyntacticDistanceMixin`: as written when
+    the vocabulary holds it, else normalised with `normalize`), looks the
+    words up in a `VocabularyTable` and checks every sentence with
+    `check_sentences`. A Keras layer whose
     config holds the vocabulary (it saves in a `.keras` file); track it in
     the `tf.Module` that holds a serving signature and its vocabulary file
     becomes an asset of the SavedModel.
@@ -517,7 +544,8 @@ class TextPreprocessor(keras.layers.Layer):
 
     Returns (of a call):
         A dict: `tokens` (ragged `[batch, None]` strings, as written),
-        `words` (ragged, normalised), `ids` (ragged int64), `lengths`
+        `words` (ragged: what the model reads, each token as written when
+        the vocabulary holds it, else normalised), `ids` (ragged int64), `lengths`
         (int64 `[batch]`), `valid` (bool `[batch]`) and `message`
         (string `[batch]`, empty when valid). The tokens of an invalid
         sentence are still returned; a server should answer its
@@ -573,14 +601,24 @@ class TextPreprocessor(keras.layers.Layer):
         sentences = _as_string_tensor(sentences)
         repaired, valid_utf8 = repair_utf8(sentences)
         tokens = tokenize(repaired, treebank=self.treebank)
-        words = normalize(tokens, self.numbers, self.lowercase)
+        # A token the vocabulary holds as written is read as itself; any
+        # other is normalised (the lookup of the Python models, `token_ids`).
+        written_ids = self.vocabulary_table(tokens.flat_values)
+        known = tf.not_equal(written_ids, self.vocabulary_table.unk_id)
+        normalized = normalize(tokens.flat_values, self.numbers, self.lowercase)
+        words = tokens.with_flat_values(
+            tf.where(known, tokens.flat_values, normalized)
+        )
+        ids = tokens.with_flat_values(
+            tf.where(known, written_ids, self.vocabulary_table(normalized))
+        )
         valid, message = check_sentences(
             sentences, tokens, self.max_length, valid_utf8
         )
         return {
             "tokens": tokens,
             "words": words,
-            "ids": self.vocabulary_table(words),
+            "ids": ids,
             "lengths": tokens.row_lengths(),
             "valid": valid,
             "message": message,
@@ -619,6 +657,9 @@ def tokenize_python(lines, treebank=True):
             message names the line. Invalid UTF-8 is refused everywhere,
             never repaired: a SavedModel answers such a sentence with
             `valid` false.
+        keras_ordered._tokens.ControlCharacterError: (a `ValueError`) a
+            line holds a control character (`check_sentences` flags the
+            same sentences); the message names the line and the column.
 
     Example:
 
@@ -629,7 +670,8 @@ def tokenize_python(lines, treebank=True):
         ["He", "said", "``", "hi", "''", "(", "twice", ")", "."]]
     ```
     """
-    encoded = [line.encode("utf-8") for line in check_utf8_lines(lines)]
+    lines = check_control_characters(check_utf8_lines(lines))
+    encoded = [line.encode("utf-8") for line in lines]
     if not encoded:
         return []
     repaired, _ = repair_utf8(tf.constant(encoded, dtype=tf.string))

@@ -17,6 +17,7 @@ import numpy as np
 
 from keras_ordered._tokens import check_token_list
 from keras_ordered._tokens import check_token_lists
+from keras_ordered.datasets.treebank import normalize_word
 from keras_ordered import saving
 from keras_ordered import shipped
 
@@ -24,6 +25,10 @@ EOS = "<eos>"
 UNK = "<unk>"
 BOS = "<s>"
 VOCABULARY_ASSET = "vocabulary.json"
+WORD_NUMBERS = "digit-runs"
+"""How `token_ids` writes the numbers of a word its vocabulary does not hold
+(`keras_ordered.datasets.treebank.normalize_word`): as the command line
+and the exported SavedModels do by default."""
 """The file of a `.keras` archive's assets that holds a model's words."""
 
 
@@ -210,18 +215,42 @@ class SyntacticDistanceMixin:
         self._set_vocabulary(size, words)
 
     def token_ids(self, words):
-        """Maps words to ids through the vocabulary, `<unk>` when unknown.
+        """Maps words to ids as the model's text writes them.
+
+        The one place where the Python models read words. A word the
+        vocabulary holds as written is read as itself; any other is
+        normalised as the PTB text and the command line write words
+        (`keras_ordered.datasets.treebank.normalize_word`: lower-cased,
+        every run of digits `N`), and is `<unk>` when the vocabulary does
+        not hold that either. So `The` reads as `the`, `61` as `N`, and
+        words that are normalised already (the evaluation's) read as
+        themselves: `normalize_word` is not idempotent (`N` -> `n`), and a
+        known word is never normalised again. The SavedModels read tokens
+        the same way (`keras_ordered.export.text.TextPreprocessor`).
 
         Args:
             words: list of word strings (a `str` is refused: TypeError).
 
         Returns:
             A list of int ids.
+
+        Example:
+
+        ```python
+        import keras_ordered
+        model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+            "tiny", vocabulary=["<eos>", "<unk>", "the", "cat", "N"])
+        assert model.token_ids(["The", "CAT", "61", "dog"]) == [2, 3, 4, 1]
+        ```
         """
         words = check_token_list(words, "words")
         index = self._word_index()
         unk = index[UNK]
-        return [index.get(w, unk) for w in words]
+        return [
+            index[w] if w in index
+            else index.get(normalize_word(w, WORD_NUMBERS), unk)
+            for w in words
+        ]
 
     def _word_index(self):
         if not self._vocabulary_given:
@@ -249,8 +278,12 @@ class SyntacticDistanceMixin:
         """Syntactic distances of whole sentences.
 
         Args:
-            sentences: list of sentences, each a list of (already
-                normalised) word strings.
+            sentences: list of sentences, each a list of word strings, as
+                written (`["The", "Cat", "sat"]`) or normalised
+                (`["the", "cat", "sat"]`): the model reads a word as the
+                PTB text writes it, lower-cased and with numbers as `N`,
+                whatever its case (see `token_ids`), so both give the same
+                distances.
             batch_size: int, sentences per forward pass (sentences of
                 similar length are grouped).
             progress: optional function called after each forward pass

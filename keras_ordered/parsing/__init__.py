@@ -56,6 +56,8 @@ from keras_ordered.parsing.metrics import sentence_f1
 from keras_ordered.parsing.metrics import sentence_scores
 from keras_ordered.parsing.metrics import sentence_spans
 from keras_ordered.parsing.trees import UNLABELED
+from keras_ordered.parsing.trees import WORD_TAG
+from keras_ordered.parsing.trees import UnlabeledTree
 from keras_ordered.parsing.trees import brackets_to_tree
 from keras_ordered.parsing.trees import distances_to_tree
 from keras_ordered.parsing.trees import num_leaves

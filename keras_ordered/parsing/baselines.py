@@ -5,7 +5,7 @@ right-biased top-down parser of `distances_to_tree`): a model that does not
 beat them has learned nothing the parser does not already assume.
 """
 
-import nltk
+import nltk  # noqa: F401  (the doctests use it)
 import numpy as np
 
 from keras_ordered.parsing import trees as trees_lib
@@ -21,7 +21,7 @@ models' cards, and the recipes' warning after `--parse-eval`."""
 
 def _wrap(tree):
     if isinstance(tree, str):
-        return nltk.Tree(UNLABELED, [tree])
+        return trees_lib.UnlabeledTree(UNLABELED, [tree])
     return tree
 
 
@@ -42,7 +42,7 @@ def right_branching_tree(words):
     words = trees_lib._check_words(words)
     tree = words[-1]
     for word in reversed(words[:-1]):
-        tree = nltk.Tree(UNLABELED, [word, tree])
+        tree = trees_lib.UnlabeledTree(UNLABELED, [word, tree])
     return _wrap(tree)
 
 
@@ -63,7 +63,7 @@ def left_branching_tree(words):
     words = trees_lib._check_words(words)
     tree = words[0]
     for word in words[1:]:
-        tree = nltk.Tree(UNLABELED, [tree, word])
+        tree = trees_lib.UnlabeledTree(UNLABELED, [tree, word])
     return _wrap(tree)
 
 
@@ -79,7 +79,7 @@ def _balanced(words):
     return trees_lib.fold_tree(
         (0, len(words)),
         leaf=lambda span: words[span[0]],
-        branch=lambda span, halves: nltk.Tree(UNLABELED, halves),
+        branch=lambda span, halves: trees_lib.UnlabeledTree(UNLABELED, halves),
         children=children,
     )
 
@@ -214,5 +214,5 @@ def _binary(node, children):
         return children[0]
     result = children[-1]
     for child in reversed(children[:-1]):
-        result = nltk.Tree(UNLABELED, [child, result])
+        result = trees_lib.UnlabeledTree(UNLABELED, [child, result])
     return result

@@ -11,7 +11,12 @@ Conventions used throughout `keras_ordered.parsing`:
 - a span is a pair `(start, end)` of leaf indices, end-exclusive: in
   `((the cat) sat)` the constituent `(the cat)` is the span `(0, 2)`.
 - a bracketed string writes an unlabeled tree without labels:
-  `"((the cat) (sat (on (the mat))))"`.
+  `"((the cat) (sat (on (the mat))))"`; `tree_to_brackets(tree,
+  labels=True)` writes the Treebank's labelled format instead, which
+  `nltk.Tree.fromstring` reads: `"(X (X (XX the) (XX cat)) (XX sat))"`.
+- the trees built here are `UnlabeledTree`s: `nltk.Tree`s (equal to an
+  `nltk.Tree` with the same labels and children) whose `pretty_print`
+  draws the words in sentence order.
 """
 
 import nltk
@@ -21,6 +26,71 @@ from keras_ordered._tokens import check_token_list
 
 UNLABELED = "X"
 """Label of every internal node of an induced (unlabeled) tree."""
+
+WORD_TAG = "XX"
+"""POS tag of every word in the labelled format (`tree_to_brackets(tree,
+labels=True)`), as in the GFL parser's trees: the models induce no tags."""
+
+
+class UnlabeledTree(nltk.Tree):
+    """An `nltk.Tree` whose `pretty_print` draws the words in sentence order.
+
+    nltk's `Tree.pretty_print` numbers the words of a node that holds both
+    words and constituents before those of its constituents, so it draws
+    `(((The cat) sat) on)` as `sat on The cat`; every induced tree has
+    such nodes. This class draws the words in their order, and is
+    otherwise an `nltk.Tree`: it compares equal to an `nltk.Tree` with
+    the same labels and children, and prints the same.
+
+    Args:
+        label: the node's label (`UNLABELED`).
+        children: list of words (str) and subtrees.
+
+    Example:
+
+    ```python
+    import io
+    from keras_ordered.parsing import brackets_to_tree
+    tree = brackets_to_tree("(((The cat) sat) on)")
+    drawing = io.StringIO()
+    tree.pretty_print(stream=drawing)
+    assert drawing.getvalue().split()[-4:] == ["The", "cat", "sat", "on"]
+    ```
+    """
+
+    def __eq__(self, other):
+        if not isinstance(other, nltk.Tree):
+            return False
+        return (self._label, list(self)) == (other._label, list(other))
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None
+
+    def pretty_print(self, sentence=None, highlight=(), stream=None,
+                     **kwargs):
+        """Draws the tree as text, the words in sentence order.
+
+        Args:
+            sentence: as `nltk.Tree.pretty_print` (the words of a tree
+                whose leaves are their indices); `None` draws this tree's
+                own words.
+            highlight: as `nltk.Tree.pretty_print`.
+            stream: the file to write to (default: stdout).
+            **kwargs: as `nltk.Tree.pretty_print`.
+        """
+        if sentence is not None:
+            return super().pretty_print(sentence, highlight, stream, **kwargs)
+        words = leaves(self)
+        positions = iter(range(len(words)))
+        numbered = fold_tree(
+            self,
+            leaf=lambda word: next(positions),
+            branch=lambda node, values: nltk.Tree(node.label(), values),
+        )
+        return nltk.Tree.pretty_print(numbered, words, highlight, stream,
+                                      **kwargs)
 
 
 def _check_words(words):
@@ -138,7 +208,7 @@ def replace_leaves(tree, words):
     return fold_tree(
         tree,
         leaf=lambda node: next(replacements),
-        branch=lambda node, values: nltk.Tree(node.label(), values),
+        branch=lambda node, values: type(node)(node.label(), values),
     )
 
 
@@ -167,9 +237,9 @@ def _top_down(words, distances):
             continue
         head = words[split]
         if split + 1 < end:
-            head = nltk.Tree(UNLABELED, [head, built.pop((split + 1, end))])
+            head = UnlabeledTree(UNLABELED, [head, built.pop((split + 1, end))])
         if split > start:
-            head = nltk.Tree(UNLABELED, [built.pop((start, split)), head])
+            head = UnlabeledTree(UNLABELED, [built.pop((start, split)), head])
         built[start, end] = head
     return built[0, len(words)]
 
@@ -200,7 +270,8 @@ def distances_to_tree(words, distances):
         distances: 1-D array-like of floats, one per word.
 
     Returns:
-        An `nltk.Tree` whose internal nodes are labeled `UNLABELED` (`"X"`)
+        An `UnlabeledTree` (an `nltk.Tree`) whose internal nodes are
+        labeled `UNLABELED` (`"X"`)
         and whose leaves are `words` in order. Every internal node has two
         children, except for a one-word sentence, which gives
         `Tree("X", [word])`.
@@ -238,7 +309,7 @@ def distances_to_tree(words, distances):
         )
     tree = _top_down(words, distances)
     if isinstance(tree, str):
-        tree = nltk.Tree(UNLABELED, [tree])
+        tree = UnlabeledTree(UNLABELED, [tree])
     return tree
 
 
@@ -254,24 +325,58 @@ def _word_in_brackets(node):
     return node
 
 
-def tree_to_brackets(tree):
-    """Writes a tree as an unlabeled bracketed string.
+def _labelled_branch(node, children):
+    """A node in the labelled format; `children` are strings or `(word,)`."""
+    if len(children) == 1 and isinstance(children[0], tuple) and (
+        node.label() != UNLABELED
+    ):  # a POS preterminal of a gold tree: its tag stays
+        return f"({node.label()} {children[0][0]})"
+    parts = [
+        f"({WORD_TAG} {child[0]})" if isinstance(child, tuple) else child
+        for child in children
+    ]
+    return f"({node.label()} " + " ".join(parts) + ")"
 
-    Labels are dropped; every internal node, the root included, becomes a
-    pair of parentheses around its children separated by single spaces.
+
+def tree_to_brackets(tree, labels=False):
+    """Writes a tree as a bracketed string.
+
+    Without labels (the literature's format, which `brackets_to_tree`
+    reads), every internal node, the root included, becomes a pair of
+    parentheses around its children separated by single spaces.
+
+    With labels (the Treebank's format, which `nltk.Tree.fromstring` and
+    EVALB read), every node writes its label (`X` in an induced tree) and
+    every word its POS tag: `WORD_TAG` (`XX`), or its tag in a gold tree.
+    nltk's default reader takes the first token after `(` for a label, so
+    it misreads the unlabelled format: give it this one.
 
     Args:
         tree: an `nltk.Tree` (labeled or not), or a single word string.
+        labels: whether to write the labelled format.
 
     Returns:
-        A string such as `"((the cat) (sat (on (the mat))))"`.
+        A string such as `"((the cat) (sat (on (the mat))))"`, or with
+        labels `"(X (X (XX the) (XX cat)) (X (XX sat) ...))"`.
 
     Example:
 
     >>> tree = distances_to_tree(["the", "cat", "sat"], [0.0, 0.1, 0.9])
     >>> tree_to_brackets(tree)
     '((the cat) sat)'
+    >>> tree_to_brackets(tree, labels=True)
+    '(X (X (XX the) (XX cat)) (XX sat))'
+    >>> nltk.Tree.fromstring(tree_to_brackets(tree, labels=True)).leaves()
+    ['the', 'cat', 'sat']
     """
+    if labels:
+        if isinstance(tree, str):
+            tree = UnlabeledTree(UNLABELED, [tree])
+        return fold_tree(
+            tree,
+            leaf=lambda word: (_word_in_brackets(word),),
+            branch=_labelled_branch,
+        )
     return fold_tree(
         tree,
         leaf=_word_in_brackets,
@@ -283,7 +388,9 @@ def brackets_to_tree(text, label=UNLABELED):
     """Reads an unlabeled bracketed string back into an `nltk.Tree`.
 
     Every token between parentheses is a leaf (a word); there are no labels.
-    For labeled Treebank strings, use `nltk.Tree.fromstring` instead.
+    (`nltk.Tree.fromstring` would read the first word after each `(` as a
+    label.) For labeled Treebank strings, such as those of
+    `tree_to_brackets(tree, labels=True)`, use `nltk.Tree.fromstring`.
 
     Args:
         text: a string such as `"((the cat) sat)"`; a bare word gives a
@@ -291,7 +398,8 @@ def brackets_to_tree(text, label=UNLABELED):
         label: label given to every internal node.
 
     Returns:
-        An `nltk.Tree`.
+        An `UnlabeledTree` (an `nltk.Tree` whose `pretty_print` draws the
+        words in sentence order).
 
     Example:
 
@@ -311,7 +419,7 @@ def brackets_to_tree(text, label=UNLABELED):
                 f"Malformed bracketed string {text!r}: several words must be "
                 "enclosed in parentheses, e.g. '(the cat)'."
             )
-        return nltk.Tree(label, [tokens[0]])
+        return UnlabeledTree(label, [tokens[0]])
     stack = []
     root = None
     for position, token in enumerate(tokens):
@@ -335,7 +443,7 @@ def brackets_to_tree(text, label=UNLABELED):
                     f"'()' at token {position}; every constituent needs at "
                     "least one word."
                 )
-            node = nltk.Tree(label, children)
+            node = UnlabeledTree(label, children)
             if stack:
                 stack[-1].append(node)
             else:

@@ -103,7 +103,15 @@ def test_tokenize_matches_nltk_on_random_strings(treebank):
         "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
         for _ in range(2000)
     ]
-    for line, tokens in zip(lines, text.tokenize_python(lines)):
+    # The op itself, as nltk, on control characters too (`\x0b`, `\x1c`):
+    # `tokenize_python` and `check_sentences` refuse those.
+    tokenized = text.tokenize(tf.constant([line.encode() for line in lines]))
+    for line, tokens in zip(lines, tokenized.to_list()):
+        tokens = [token.decode() for token in tokens]
+        assert tokens == treebank.tokenize(line), repr(line)
+    plain = [line for line in lines if "\x0b" not in line and "\x1c" not in line]
+    assert len(plain) > 1000
+    for line, tokens in zip(plain, text.tokenize_python(plain)):
         assert tokens == treebank.tokenize(line), repr(line)
 
 
