@@ -21,7 +21,11 @@ Subcommands:
   package.
 
 Run `keras-ordered SUBCOMMAND --help` for the options. Exit status: 0 on
-success, 2 on a usage or input error (the message goes to stderr).
+success, 1 when `parse --on-error skip` skipped lines, 2 on a usage or
+input error (one line on stderr), 130 on Ctrl-C (one line on stderr, no
+partial output). Work of more than a moment shows a progress bar on
+stderr when stderr is a terminal, and nothing when it is a pipe or a
+file.
 `keras-ordered --version` prints the version; `--verbose` shows
 TensorFlow's start-up log, which every subcommand otherwise silences (so
 does the environment variable `KERAS_ORDERED_TF_LOGS=1`).

@@ -58,7 +58,7 @@ def format_table(cards, default):
         lines.append(
             f"{card['name']:<18} {card['class']:<20} {card['preset']:<7} "
             f"{_figure(card.get('megabytes')):>5} "
-            f"{_figure(card.get('test_perplexity')):>8} "
+            f"{_figure(card.get('test_perplexity'), 2):>8} "
             f"{_figure(parsing.get('sentence_f1')):>5} "
             f"{_figure(parsing.get('right_branching_sentence_f1')):>9}  "
             f"{parsing.get('distance', '-')}{mark}"

@@ -30,6 +30,12 @@ SLOWEST_FILES = (
     "tests/training/test_crash_kill.py",
     "tests/training/test_recipe_usability.py",
     "tests/training/test_distributed_workers.py",
+    "tests/journeys/test_prpn_journey.py",
+    "tests/journeys/test_tdtreelstm_journey.py",
+    "tests/journeys/test_gfl_journey.py",
+    "tests/journeys/test_onlstm_journey.py",
+    "tests/journeys/test_tuning_journey.py",
+    "tests/cli/test_cli_manners.py",
 )
 
 

@@ -10,6 +10,7 @@ method (see `keras_ordered.models.base.SyntacticDistanceMixin`).
 """
 
 import dataclasses
+import inspect
 
 import nltk
 import numpy as np
@@ -295,6 +296,19 @@ def evaluate_model(records, model, names=None, batch_size=64,
     }
 
 
+def _progress_argument(model, progress):
+    """`{"progress": progress}` for a model whose `sentence_distances`
+    takes it, else `{}`: a model of the distance protocol may take only
+    `sentences` and `batch_size`."""
+    if progress is None:
+        return {}
+    try:
+        parameters = inspect.signature(model.sentence_distances).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {"progress": progress} if "progress" in parameters else {}
+
+
 def model_trees(records, model, names=None, batch_size=64, shift=0,
                 progress=None):
     """The trees of some or all distances of a model, in one pass.
@@ -323,7 +337,7 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
         list(r.words) if hasattr(r, "words") else list(r) for r in records
     ]
     distances = model.sentence_distances(
-        sentences, batch_size=batch_size, progress=progress
+        sentences, batch_size=batch_size, **_progress_argument(model, progress)
     )
     result = {}
     for name in names:
@@ -365,7 +379,7 @@ def distance_predictor(model, name=None, batch_size=64, progress=None):
     def predict(sentences):
         sentences = [list(words) for words in sentences]
         distances = model.sentence_distances(
-            sentences, batch_size=batch_size, progress=progress
+            sentences, batch_size=batch_size, **_progress_argument(model, progress)
         )
         return [
             trees_lib.distances_to_tree(words, d)

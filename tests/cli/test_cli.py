@@ -322,7 +322,7 @@ class FakeDistanceModel:
     def __init__(self):
         self.seen = []
 
-    def sentence_distances(self, sentences, batch_size=64):
+    def sentence_distances(self, sentences, batch_size=64, progress=None):
         self.seen.append([list(s) for s in sentences])
         result = {}
         for name in self.distance_names:
@@ -330,6 +330,9 @@ class FakeDistanceModel:
                 result[name] = [np.arange(len(s), dtype=float) for s in sentences]
             else:  # constant: right-branching
                 result[name] = [np.zeros(len(s)) for s in sentences]
+        self.progress = progress
+        if progress is not None:
+            progress(len(sentences))
         return result
 
 
