@@ -12,7 +12,10 @@ answers today:
   gives the in-process model's numbers to 1e-5); every printed number must
   equal the computed one at the precision it is printed with;
 - docs/evaluation.md's lists of the keys of `keras-ordered
-  evaluate-parsing --json` are compared with the keys the command prints.
+  evaluate-parsing --json` are compared with the keys the command prints;
+- the README's quick start: what `keras-ordered parse` prints (its Python
+  snippet's printed tree is checked by tests/project/test_docs.py, which
+  compares the comment after a `print(` with the block's output).
 """
 
 import io
@@ -168,3 +171,19 @@ def test_readme_quotes_no_test_count_or_suite_time():
                         r"\d+ s\b|\bin (?:about )?\w+ minutes?\b|\d+ s for",
                         section)
     assert not quoted, f"README.md's Tests section quotes {quoted}"
+
+
+def test_readme_quick_start_parse_prints_what_the_readme_says():
+    import shlex
+
+    import keras_ordered_cli
+
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    command = re.search(r"```bash\n\s*(keras-ordered parse [^\n]*)\n", text)
+    quoted = re.search(r"It prints `([^`]+)`", text)
+    assert command and quoted
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert keras_ordered_cli.main(shlex.split(command.group(1))[1:]) == 0
+    assert out.getvalue().splitlines() == [quoted.group(1)]

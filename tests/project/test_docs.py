@@ -111,9 +111,30 @@ def test_readme_and_docs_have_python_blocks():
     assert "docs/models/onlstm.md" in pages
 
 
+def printed_outputs(block):
+    """The outputs a block shows: each comment line right after a line
+    that calls `print(` (`print(x)` then `# 42` says that 42 is printed)."""
+    lines = block.split("\n")
+    return [
+        line.strip()[2:]
+        for before, line in zip(lines, lines[1:])
+        if "print(" in before and line.strip().startswith("# ")
+    ]
+
+
+def test_printed_outputs_are_read_from_the_comment_after_a_print():
+    block = "x = 1\nprint(x)\n# 1\n# not an output\ny = 2  # nor this"
+    assert printed_outputs(block) == ["1"]
+
+
 @pytest.mark.parametrize("block", _page_blocks())
-def test_doc_python_block_runs(block, tmp_path, monkeypatch):
+def test_doc_python_block_runs(block, tmp_path, monkeypatch, capsys):
     _run([block], tmp_path, monkeypatch, namespace={"__name__": "__main__"})
+    printed = capsys.readouterr().out.splitlines()
+    for expected in printed_outputs(block):
+        assert expected in printed, (
+            f"the page shows {expected!r} as printed; the block printed "
+            f"{printed}")
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
