@@ -187,3 +187,51 @@ def test_readme_quick_start_parse_prints_what_the_readme_says():
     with contextlib.redirect_stdout(out):
         assert keras_ordered_cli.main(shlex.split(command.group(1))[1:]) == 0
     assert out.getvalue().splitlines() == [quoted.group(1)]
+
+
+def test_tdtreelstm_serving_response_is_the_signatures():
+    """docs/serving.md's TD-TreeLSTM response: every field the signature
+    computes from the request alone (words, heads, length, valid, error,
+    the zeros of an invalid tree) as printed; `…`, a trained model's
+    number, stands for any number, and the count of them must match."""
+    import tempfile
+
+    import tensorflow as tf
+
+    from keras_ordered.datasets.dependency import DependencyVocabulary
+    from keras_ordered.export import tdtreelstm
+    from keras_ordered.export import text as text_lib
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+
+    section = _section("docs/serving.md", "TD-TreeLSTM and LdTreeLSTM")
+    (request,) = re.findall(r"curl -d '(\{.*?\})'", section)
+    (block,) = JSON_BLOCK.findall(section)
+    trees = json.loads(request)[
+        "instances"]
+    printed = _printed_json(block.replace("…", '"…"'))
+    words = ["The", "cat", "sat", "on", "the", "mat", "."]
+    model = TDTreeLSTMLanguageModel.from_preset(
+        "tiny", DependencyVocabulary.from_sentences([words]), ld=True, seed=1)
+    with tempfile.TemporaryDirectory() as folder:
+        vocabulary_file = text_lib.write_vocabulary(
+            list(model.vocabulary), os.path.join(folder, "vocabulary.txt"))
+        signatures = tdtreelstm._TDTreeLSTMSignatures(
+            model, vocabulary_file, tdtreelstm.DEFAULT_MAX_LENGTH)
+        outputs = signatures.score(tf.constant(trees))
+    computed = [_as_rest_row(outputs, row) for row in range(len(trees))]
+
+    def elided(printed_value, computed_value):
+        if printed_value == "…":
+            return printed_value
+        if isinstance(printed_value, list):
+            return [elided(p, c) for p, c in zip(printed_value, computed_value)]
+        return computed_value
+
+    expected = {"predictions": [
+        {key: elided(row[key], answer[key]) if key in answer else None
+         for key in row}
+        for row, answer in zip(printed["predictions"], computed)]}
+    mismatches = _mismatches(printed, expected, "score")
+    assert [set(row) for row in printed["predictions"]] == [
+        set(answer) for answer in computed]
+    assert not mismatches, "docs/serving.md: " + "; ".join(mismatches)
