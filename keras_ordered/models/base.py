@@ -25,11 +25,11 @@ EOS = "<eos>"
 UNK = "<unk>"
 BOS = "<s>"
 VOCABULARY_ASSET = "vocabulary.json"
+"""The file of a `.keras` archive's assets that holds a model's words."""
 WORD_NUMBERS = "digit-runs"
 """How `token_ids` writes the numbers of a word its vocabulary does not hold
 (`keras_ordered.datasets.treebank.normalize_word`): as the command line
 and the exported SavedModels do by default."""
-"""The file of a `.keras` archive's assets that holds a model's words."""
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
