@@ -85,7 +85,7 @@ RULE_F1_POINTS = 1.5
 # learning-parity criterion) ...
 RULE_PERPLEXITY = 0.03
 # ... over at least this many seeds of each.
-RULE_SEEDS = {"prpn": 10, "onlstm": 5}
+RULE_SEEDS = {"prpn": 10, "onlstm": 5, "lstm": 5}
 MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
 
 
@@ -454,7 +454,8 @@ def rule_verdict(family, candidate, reference, right_branching):
     3 % above the reference's.
 
     Args:
-        family: `"prpn"` or `"onlstm"` (the number of seeds needed).
+        family: `"prpn"`, `"onlstm"` or `"lstm"` (the number of seeds
+            needed).
         candidate: one `(dev sentence F1, validation perplexity)` pair
             per seed of the candidate.
         reference: the same for the reference (float32, the official
@@ -674,7 +675,7 @@ def main(argv=None):
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--family", choices=("prpn", "onlstm"),
+    parser.add_argument("--family", choices=("prpn", "onlstm", "lstm"),
                         required=True)
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--precision", default="float32",

@@ -23,6 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 from keras_ordered.datasets import ptb  # noqa: E402
+from keras_ordered.models import lstm  # noqa: E402
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
 from keras_ordered.training.batching import BPTTBatches  # noqa: E402
@@ -30,6 +31,7 @@ from keras_ordered.training.batching import SentenceBatches  # noqa: E402
 from keras_ordered.training.optimizers import make_optimizer  # noqa: E402
 
 FAMILIES = {
+    "lstm": (lstm.LSTMLanguageModel, lstm.PRESETS, lstm.get_preset),
     "onlstm": (onlstm.ONLSTMLanguageModel, onlstm.PRESETS, onlstm.get_preset),
     "prpn": (prpn.PRPNLanguageModel, prpn.PRESETS, prpn.get_preset),
 }

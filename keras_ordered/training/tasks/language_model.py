@@ -88,11 +88,12 @@ def describe_presets(presets, default="ptb"):
     print(describe_presets(prpn.PRESETS))
     ```
     """
+    from keras_ordered.models import lstm
     from keras_ordered.models import onlstm
     from keras_ordered.models import prpn
 
-    family = {id(onlstm.PRESETS): "onlstm", id(prpn.PRESETS): "prpn"}.get(
-        id(presets), "onlstm|prpn")
+    family = {id(onlstm.PRESETS): "onlstm", id(prpn.PRESETS): "prpn",
+              id(lstm.PRESETS): "lstm"}.get(id(presets), "onlstm|prpn|lstm")
     lines = [textwrap.fill(
         "presets (size with the 10,000-word PTB vocabulary; the time of an "
         "epoch depends on the machine: measure it with python "

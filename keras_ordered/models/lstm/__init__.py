@@ -1,0 +1,5 @@
+"""A conventional LSTM language model: the control of Dyer et al. (2019)."""
+
+from keras_ordered.models.lstm.lstm_language_model import LSTMLanguageModel
+from keras_ordered.models.lstm.presets import PRESETS
+from keras_ordered.models.lstm.presets import get_preset
