@@ -214,7 +214,7 @@ class SyntacticDistanceMixin:
             )
         self._set_vocabulary(size, words)
 
-    def token_ids(self, words):
+    def token_ids(self, words, normalized=False):
         """Maps words to ids as the model's text writes them.
 
         The one place where the Python models read words. A word the
@@ -222,14 +222,20 @@ class SyntacticDistanceMixin:
         normalised as the PTB text and the command line write words
         (`keras_ordered.datasets.treebank.normalize_word`: lower-cased,
         every run of digits `N`), and is `<unk>` when the vocabulary does
-        not hold that either. So `The` reads as `the`, `61` as `N`, and
-        words that are normalised already (the evaluation's) read as
-        themselves: `normalize_word` is not idempotent (`N` -> `n`), and a
-        known word is never normalised again. The SavedModels read tokens
-        the same way (`keras_ordered.export.text.TextPreprocessor`).
+        not hold that either. So `The` reads as `the` and `61` as `N`. The
+        SavedModels read tokens the same way
+        (`keras_ordered.export.text.TextPreprocessor`).
+
+        Words normalised already (the evaluation's treebank words,
+        `keras_ordered.datasets.treebank.load_treebank`) are looked up
+        exactly with `normalized=True`, as the official evaluations look
+        them up: normalising twice is not the same (`1.` is `N.` once,
+        `n.` twice).
 
         Args:
             words: list of word strings (a `str` is refused: TypeError).
+            normalized: bool, the words are in the PTB text's form already:
+                look them up as they are (`<unk>` when unknown).
 
         Returns:
             A list of int ids.
@@ -241,11 +247,14 @@ class SyntacticDistanceMixin:
         model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
             "tiny", vocabulary=["<eos>", "<unk>", "the", "cat", "N"])
         assert model.token_ids(["The", "CAT", "61", "dog"]) == [2, 3, 4, 1]
+        assert model.token_ids(["The", "cat"], normalized=True) == [1, 3]
         ```
         """
         words = check_token_list(words, "words")
         index = self._word_index()
         unk = index[UNK]
+        if normalized:
+            return [index.get(w, unk) for w in words]
         return [
             index[w] if w in index
             else index.get(normalize_word(w, WORD_NUMBERS), unk)
@@ -274,7 +283,8 @@ class SyntacticDistanceMixin:
     def _distances_for_ids(self, token_ids):
         return self.syntactic_distances(token_ids)
 
-    def sentence_distances(self, sentences, batch_size=64, progress=None):
+    def sentence_distances(self, sentences, batch_size=64, progress=None,
+                           normalized=False):
         """Syntactic distances of whole sentences.
 
         Args:
@@ -289,6 +299,9 @@ class SyntacticDistanceMixin:
             progress: optional function called after each forward pass
                 with the number of sentences it read (e.g. a progress
                 bar's `update`).
+            normalized: bool, the words are normalised already (treebank
+                records): looked up exactly, as the official evaluations
+                do (see `token_ids`).
 
         Returns:
             dict name -> list of 1-D float arrays, one per sentence, of the
@@ -314,7 +327,9 @@ class SyntacticDistanceMixin:
             ids = np.full((len(chunk), width), eos, dtype="int32")
             ids[:, 0] = bos
             for row, i in enumerate(chunk):
-                ids[row, 1 : len(sentences[i]) + 1] = self.token_ids(sentences[i])
+                ids[row, 1 : len(sentences[i]) + 1] = self.token_ids(
+                    sentences[i], normalized=normalized
+                )
             distances = self._distances_for_ids(ids)
             for name in self.distance_names:
                 values = np.asarray(distances[name], dtype="float64")

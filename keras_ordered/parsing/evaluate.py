@@ -296,17 +296,24 @@ def evaluate_model(records, model, names=None, batch_size=64,
     }
 
 
-def _progress_argument(model, progress):
-    """`{"progress": progress}` for a model whose `sentence_distances`
-    takes it, else `{}`: a model of the distance protocol may take only
+def _reading_arguments(model, progress=None, normalized=False):
+    """The optional arguments of `model.sentence_distances` that are set
+    and that it takes: a model of the distance protocol may take only
     `sentences` and `batch_size`."""
-    if progress is None:
+    wanted = {}
+    if progress is not None:
+        wanted["progress"] = progress
+    if normalized:
+        wanted["normalized"] = True
+    if not wanted:
         return {}
     try:
         parameters = inspect.signature(model.sentence_distances).parameters
     except (TypeError, ValueError):
         return {}
-    return {"progress": progress} if "progress" in parameters else {}
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return wanted
+    return {k: v for k, v in wanted.items() if k in parameters}
 
 
 def model_trees(records, model, names=None, batch_size=64, shift=0,
@@ -314,7 +321,10 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
     """The trees of some or all distances of a model, in one pass.
 
     Args:
-        records: list of `TreebankSentence` (or of word lists).
+        records: list of `TreebankSentence` (their words are normalised:
+            the model looks them up exactly, as the official evaluations
+            do), or of word lists (read as written: see
+            `SyntacticDistanceMixin.token_ids`).
         model: a model with `sentence_distances` and `distance_names`.
         names: distance names; `None` for all of them.
         batch_size: sentences per forward pass.
@@ -336,8 +346,12 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
     sentences = [
         list(r.words) if hasattr(r, "words") else list(r) for r in records
     ]
+    # Treebank records hold normalised words, looked up exactly as the
+    # official evaluations do; word lists are read as written.
+    normalized = bool(records) and all(hasattr(r, "words") for r in records)
     distances = model.sentence_distances(
-        sentences, batch_size=batch_size, **_progress_argument(model, progress)
+        sentences, batch_size=batch_size,
+        **_reading_arguments(model, progress, normalized),
     )
     result = {}
     for name in names:
@@ -379,7 +393,7 @@ def distance_predictor(model, name=None, batch_size=64, progress=None):
     def predict(sentences):
         sentences = [list(words) for words in sentences]
         distances = model.sentence_distances(
-            sentences, batch_size=batch_size, **_progress_argument(model, progress)
+            sentences, batch_size=batch_size, **_reading_arguments(model, progress)
         )
         return [
             trees_lib.distances_to_tree(words, d)
