@@ -168,9 +168,10 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "needs_tensorflow", True):
-            _common.import_tensorflow(args)
-        return args.run(args)
+        with _common.stop_on_ctrl_c(args.command):
+            if getattr(args, "needs_tensorflow", True):
+                _common.import_tensorflow(args)
+            return args.run(args)
     except UsageError as error:
         args.command_parser.error(str(error))
     except (CommandError, ValueError) as error:

@@ -6,7 +6,9 @@ Keras, NumPy and nltk). Whatever needs them is imported inside the
 functions, after `import_tensorflow(args)`.
 """
 
+import contextlib
 import os
+import signal
 import sys
 
 from keras_ordered_cli.option_types import non_negative_int  # noqa: F401
@@ -251,20 +253,64 @@ def with_leaves(tree, words):
 def interrupted(command):
     """Ends the process after Ctrl-C: one line on stderr, exit status 130.
 
-    The process ends with `os._exit`, skipping the interpreter's shutdown,
-    where TensorFlow would print its warnings about objects of an
-    interrupted computation. Whatever the subcommand was writing is
-    removed by the subcommand itself before the `KeyboardInterrupt`
-    reaches here (an export's hidden version folder, a parse's unprinted
-    trees); stdout's buffer, which holds only complete results, is
-    flushed.
+    The process ends with `os._exit`, without unwinding: a Ctrl-C that
+    lands inside TensorFlow's C++ code would otherwise surface as another
+    error with its traceback, and TensorFlow would print warnings about
+    the interrupted computation at shutdown. What a subcommand was writing
+    is removed first (an export's hidden version folder,
+    `keras_ordered.export.layout.remove_partial_versions`; a drawing's
+    temporary file, `remove_partial_files`); results not yet flushed to
+    stdout are dropped, so nothing half-written is left.
+    """
+    layout = sys.modules.get("keras_ordered.export.layout")
+    if layout is not None:
+        layout.remove_partial_versions()
+    remove_partial_files()
+    # On a terminal, the line replaces a progress bar's.
+    clear = "\r\x1b[2K" if sys.stderr.isatty() else ""
+    print(f"{clear}keras-ordered {command}: interrupted", file=sys.stderr,
+          flush=True)
+    os._exit(130)
+
+
+_PARTIAL_FILES = set()
+
+
+def remove_partial_files():
+    """Removes the temporary files a subcommand is writing now (see
+    `writing`)."""
+    for path in list(_PARTIAL_FILES):
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+        _PARTIAL_FILES.discard(path)
+
+
+@contextlib.contextmanager
+def stop_on_ctrl_c(command):
+    """Within it, Ctrl-C ends the command at once (`interrupted`).
+
+    Python's default turns Ctrl-C into a `KeyboardInterrupt` wherever the
+    main thread is, which inside TensorFlow's C++ code can come out as a
+    `SystemError` with a traceback. This handler instead ends the process
+    cleanly. The previous handler comes back on exit (`main` runs inside
+    tests too).
+
+    Args:
+        command: the subcommand's name, for the message.
     """
     try:
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
-    print(f"keras-ordered {command}: interrupted", file=sys.stderr, flush=True)
-    os._exit(130)
+        previous = signal.signal(
+            signal.SIGINT, lambda signum, frame: interrupted(command)
+        )
+    except ValueError:  # not the main thread: Python's default stays
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def standalone_module(name):

@@ -14,6 +14,10 @@ STAGING_PREFIX = "."
 """Version folders being written are hidden (`.1.partial-...`): TF Serving
 loads numeric folders only, and `write_version` renames a complete one."""
 
+_BEING_WRITTEN = {}
+"""The hidden folders `write_version` is writing now -> the model folder
+it created for them (or None), for `remove_partial_versions`."""
+
 
 def next_version(directory):
     """1 + the largest numeric version folder in `directory` (1 if none)."""
@@ -125,14 +129,30 @@ def write_version(write, path):
     staging = tempfile.mkdtemp(
         prefix=f"{STAGING_PREFIX}{os.path.basename(path)}.partial-", dir=output
     )
+    _BEING_WRITTEN[staging] = output if created else None
     try:
         write(staging)
         if os.path.exists(path):
             shutil.rmtree(path)
         os.replace(staging, path)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created:
-            shutil.rmtree(output, ignore_errors=True)
+        remove_partial_versions()
         raise
+    finally:
+        _BEING_WRITTEN.pop(staging, None)
     return path
+
+
+def remove_partial_versions():
+    """Removes the hidden folders of the versions being written now.
+
+    With them goes each model folder that `write_version` created for
+    them. `write_version` calls it on an error; a process that ends at
+    once (the command line on Ctrl-C, which exits without unwinding)
+    calls it first, so that it leaves no partial SavedModel behind.
+    """
+    for staging, created in list(_BEING_WRITTEN.items()):
+        shutil.rmtree(staging, ignore_errors=True)
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        _BEING_WRITTEN.pop(staging, None)
