@@ -20,6 +20,12 @@ BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
 DISTANCE_KINDS = ("forget", "input")
 """What `--distance` picks in a layer: the forget or the input master gate."""
 
+DECODERS = ("right", "left")
+"""The top-down decoders of distances (those of
+`keras_ordered.parsing.DECODERS`): `right`, the published parser of PRPN
+and ON-LSTM (the word of the largest distance opens the right part), and
+`left`, its mirror image (that word closes the left part)."""
+
 
 class CommandError(Exception):
     """A usage or input error, reported on stderr with exit status 2."""

@@ -37,6 +37,15 @@ Behind options (docs/evaluation.md, "Protocols"):
   section folders), or the dev / test files of the WSJ sample; `wsj10`
   keeps the sentences of at most 10 words (punctuation removed) from every
   section. The JSON object then has a `split` key after `treebank`.
+- `--decoder left` parses the model's distances with the mirror image of
+  the published parser (`keras_ordered.parsing.distances_to_tree`'s
+  `decoder="left"`: the word of the largest distance closes the left part
+  instead of opening the right one), and `--decoder both` with both: each
+  distance gives the rows `NAME (right)` and `NAME (left)`, in the table,
+  the JSON object (keys of `distances`), the summaries and the protocol
+  blocks. The default, `right`, keeps the rows' names. The baselines are
+  trees, not distances: `--decoder` does not change them. The JSON object
+  has a `decoder` key after `shift` whenever `--model` is given.
 - `--model a.keras b.keras c.keras` (several runs, e.g. seeds) prints a row
   per model and distance, then the mean +- std (n - 1) and the maximum over
   the models, and their self-F1 (agreement of their trees). The JSON object
@@ -152,6 +161,16 @@ def add_parser(subparsers):
         f"{', '.join(_common.BASELINE_NAMES)} (the option may be repeated).",
     )
     parser.add_argument(
+        "--decoder",
+        choices=_common.DECODERS + ("both",),
+        default="right",
+        help="How the model's distances become trees: right, the published "
+        "top-down parser (the word of the largest distance opens the right "
+        "part; default), left, its mirror image (that word closes the left "
+        "part), or both (rows NAME (right) and NAME (left)). Baselines do "
+        "not change.",
+    )
+    parser.add_argument(
         "--shift",
         type=int,
         default=0,
@@ -173,8 +192,25 @@ def _row_name(baseline, seed):
     return f"{baseline} (seed {seed})" if baseline == "random" else baseline
 
 
-def format_table(rows, header_lines):
-    """The comparison table: one row per `(name, scores)`, gold depth last."""
+DECODER_LINES = {
+    "left": "decoder: left (the word of the largest distance closes the "
+    "left part: the mirror image of the published parser)",
+    "both": "decoders: right (the published parser: the word of the "
+    "largest distance opens the right part) and left (its mirror image: "
+    "that word closes the left part)",
+}
+"""The header line of the table for `--decoder left` and `both`."""
+
+DECODER_NOTE = (
+    " Baselines are trees, not distances: --decoder does not change them "
+    "(random: random distances through the right decoder)."
+)
+"""Added to the table's note when `--decoder` is not the default."""
+
+
+def format_table(rows, header_lines, note=""):
+    """The comparison table: one row per `(name, scores)`, gold depth last;
+    `note` is added to its last line."""
     example = rows[0][1]
     labels = list(example["label_recall"])
     name_width = max(12, *(len(name) for name, _ in rows))
@@ -218,7 +254,7 @@ def format_table(rows, header_lines):
         "whole-sentence spans); corpus-F1: EVALB-style counts over the "
         "corpus (whole-sentence span kept); WSJ10: sentences of <= 10 "
         "words; label columns: recall of gold constituents; depth: mean "
-        "tree depth."
+        "tree depth." + note
     )
     return "\n".join(lines)
 
@@ -245,18 +281,49 @@ def _select_models(args):
     return models
 
 
+def _decoders(choice):
+    """The decoders of `--decoder`: both for `both`, else the one named."""
+    return list(_common.DECODERS) if choice == "both" else [choice]
+
+
+def _row(name, decoder, choice):
+    """A row's name: the distance, and its decoder unless `--decoder`
+    is the default, `right`."""
+    return name if choice == "right" else f"{name} ({decoder})"
+
+
+def _decoded_trees(records, model, names, args, progress):
+    """`{row name: trees}` of each distance and decoder of `--decoder`,
+    the model reading the sentences once."""
+    from keras_ordered.parsing.evaluate import model_distances
+    from keras_ordered.parsing.trees import distances_to_tree
+
+    distances = model_distances(records, model, names=names,
+                                batch_size=args.batch_size, shift=args.shift,
+                                progress=progress)
+    sentences = [list(r.words) for r in records]
+    trees = {}
+    for name in names:
+        for decoder in _decoders(args.decoder):
+            trees[_row(name, decoder, args.decoder)] = [
+                distances_to_tree(words, d, decoder=decoder)
+                for words, d in zip(sentences, distances[name])
+            ]
+    return trees
+
+
 def _shared_distances(model_runs):
-    """`[(key, [name of each run])]`: the distances every model has, or,
-    when they share none (an ON-LSTM and a PRPN), each one's default
-    distance under the key `"default"`."""
+    """`[(key, [name of each run])]`: the rows every model has, or, when
+    they share none (an ON-LSTM and a PRPN), each one's default distance
+    under the key `"default"` (one per decoder: `"default (left)"`...)."""
     common = [n for n in model_runs[0]["names"]
               if all(n in r["names"] for r in model_runs)]
     if common:
         return [(n, [n] * len(model_runs)) for n in common]
-    return [("default", [
-        r["default"] if r["default"] in r["names"] else r["names"][0]
-        for r in model_runs
-    ])]
+    return [
+        (key, [r["defaults"][key] for r in model_runs])
+        for key in model_runs[0]["defaults"]
+    ]
 
 
 def _mean_std(entries, key="sentence_f1"):
@@ -406,6 +473,9 @@ def run(args):
         raise UsageError("give --model PATH, --baseline NAME, or both.")
     if args.shift and not args.model:
         raise CommandError("--shift needs --model.")
+    if args.decoder != "right" and not args.model:
+        raise CommandError("--decoder needs --model: the baselines are "
+                           "trees, not distances.")
     if not args.model and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
     baselines = _dedup(args.baseline)  # once each, in order
@@ -421,7 +491,6 @@ def run(args):
     from keras_ordered.parsing.baselines import baseline_predictor
     from keras_ordered.parsing.evaluate import evaluate_parsing
     from keras_ordered.parsing.evaluate import evaluate_trees
-    from keras_ordered.parsing.evaluate import model_trees
 
     need_punct = any(
         PROTOCOL_PUNCTUATION.get(name, False) for name in protocols
@@ -449,28 +518,33 @@ def run(args):
     model_runs = []
     for path, model, default, names in models:
         with _common.progress_bar(len(records), f"parsing with {path}") as bar:
-            trees = model_trees(records, model, names=names,
-                                batch_size=args.batch_size, shift=args.shift,
-                                progress=bar.update)
+            trees = _decoded_trees(records, model, names, args, bar.update)
+        rows_of_run = list(trees)
+        chosen = default if default in names else names[0]
         run_entry = {
-            "path": path, "default": default, "names": names, "trees": trees,
-            "scores": {n: evaluate_trees(records, trees[n]) for n in names},
+            "path": path, "default": default, "names": rows_of_run,
+            "trees": trees,
+            "defaults": {
+                _row("default", decoder, args.decoder):
+                _row(chosen, decoder, args.decoder)
+                for decoder in _decoders(args.decoder)
+            },
+            "scores": {n: evaluate_trees(records, trees[n])
+                       for n in rows_of_run},
         }
         if need_punct:
             with _common.progress_bar(
                     len(punct_records), f"parsing with {path} (punctuation)"
             ) as bar:
-                run_entry["punct_trees"] = model_trees(
-                    punct_records, model, names=names,
-                    batch_size=args.batch_size, shift=args.shift,
-                    progress=bar.update,
-                )
+                run_entry["punct_trees"] = _decoded_trees(
+                    punct_records, model, names, args, bar.update)
         model_runs.append(run_entry)
 
     if len(model_runs) == 1:
         only = model_runs[0]
         result["model"] = only["path"]
         result["shift"] = args.shift
+        result["decoder"] = args.decoder
         result["default_distance"] = only["default"]
         result["distances"] = {
             name: _metrics_only(scores) for name, scores in only["scores"].items()
@@ -486,6 +560,7 @@ def run(args):
             for r in model_runs
         ]
         result["shift"] = args.shift
+        result["decoder"] = args.decoder
         shared = _shared_distances(model_runs)
         result["summary"] = {
             name: summarize_runs(
@@ -551,7 +626,12 @@ def run(args):
     if model_runs and args.shift:
         header.append(f"distances read {args.shift} position(s) later "
                       "(--shift)")
-    print(format_table(rows, header))
+    if model_runs and args.decoder != "right":
+        header.append(DECODER_LINES[args.decoder])
+    print(format_table(
+        rows, header,
+        note=DECODER_NOTE if model_runs and args.decoder != "right" else "",
+    ))
     if len(model_runs) > 1:
         print(format_summary(result["summary"], result["self_f1"],
                              len(model_runs)))

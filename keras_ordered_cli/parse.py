@@ -133,6 +133,15 @@ def add_parser(subparsers):
     )
     _common.add_model_arguments(parser)
     parser.add_argument(
+        "--decoder",
+        choices=_common.DECODERS,
+        default="right",
+        help="How the distances become a tree: right, the published "
+        "top-down parser (the word of the largest distance opens the right "
+        "part; default), or left, its mirror image (that word closes the "
+        "left part).",
+    )
+    parser.add_argument(
         "--beam-size",
         type=_common.positive_int,
         metavar="K",
@@ -305,6 +314,9 @@ def run(args):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
         raise CommandError("--beam-size needs --model (a GFL parser).")
+    if args.baseline and args.decoder != "right":
+        raise CommandError("--decoder needs --model: a baseline's trees "
+                           "are not made from distances.")
     lines, source = read_lines(args)
     all_lines, skipped = tokenize(lines, source, args.max_length,
                                   treebank=args.tokenize,
@@ -338,6 +350,9 @@ def run(args):
         from keras_ordered_cli import _gfl
 
         if _gfl.is_gfl_parser(model):
+            if args.decoder != "right":
+                raise CommandError("--decoder applies to models of "
+                                   "syntactic distances, not GFL parsers.")
             _print_aligned(all_lines, _gfl.parse(model, sentences, args))
             return 1 if skipped else 0
         if args.beam_size is not None:
@@ -354,7 +369,8 @@ def run(args):
             single=True,
         )
         predict = distance_predictor(model, name, batch_size=args.batch_size,
-                                     progress=bar.update)
+                                     progress=bar.update,
+                                     decoder=args.decoder)
 
     from keras_ordered.parsing import trees as trees_lib
 
@@ -365,6 +381,7 @@ def run(args):
     if not args.baseline:
         _common.note(
             f"parsed with {name} ({_why(name, available, default, args)})"
+            + (", left decoder" if args.decoder == "left" else "")
         )
     _print_aligned(all_lines, [
         trees_lib.tree_to_brackets(_common.with_leaves(tree, tokens),

@@ -35,6 +35,7 @@ from keras_ordered.parsing.evaluate import evaluate_protocol
 from keras_ordered.parsing.evaluate import get_protocol
 from keras_ordered.parsing.evaluate import headline as protocol_headline
 from keras_ordered.parsing.evaluate import mean_std_max
+from keras_ordered.parsing.evaluate import model_distances
 from keras_ordered.parsing.evaluate import model_trees
 from keras_ordered.parsing.evaluate import evaluate_trees
 from keras_ordered.parsing.evaluate import shift_distances
@@ -55,6 +56,7 @@ from keras_ordered.parsing.metrics import self_f1
 from keras_ordered.parsing.metrics import sentence_f1
 from keras_ordered.parsing.metrics import sentence_scores
 from keras_ordered.parsing.metrics import sentence_spans
+from keras_ordered.parsing.trees import DECODERS
 from keras_ordered.parsing.trees import UNLABELED
 from keras_ordered.parsing.trees import WORD_TAG
 from keras_ordered.parsing.trees import UnlabeledTree

@@ -161,7 +161,8 @@ def evaluate_parsing(records, predict, labels=metrics.LABELS):
     return evaluate_trees(records, predicted, labels=labels)
 
 
-def evaluate_distances(records, distances, labels=metrics.LABELS):
+def evaluate_distances(records, distances, labels=metrics.LABELS,
+                       decoder="right"):
     """Evaluates per-sentence syntactic distances on gold sentences.
 
     Each sentence's distances are turned into a tree with
@@ -172,6 +173,8 @@ def evaluate_distances(records, distances, labels=metrics.LABELS):
         distances: list of 1-D arrays, one per record, each with one
             distance per word.
         labels: the gold labels whose recall is reported.
+        decoder: `"right"` (the published parser) or `"left"` (its mirror
+            image), as `distances_to_tree`.
 
     Returns:
         The dict of `evaluate_parsing`.
@@ -184,8 +187,10 @@ def evaluate_distances(records, distances, labels=metrics.LABELS):
     >>> round(evaluate_distances(records, constant)["sentence_f1"], 1)
     40.0
 
-    (Constant distances give the right-branching trees.)
+    (Constant distances give the right-branching trees, and with
+    `decoder="left"` the left-branching ones.)
     """
+    trees_lib.check_decoder(decoder)
     records = list(records)
     distances = list(distances)
     if len(distances) != len(records):
@@ -194,7 +199,7 @@ def evaluate_distances(records, distances, labels=metrics.LABELS):
             "sentences: pass one array per sentence."
         )
     predicted = [
-        trees_lib.distances_to_tree(record.words, d)
+        trees_lib.distances_to_tree(record.words, d, decoder=decoder)
         for record, d in zip(records, distances)
     ]
     return evaluate_trees(records, predicted, labels=labels)
@@ -261,7 +266,7 @@ def check_distance_model(model):
 
 
 def evaluate_model(records, model, names=None, batch_size=64,
-                   labels=metrics.LABELS, shift=0):
+                   labels=metrics.LABELS, shift=0, decoder="right"):
     """Evaluates some or all distances of a distance model in one pass.
 
     The model reads every sentence once (`model.sentence_distances`), and
@@ -275,11 +280,14 @@ def evaluate_model(records, model, names=None, batch_size=64,
         labels: the gold labels whose recall is reported.
         shift: int, score each word with the distance `shift` positions
             later (`shift_distances`; a diagnostic of misaligned runs).
+        decoder: `"right"` (the published parser) or `"left"` (its mirror
+            image), as `distances_to_tree`.
 
     Returns:
         A dict name -> the dict of `evaluate_parsing`, in the order of
         `names`.
     """
+    trees_lib.check_decoder(decoder)
     available = check_distance_model(model)
     names = available if names is None else list(names)
     for name in names:
@@ -289,7 +297,7 @@ def evaluate_model(records, model, names=None, batch_size=64,
                 f"{', '.join(available)}."
             )
     trees = model_trees(records, model, names=names, batch_size=batch_size,
-                        shift=shift)
+                        shift=shift, decoder=decoder)
     return {
         name: evaluate_trees(records, trees[name], labels=labels)
         for name in names
@@ -316,9 +324,9 @@ def _reading_arguments(model, progress=None, normalized=False):
     return {k: v for k, v in wanted.items() if k in parameters}
 
 
-def model_trees(records, model, names=None, batch_size=64, shift=0,
-                progress=None):
-    """The trees of some or all distances of a model, in one pass.
+def model_distances(records, model, names=None, batch_size=64, shift=0,
+                    progress=None):
+    """The distances of some or all distance names of a model, in one pass.
 
     Args:
         records: list of `TreebankSentence` (their words are normalised:
@@ -333,7 +341,7 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
             of each forward pass (see `sentence_distances`).
 
     Returns:
-        A dict name -> list of `nltk.Tree`, one per record.
+        A dict name -> list of 1-D float arrays, one per record.
     """
     available = check_distance_model(model)
     names = available if names is None else list(names)
@@ -358,14 +366,47 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
         values = distances[name]
         if shift:
             values = shift_distances(values, shift)
-        result[name] = [
-            trees_lib.distances_to_tree(words, d)
-            for words, d in zip(sentences, values)
-        ]
+        result[name] = list(values)
     return result
 
 
-def distance_predictor(model, name=None, batch_size=64, progress=None):
+def model_trees(records, model, names=None, batch_size=64, shift=0,
+                progress=None, decoder="right"):
+    """The trees of some or all distances of a model, in one pass.
+
+    Args:
+        records: list of `TreebankSentence` (or of word lists).
+        model: a model with `sentence_distances` and `distance_names`.
+        names: distance names; `None` for all of them.
+        batch_size: sentences per forward pass.
+        shift: as `evaluate_model`.
+        progress: optional function called with the number of sentences
+            of each forward pass (see `sentence_distances`).
+        decoder: `"right"` (the published parser) or `"left"` (its mirror
+            image), as `distances_to_tree`. For both from one pass, call
+            `model_distances` and `distances_to_tree` with each.
+
+    Returns:
+        A dict name -> list of `nltk.Tree`, one per record.
+    """
+    trees_lib.check_decoder(decoder)
+    distances = model_distances(records, model, names=names,
+                                batch_size=batch_size, shift=shift,
+                                progress=progress)
+    sentences = [
+        list(r.words) if hasattr(r, "words") else list(r) for r in records
+    ]
+    return {
+        name: [
+            trees_lib.distances_to_tree(words, d, decoder=decoder)
+            for words, d in zip(sentences, values)
+        ]
+        for name, values in distances.items()
+    }
+
+
+def distance_predictor(model, name=None, batch_size=64, progress=None,
+                       decoder="right"):
     """A `predict` function that parses with one distance of a model.
 
     Args:
@@ -377,10 +418,13 @@ def distance_predictor(model, name=None, batch_size=64, progress=None):
         batch_size: sentences per forward pass.
         progress: optional function called with the number of sentences
             of each forward pass (see `sentence_distances`).
+        decoder: `"right"` (the published parser) or `"left"` (its mirror
+            image), as `distances_to_tree`.
 
     Returns:
         A function mapping a list of word lists to a list of `nltk.Tree`.
     """
+    trees_lib.check_decoder(decoder)
     available = check_distance_model(model)
     if name is None:
         name = getattr(model, "default_distance", None) or available[0]
@@ -396,7 +440,7 @@ def distance_predictor(model, name=None, batch_size=64, progress=None):
             sentences, batch_size=batch_size, **_reading_arguments(model, progress)
         )
         return [
-            trees_lib.distances_to_tree(words, d)
+            trees_lib.distances_to_tree(words, d, decoder=decoder)
             for words, d in zip(sentences, distances[name])
         ]
 

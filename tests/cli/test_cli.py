@@ -271,6 +271,12 @@ def test_cli_baseline_names_are_the_parsing_baselines():
     assert set(_common.BASELINE_NAMES) == set(BASELINES)
 
 
+def test_cli_decoders_are_the_parsing_decoders():
+    from keras_ordered.parsing import DECODERS
+
+    assert _common.DECODERS == DECODERS
+
+
 def test_numeric_options_are_validated_by_the_parser(capsys):
     # Issue 25: `parse --batch-size 0` said "range() arg 3 must not be zero".
     import argparse
@@ -423,9 +429,10 @@ def test_evaluate_model_and_baselines_in_one_table(fake_model, small_treebank,
     assert status == 0, err
     result = json.loads(out)
     assert list(result) == [
-        "treebank", "model", "shift", "default_distance", "distances",
-        "baselines",
+        "treebank", "model", "shift", "decoder", "default_distance",
+        "distances", "baselines",
     ]
+    assert result["decoder"] == "right"
     assert result["shift"] == 0
     assert list(result["distances"]) == FakeDistanceModel.distance_names
     assert list(result["baselines"]) == ["right-branching", "random", "balanced"]
@@ -508,7 +515,8 @@ def test_evaluate_every_distance_of_a_model(fake_model, small_treebank, capsys):
     assert result["distances"]["layer2/forget"]["sentences"] == 5
     # One copy of each metric: the rows only, nothing repeated at the top.
     assert list(result) == [
-        "treebank", "model", "shift", "default_distance", "distances"
+        "treebank", "model", "shift", "decoder", "default_distance",
+        "distances",
     ]
     # Constant distances are the right-branching baseline.
     status, out, _ = run(
@@ -626,3 +634,136 @@ def test_real_tiny_prpn_end_to_end(tmp_path, small_treebank, capsys):
     scores = result["distances"]["parser/distance"]
     assert scores["sentences"] == 5
     assert 0 <= scores["sentence_f1"] <= 100
+
+
+# --- --decoder right|left|both (issue 46) -------------------------------------
+
+
+def _table_rows(out):
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("trees "))
+    gold = next(i for i, line in enumerate(lines) if line.startswith("gold "))
+    return lines, {
+        line[:line.index("  ")].rstrip(): line.split()[-8:]
+        for line in lines[first + 1:gold]
+    }
+
+
+def test_evaluate_parsing_decoder_both_prints_both_rows(
+        fake_model, small_treebank, capsys):
+    argv = ["evaluate-parsing", "--treebank", small_treebank, "--model",
+            "m.keras", "--decoder", "both", "--baseline", "right-branching",
+            "left-branching"]
+    status, out, err = run(argv + ["--json"], capsys)
+    assert status == 0, err
+    result = json.loads(out)
+    assert list(result) == [
+        "treebank", "model", "shift", "decoder", "default_distance",
+        "distances", "baselines",
+    ]
+    assert result["decoder"] == "both"
+    assert list(result["distances"]) == [
+        f"{name} ({decoder})" for name in FakeDistanceModel.distance_names
+        for decoder in ("right", "left")
+    ]
+    assert len(fake_model.seen) == 1  # one read of the treebank for both
+    distances, baselines = result["distances"], result["baselines"]
+    # Constant distances (input): right-branching trees under the right
+    # decoder, left-branching ones under the left decoder, its mirror.
+    assert distances["layer1/input (right)"] == baselines["right-branching"]
+    assert distances["layer1/input (left)"] == baselines["left-branching"]
+    assert baselines["right-branching"] != baselines["left-branching"]
+    # Increasing distances (forget): the strict maximum is the last word,
+    # so both decoders give the left-branching trees.
+    assert distances["layer2/forget (right)"] == baselines["left-branching"]
+    assert distances["layer2/forget (left)"] == baselines["left-branching"]
+
+    status, out, err = run(argv, capsys)
+    assert status == 0, err
+    lines, rows = _table_rows(out)
+    assert list(rows) == list(distances) + ["right-branching",
+                                            "left-branching"]
+    assert rows["layer1/input (left)"] == rows["left-branching"]
+    assert rows["layer1/input (right)"] == rows["right-branching"]
+    assert lines[2].startswith("decoders: right (the published parser")
+    assert lines[-1].endswith(
+        "Baselines are trees, not distances: --decoder does not change them "
+        "(random: random distances through the right decoder).")
+
+
+def test_evaluate_parsing_decoder_left_gives_the_mirror_result(
+        fake_model, small_treebank, capsys):
+    argv = ["evaluate-parsing", "--treebank", small_treebank, "--model",
+            "m.keras", "--baseline", "right-branching", "left-branching",
+            "--json"]
+    status, out, err = run(argv, capsys)
+    assert status == 0, err
+    right = json.loads(out)
+    status, out, err = run(argv + ["--decoder", "left"], capsys)
+    assert status == 0, err
+    left = json.loads(out)
+    assert left["decoder"] == "left"
+    assert list(left["distances"]) == [
+        f"{name} (left)" for name in FakeDistanceModel.distance_names]
+    assert left["baselines"] == right["baselines"]
+    # The right decoder's right-branching result, mirrored; the
+    # increasing distances' left-branching trees stay.
+    assert right["distances"]["layer2/input"] == right["baselines"][
+        "right-branching"]
+    assert left["distances"]["layer2/input (left)"] == left["baselines"][
+        "left-branching"]
+    assert left["distances"]["layer2/forget (left)"] == right["distances"][
+        "layer2/forget"]
+
+    status, out, err = run(["evaluate-parsing", "--treebank", small_treebank,
+                            "--baseline", "random", "--decoder", "left"],
+                           capsys)
+    assert status == 2 and out == ""
+    assert err.strip().endswith(
+        "--decoder needs --model: the baselines are trees, not distances.")
+
+
+def test_evaluate_parsing_decoder_both_over_runs_and_protocols(
+        fake_model, small_treebank, capsys):
+    status, out, err = run(
+        ["evaluate-parsing", "--treebank", small_treebank, "--model",
+         "a.keras", "b.keras", "--decoder", "both", "--distance", "input",
+         "--protocol", "on-lstm", "--json"], capsys)
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["decoder"] == "both"
+    names = ["layer1/input (right)", "layer1/input (left)",
+             "layer2/input (right)", "layer2/input (left)"]
+    assert list(result["summary"]) == list(result["self_f1"]) == names
+    assert result["self_f1"]["layer1/input (left)"] == 100.0
+    block = result["protocols"]["on-lstm"]
+    assert list(block["models"][0]["distances"]) == names
+    assert list(block["summary"]) == names
+
+
+def test_parse_decoder_left(fake_model, capsys):
+    status, out, err = run(["parse", "--model", "m.keras", "--distance",
+                            "input", "--decoder", "left", "a b c"], capsys)
+    assert status == 0, err
+    assert out == "((a b) c)\n"
+    assert err == "parsed with layer2/input (picked by --distance input), " \
+        "left decoder\n"
+    status, out, err = run(["parse", "--baseline", "balanced", "--decoder",
+                            "left", "a b c"], capsys)
+    assert status == 2 and out == ""
+    assert "--decoder needs --model" in err
+
+
+def test_evaluate_parsing_decoder_both_on_a_shipped_model(capsys):
+    treebank = require_data("wsj_sample", "mrg")
+    argv = ["evaluate-parsing", "--treebank", treebank, "--model",
+            "prpn_ptb_quick", "--limit", "20"]
+    status, out, err = run(argv + ["--decoder", "both"], capsys)
+    assert status == 0, err
+    lines, rows = _table_rows(out)
+    assert list(rows) == ["parser/distance (right)", "parser/distance (left)"]
+    assert rows["parser/distance (right)"] != rows["parser/distance (left)"]
+    status, out, err = run(argv, capsys)
+    assert status == 0, err
+    _, default_rows = _table_rows(out)
+    assert default_rows == {"parser/distance": rows["parser/distance (right)"]}

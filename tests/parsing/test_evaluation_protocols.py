@@ -509,8 +509,8 @@ def test_cli_several_models(three_models, small_treebank, capsys):
     status, out, err = run(argv + ["--json"], capsys)
     assert status == 0, err
     result = json.loads(out)
-    assert list(result) == ["treebank", "models", "shift", "summary",
-                            "self_f1"]
+    assert list(result) == ["treebank", "models", "shift", "decoder",
+                            "summary", "self_f1"]
     assert [m["model"] for m in result["models"]] == [
         "a.keras", "b.keras", "c.keras"
     ]

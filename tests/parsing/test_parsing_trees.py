@@ -1,5 +1,7 @@
 """Distances to trees, bracketed strings, spans and depth."""
 
+import re
+
 import nltk
 import numpy as np
 import pytest
@@ -209,3 +211,140 @@ def test_fold_tree_and_token_lists():
     ) == 9
     with pytest.raises(TypeError, match="not a list of tokens"):
         distances_to_tree("the cat sat", [0.0] * 11)
+
+
+# --- the left decoder: the parser's mirror image (issue 46) -------------------
+
+
+def recursive_left_brackets(words, distances):
+    """The mirror image of conftest's `recursive_brackets`, written on its
+    own: split at the *last* maximum, the split word ending the left part,
+    `((left x_k) right)`. Returns the bracketed string ("w" for one word)."""
+    if len(words) == 1:
+        return words[0]
+    split = max(range(len(words)), key=lambda i: (distances[i], i))
+    left = words[split]
+    if split > 0:
+        left = (f"({recursive_left_brackets(words[:split], distances[:split])}"
+                f" {left})")
+    if split + 1 == len(words):
+        return left
+    rest = recursive_left_brackets(words[split + 1:], distances[split + 1:])
+    return f"({left} {rest})"
+
+
+def parse_left(words, distances):
+    return tree_to_brackets(distances_to_tree(words, distances, decoder="left"))
+
+
+def mirror(text):
+    """The mirror image of a bracketed tree: children and words reversed."""
+    tokens = text.replace("(", " ( ").replace(")", " ) ").split()
+    swap = {"(": ")", ")": "("}
+    return " ".join(swap.get(t, t) for t in reversed(tokens)).replace(
+        "( ", "(").replace(" )", ")")
+
+
+def test_left_decoder_splits_at_the_maximum_with_split_word_ending_the_left_part():
+    # argmax = "sat": (((the cat) sat) ...) once the parts recurse.
+    distances = [0.0, 0.2, 0.9, 0.5, 0.1, 0.05]
+    assert parse_left(WORDS, distances) == "(((the cat) sat) (on (the mat)))"
+    assert parse_left(["a", "b", "c"], [3.0, 1.0, 2.0]) == "(a (b c))"
+    assert parse_left(["a", "b", "c"], [1.0, 2.0, 3.0]) == "((a b) c)"
+    assert parse_left(["a", "b", "c"], [1.0, 3.0, 2.0]) == "((a b) c)"
+    assert parse_left(list("abcd"), [0.0, 0.9, 0.5, 0.0]) == "((a b) (c d))"
+    assert parse_left(["a"], [0.5]) == "(a)"
+
+
+def test_left_decoder_ties_pick_the_last_maximum():
+    # Constant distances: the last word always wins -> left-branching,
+    # the mirror of the right decoder's right-branching tree.
+    assert parse_left(list("abcd"), [1, 1, 1, 1]) == "(((a b) c) d)"
+    assert parse(list("abcd"), [1, 1, 1, 1]) == "(a (b (c d)))"
+    # Two maxima: split at the last one (index 3); the first (index 1)
+    # would give ((a b) (c (d e))).
+    assert parse_left(list("abcde"), [0, 5, 0, 5, 0]) == "((((a b) c) d) e)"
+
+
+def test_monotone_distances_give_the_same_tree_under_both_decoders():
+    # A strict maximum at an end splits there whichever part it joins.
+    for distances in ([4, 3, 2, 1], [1, 2, 3, 4]):
+        assert parse_left(list("abcd"), distances) == parse(list("abcd"),
+                                                            distances)
+    assert parse_left(list("abcd"), [1, 2, 3, 4]) == "(((a b) c) d)"
+    assert parse_left(list("abcd"), [4, 3, 2, 1]) == "(a (b (c d)))"
+
+
+def test_left_decoder_matches_its_recursive_reference():
+    rng = np.random.default_rng(46)
+    for trial in range(300):
+        length = int(rng.integers(1, 40))
+        # Few distinct values half of the time: ties must pick the last.
+        if trial % 2:
+            distances = rng.integers(0, 3, length).astype(float)
+        else:
+            distances = rng.normal(size=length)
+        words = [f"w{i}" for i in range(length)]
+        expected = recursive_left_brackets(words, list(distances))
+        if length == 1:
+            expected = f"({expected})"
+        assert parse_left(words, distances) == expected
+
+
+def test_left_decoder_on_reversed_inputs_is_the_mirror_of_the_right_decoder():
+    # Holds exactly, ties included: the first maximum of the distances is
+    # the last maximum of the reversed distances.
+    rng = np.random.default_rng(1946)
+    for trial in range(300):
+        length = int(rng.integers(1, 30))
+        if trial % 2:
+            distances = rng.integers(0, 3, length).astype(float)
+        else:
+            distances = rng.normal(size=length)
+        words = [f"w{i}" for i in range(length)]
+        right = parse(words, distances)
+        left = parse_left(words[::-1], distances[::-1])
+        assert left == mirror(right)
+        assert parse(words[::-1], distances[::-1]) == mirror(
+            parse_left(words, distances))
+
+
+def test_left_decoder_goes_deep_without_recursion():
+    n = 10_000
+    words = ["w"] * n
+    tree = distances_to_tree(words, np.zeros(n), decoder="left")
+    assert tree_to_brackets(tree) == "(" * (n - 1) + "w w" + ") w" * (n - 2) + ")"
+
+
+def test_neither_decoder_builds_every_binary_tree():
+    # Dyer et al. (2019): the parser is incomplete. Over every order of
+    # distinct distances (ties add no tree: a tie-break is an order), the
+    # right decoder builds 13 of the 14 binary trees over 5 words, 35 of
+    # 42 over 6 and 97 of 132 over 7; the left decoder as many, the mirror
+    # images.
+    import itertools
+    from math import comb
+
+    for length, built in ((4, 5), (5, 13), (6, 35), (7, 97)):
+        words = [f"w{i}" for i in range(length)]
+        right, left = set(), set()
+        for order in itertools.permutations(range(length)):
+            right.add(parse(words, order))
+            left.add(parse_left(words, order))
+        catalan = comb(2 * (length - 1), length - 1) // length
+        assert len(right) == len(left) == built <= catalan
+        rename = dict(zip(words, reversed(words)))
+        assert left == {
+            re.sub(r"[^() ]+", lambda word: rename[word.group()], mirror(t))
+            for t in right
+        }
+    five = list("abcde")
+    assert "((a b) ((c d) e))" not in {
+        parse(five, o) for o in itertools.permutations(range(5))}
+    assert "((a (b c)) (d e))" not in {
+        parse_left(five, o) for o in itertools.permutations(range(5))}
+
+
+def test_unknown_decoder():
+    with pytest.raises(ValueError, match="Unknown decoder 'up'"):
+        distances_to_tree(["a", "b"], [0.0, 1.0], decoder="up")
