@@ -351,7 +351,8 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
     return result
 
 
-def distance_predictor(model, name=None, batch_size=64, progress=None):
+def distance_predictor(model, name=None, batch_size=64, progress=None,
+                       with_distances=False):
     """A `predict` function that parses with one distance of a model.
 
     Args:
@@ -363,9 +364,14 @@ def distance_predictor(model, name=None, batch_size=64, progress=None):
         batch_size: sentences per forward pass.
         progress: optional function called with the number of sentences
             of each forward pass (see `sentence_distances`).
+        with_distances: whether the function returns each tree with the
+            distances it was built from (to draw them, see
+            `keras_ordered.parsing.drawing`).
 
     Returns:
-        A function mapping a list of word lists to a list of `nltk.Tree`.
+        A function mapping a list of word lists to a list of `nltk.Tree`,
+        or with `with_distances`, of pairs `(tree, distances)` (a float
+        array, one distance per word).
     """
     available = check_distance_model(model)
     if name is None:
@@ -381,10 +387,14 @@ def distance_predictor(model, name=None, batch_size=64, progress=None):
         distances = model.sentence_distances(
             sentences, batch_size=batch_size, **_progress_argument(model, progress)
         )
-        return [
+        trees = [
             trees_lib.distances_to_tree(words, d)
             for words, d in zip(sentences, distances[name])
         ]
+        if with_distances:
+            return [(tree, np.asarray(d, dtype="float64"))
+                    for tree, d in zip(trees, distances[name])]
+        return trees
 
     return predict
 

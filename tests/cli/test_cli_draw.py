@@ -49,7 +49,8 @@ def test_text_format_is_the_unicode_drawing(capsys):
     assert status == 0, err
     drawn = io.StringIO()
     right_branching_tree(TOKENS).pretty_print(unicodelines=True, stream=drawn)
-    expected = [line.rstrip() for line in drawn.getvalue().splitlines()]
+    expected = [line.rstrip()
+                for line in drawn.getvalue().rstrip("\n").splitlines()]
     assert out.splitlines() == expected
     assert out.splitlines()[-1].split() == TOKENS
 
@@ -286,20 +287,32 @@ def test_a_path_that_cannot_be_written_is_one_line(tmp_path, capsys):
 def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch,
                                                capsys):
     pytest.importorskip("svgling")
-    from keras_ordered.parsing import drawing
-
     target = tmp_path / "t.svg"
     target.write_text("before")
-    real = drawing.draw_svg
-    calls = []
+    real = os.fdopen
+    opened = []
 
-    def failing(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
+    class FullDisk:
+        # The second file's write stops half way: the disk is full.
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, data):
+            self.f.write(data[: len(data) // 2])
             raise OSError(28, "No space left on device")
-        return real(*args, **kwargs)
 
-    monkeypatch.setattr(drawing, "draw_svg", failing)
+    def fdopen(descriptor, *args, **kwargs):
+        opened.append(descriptor)
+        f = real(descriptor, *args, **kwargs)
+        return FullDisk(f) if len(opened) == 2 else f
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
     folder = tmp_path / "trees"
     status, out, err = run(RIGHT + ["--format", "svg", "--output",
                                     str(folder), "A b.", "C d."], capsys)
@@ -308,6 +321,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch,
     # The first file is whole; no temporary file is left.
     assert _leftovers(folder) == ["tree_0001.svg"]
     assert target.read_text() == "before"
+    monkeypatch.setattr(os, "fdopen", real)
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -288,6 +288,7 @@ def test_evaluation_page_svg_is_what_its_command_writes(tmp_path):
                  if r.get("class") == "distance"])
 
     written = content(tmp_path / "tree.svg")
-    assert written == content(os.path.join(REPO, "docs", documented)), (
-        f"docs/{documented} is out of date: run `{command}` in docs/")
+    assert written == content(os.path.join(REPO, documented)), (
+        f"{documented} is out of date: run `{command}` at the root of the "
+        "repository")
     assert len(written[1]) == 7
