@@ -123,6 +123,20 @@ def output_paths(output, line_numbers, fmt):
     return in_folder(output), output
 
 
+def _file_mode(path):
+    """The permissions of a new file (those of `path` if it exists).
+
+    `tempfile.mkstemp` makes its file readable by its owner only; a
+    drawing gets the permissions any new file gets (the umask's).
+    """
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_file(path, data):
     """Writes `data` (str or bytes) to `path` whole, or not at all.
 
@@ -145,6 +159,7 @@ def write_file(path, data):
         )
         with os.fdopen(descriptor, "wb") as f:
             f.write(data)
+        os.chmod(temporary, _file_mode(path))
         os.replace(temporary, path)
         temporary = None
     except OSError as error:

@@ -85,6 +85,10 @@ def test_svg_and_png_files(tmp_path, capsys):
     assert status == 0, err
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert _leftovers(tmp_path) == ["cat.png", "cat.svg"]
+    # The permissions of any new file (the temporary file's were 0600).
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(svg).st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_a_folder_gets_one_file_per_sentence_numbered_by_line(tmp_path,
