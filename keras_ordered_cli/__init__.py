@@ -8,7 +8,9 @@ imports `keras_ordered` only once a subcommand runs.
 Subcommands:
 
 - `keras-ordered parse`: parses sentences with a saved model's syntactic
-  distances (or a baseline) and prints one bracketed tree per sentence.
+  distances (or a baseline) and prints one bracketed tree per sentence,
+  or draws them (`--format text`, or `svg` / `png` files, `--distances`
+  for the distances as bars).
 - `keras-ordered evaluate-parsing`: scores a model's induced trees and
   baselines' against gold Penn Treebank trees, in one table.
 - `keras-ordered evalb`: EVALB's report of a file of test trees against a

@@ -37,6 +37,19 @@ stops the command with one line naming it; `--on-error skip` parses the
 other lines instead, prints an empty line in the bad line's place and
 names it on stderr (exit status 1).
 
+`--format text` draws each tree in the terminal (nltk's Unicode drawing,
+the words in sentence order); `--format svg` and `--format png` write
+drawings to `--output FILE`, or to a folder, one file per sentence
+numbered by input line (`tree_0001.svg`), and need the `draw` extra
+(`pip install "keras-ordered[draw]"`). `--distances` puts the model's
+syntactic distance of each word under it as a bar, scaled to the
+sentence's largest (`--layer` / `--distance` pick which):
+
+```
+keras-ordered parse --format text --distances "The cat sat."
+keras-ordered parse --format svg --output tree.svg "The cat sat on the mat."
+```
+
 A GFL parser (`keras_ordered.models.GFLParser`, e.g. the `model.keras` of
 `recipes/wsj_gfl.py`) prints labelled trees instead, every POS tag `XX`
 (the parser predicts constituents, not tags):
@@ -50,7 +63,9 @@ keras-ordered parse --model gfl.keras "The cat sat on the mat."
 import sys
 
 from keras_ordered_cli import _common
+from keras_ordered_cli import _draw
 from keras_ordered_cli._common import CommandError
+from keras_ordered_cli._common import UsageError
 
 NAME = "parse"
 DEFAULT_MAX_LENGTH = 400
@@ -115,6 +130,31 @@ def add_parser(subparsers):
         "(XX sat))', which nltk.Tree.fromstring and EVALB read (the "
         "default '((The cat) sat)' has no labels: read it with "
         "keras_ordered.parsing.brackets_to_tree).",
+    )
+    parser.add_argument(
+        "--format",
+        choices=_draw.FORMATS,
+        default="brackets",
+        help="'brackets' (the default): one bracketed tree per line; "
+        "'text': each tree drawn in Unicode characters (several sentences: "
+        "each drawing after the name of its line, blank lines between); "
+        "'svg' or 'png': drawings written to --output (needs the draw "
+        "extra: pip install \"keras-ordered[draw]\").",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help="Where --format svg or png writes: a file for one sentence, or "
+        "a folder (made if missing) with one file per sentence, numbered by "
+        "input line (tree_0001.svg). Files are written whole or not at all.",
+    )
+    parser.add_argument(
+        "--distances",
+        action="store_true",
+        help="With --format text, svg or png: draw each word's syntactic "
+        "distance (the one --layer/--distance pick) as a bar under it, "
+        "scaled to the sentence's largest. Needs a model: baselines and "
+        "GFL parsers have no distances.",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -308,8 +348,40 @@ def _why(name, available, default, args):
     return "the model's first distance; --layer/--distance pick another"
 
 
+def _check_drawing_options(args):
+    """Refuses options that do not go with `--format`, in one line."""
+    to_files = args.format in _draw.FILE_FORMATS
+    if args.output is not None and not to_files:
+        raise UsageError(
+            "--output applies to --format svg and png (the other formats "
+            "print on stdout)."
+        )
+    if to_files and args.output is None:
+        raise UsageError(
+            f"--format {args.format} writes files: give --output FILE (or a "
+            "folder, for several sentences)."
+        )
+    if args.distances and args.format == "brackets":
+        raise UsageError(
+            "--distances draws bars under the words: use it with --format "
+            "text, svg or png."
+        )
+    if args.labels and args.format != "brackets":
+        raise UsageError(
+            "--labels applies to --format brackets (the drawings label "
+            "every constituent X)."
+        )
+    if args.distances and args.baseline:
+        raise CommandError(
+            "--distances draws a model's syntactic distances; a baseline "
+            "has none: drop --distances, or parse with --model."
+        )
+    _draw.check_extras(args.format)
+
+
 def run(args):
     """Runs `keras-ordered parse`; returns the exit status."""
+    _check_drawing_options(args)
     if args.baseline and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
@@ -325,6 +397,13 @@ def run(args):
     if not sentences:
         _print_aligned(all_lines, [])
         return 1
+    numbers = [number for number, tokens in enumerate(all_lines, start=1)
+               if tokens is not None]
+    paths = folder_to_make = None
+    if args.format in _draw.FILE_FORMATS:
+        # Checked before the model loads: a bad --output fails at once.
+        paths, folder_to_make = _draw.output_paths(args.output, numbers,
+                                                   args.format)
     bar = _common.progress_bar(len(sentences), "parsing")
 
     if args.baseline:
@@ -353,7 +432,21 @@ def run(args):
             if args.decoder != "right":
                 raise CommandError("--decoder applies to models of "
                                    "syntactic distances, not GFL parsers.")
-            _print_aligned(all_lines, _gfl.parse(model, sentences, args))
+            if args.distances:
+                raise CommandError(
+                    "--distances draws a model's syntactic distances; "
+                    f"{args.model} is a GFL parser, which has none: drop "
+                    "--distances."
+                )
+            parsed = _gfl.parse(model, sentences, args)
+            if args.format == "brackets":
+                _print_aligned(all_lines, parsed)
+            else:
+                import nltk
+
+                _show(args, source, all_lines, numbers,
+                      [(nltk.Tree.fromstring(tree), None) for tree in parsed],
+                      paths, folder_to_make)
             return 1 if skipped else 0
         if args.beam_size is not None:
             raise CommandError("--beam-size applies to GFL parsers only.")
@@ -370,7 +463,8 @@ def run(args):
         )
         predict = distance_predictor(model, name, batch_size=args.batch_size,
                                      progress=bar.update,
-                                     decoder=args.decoder)
+                                     decoder=args.decoder,
+                                     with_distances=args.distances)
 
     from keras_ordered.parsing import trees as trees_lib
 
@@ -383,12 +477,49 @@ def run(args):
             f"parsed with {name} ({_why(name, available, default, args)})"
             + (", left decoder" if args.decoder == "left" else "")
         )
-    _print_aligned(all_lines, [
-        trees_lib.tree_to_brackets(_common.with_leaves(tree, tokens),
-                                   labels=args.labels)
-        for tokens, tree in zip(sentences, trees)
-    ])
+    if args.distances:
+        trees, distances = zip(*trees)
+    else:
+        distances = [None] * len(trees)
+    trees = [_common.with_leaves(tree, tokens)
+             for tokens, tree in zip(sentences, trees)]
+    if args.format == "brackets":
+        _print_aligned(all_lines, [
+            trees_lib.tree_to_brackets(tree, labels=args.labels)
+            for tree in trees
+        ])
+    else:
+        _show(args, source, all_lines, numbers, list(zip(trees, distances)),
+              paths, folder_to_make)
     return 1 if skipped else 0
+
+
+def _show(args, source, lines, numbers, drawn, paths, folder_to_make):
+    """Prints the text drawings, or writes the SVG / PNG files.
+
+    Args:
+        args: the parsed arguments (`format`).
+        source: what to call the input in messages (`read_lines`).
+        lines: every input line's tokens, None for blank or skipped ones.
+        numbers: the input line number of each sentence.
+        drawn: `(tree, distances or None)` per sentence.
+        paths, folder_to_make: where the files go (`_draw.output_paths`).
+    """
+    items = [(tree, distances, line_name(source, number))
+             for (tree, distances), number in zip(drawn, numbers)]
+    if args.format in _draw.FILE_FORMATS:
+        _draw.write_drawings(items, args.format, paths, folder_to_make,
+                             written=lambda path: print(path, flush=True))
+        return
+    drawings = [_draw.render(tree, distances, "text", name)
+                for tree, distances, name in items]
+    several = len(lines) > 1
+    for position, ((_, _, name), drawing) in enumerate(zip(items, drawings)):
+        if several:
+            if position:
+                print()  # a blank line between two drawings
+            print(f"{name}:")
+        print(drawing)
 
 
 def _print_aligned(lines, outputs):

@@ -375,7 +375,10 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
     """The trees of some or all distances of a model, in one pass.
 
     Args:
-        records: list of `TreebankSentence` (or of word lists).
+        records: list of `TreebankSentence` (their words are normalised:
+            the model looks them up exactly, as the official evaluations
+            do), or of word lists (read as written: see
+            `SyntacticDistanceMixin.token_ids`).
         model: a model with `sentence_distances` and `distance_names`.
         names: distance names; `None` for all of them.
         batch_size: sentences per forward pass.
@@ -406,7 +409,7 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
 
 
 def distance_predictor(model, name=None, batch_size=64, progress=None,
-                       decoder="right"):
+                       decoder="right", with_distances=False):
     """A `predict` function that parses with one distance of a model.
 
     Args:
@@ -420,9 +423,14 @@ def distance_predictor(model, name=None, batch_size=64, progress=None,
             of each forward pass (see `sentence_distances`).
         decoder: `"right"` (the published parser) or `"left"` (its mirror
             image), as `distances_to_tree`.
+        with_distances: whether the function returns each tree with the
+            distances it was built from (to draw them, see
+            `keras_ordered.parsing.drawing`).
 
     Returns:
-        A function mapping a list of word lists to a list of `nltk.Tree`.
+        A function mapping a list of word lists to a list of `nltk.Tree`,
+        or with `with_distances`, of pairs `(tree, distances)` (a float
+        array, one distance per word).
     """
     trees_lib.check_decoder(decoder)
     available = check_distance_model(model)
@@ -439,10 +447,14 @@ def distance_predictor(model, name=None, batch_size=64, progress=None,
         distances = model.sentence_distances(
             sentences, batch_size=batch_size, **_reading_arguments(model, progress)
         )
-        return [
+        trees = [
             trees_lib.distances_to_tree(words, d, decoder=decoder)
             for words, d in zip(sentences, distances[name])
         ]
+        if with_distances:
+            return [(tree, np.asarray(d, dtype="float64"))
+                    for tree, d in zip(trees, distances[name])]
+        return trees
 
     return predict
 

@@ -92,6 +92,62 @@ class UnlabeledTree(nltk.Tree):
         return nltk.Tree.pretty_print(numbered, words, highlight, stream,
                                       **kwargs)
 
+    # --- trees you can look at: nltk's labelled tree, a notebook's SVG ---
+
+    def to_nltk(self, tags=True):
+        """This tree as a plain `nltk.Tree`, in the Treebank's labelled form.
+
+        Without recursion, so trees of any depth convert.
+
+        Args:
+            tags: whether every word gets the POS tag `WORD_TAG` (`XX`), as
+                in `tree_to_brackets(tree, labels=True)`, which EVALB and
+                `nltk.Tree.fromstring` read; `False` keeps the nodes as they
+                are (words directly under `X` nodes).
+
+        Returns:
+            An `nltk.Tree` (not an `UnlabeledTree`) whose `str` is read
+            back by `nltk.Tree.fromstring` when the words hold no
+            parentheses or whitespace (the command line writes them as
+            `-LRB-` / `-RRB-`).
+
+        Example:
+
+        >>> tree = brackets_to_tree("((The cat) sat)")
+        >>> print(tree.to_nltk())
+        (X (X (XX The) (XX cat)) (XX sat))
+        >>> nltk.Tree.fromstring(str(tree.to_nltk())) == tree.to_nltk()
+        True
+        """
+        return fold_tree(
+            self,
+            leaf=(lambda word: nltk.Tree(WORD_TAG, [word])) if tags
+            else (lambda word: word),
+            branch=lambda node, values: nltk.Tree(node.label(), values),
+        )
+
+    def _repr_svg_(self):
+        """The tree drawn as SVG, for Jupyter; None without svgling.
+
+        nltk's own `_repr_svg_` raises `ImportError` without svgling, which
+        a notebook shows as a traceback: here the notebook falls back to
+        the text `repr`. The words stay in sentence order (svgling lays out
+        each node's children in order), all on the bottom row.
+
+        Returns:
+            An SVG document (str), or None when svgling is not installed
+            (`pip install "keras-ordered[draw]"`) or the tree is too deep
+            for its recursive layout.
+        """
+        try:
+            import svgling
+        except ImportError:
+            return None
+        try:
+            return svgling.draw_tree(self, leaf_nodes_align=True)._repr_svg_()
+        except RecursionError:
+            return None
+
 
 def _check_words(words):
     words = check_token_list(words, "words")

@@ -15,7 +15,10 @@ answers today:
   evaluate-parsing --json` are compared with the keys the command prints;
 - the README's quick start: what `keras-ordered parse` prints (its Python
   snippet's printed tree is checked by tests/project/test_docs.py, which
-  compares the comment after a `print(` with the block's output).
+  compares the comment after a `print(` with the block's output);
+- docs/evaluation.md's drawn tree: what `keras-ordered parse --format text
+  --distances` prints, and its SVG file, which the command written beside
+  it makes.
 """
 
 import io
@@ -235,3 +238,57 @@ def test_tdtreelstm_serving_response_is_the_signatures():
     assert [set(row) for row in printed["predictions"]] == [
         set(answer) for answer in computed]
     assert not mismatches, "docs/serving.md: " + "; ".join(mismatches)
+
+
+def _drawn_trees_section():
+    section = _section("docs/evaluation.md", "Drawn trees")
+    commands = re.findall(r"^(keras-ordered parse [^\n]*)$", section, re.M)
+    drawings = re.findall(r"```text\n(.*?)```", section, re.S)
+    assert commands and drawings, (
+        "docs/evaluation.md's Drawn trees: expected keras-ordered parse "
+        "commands and a ```text block of what the first prints")
+    return commands, drawings
+
+
+def test_evaluation_page_drawn_tree_is_what_parse_prints():
+    import shlex
+
+    import keras_ordered_cli
+
+    commands, drawings = _drawn_trees_section()
+    argv = shlex.split(commands[0])[1:]
+    assert argv[:3] == ["parse", "--format", "text"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert keras_ordered_cli.main(argv) == 0
+    assert out.getvalue() == drawings[0]
+
+
+def test_evaluation_page_svg_is_what_its_command_writes(tmp_path):
+    import shlex
+    import xml.etree.ElementTree as ElementTree
+
+    import keras_ordered_cli
+
+    pytest.importorskip("svgling")
+    commands, _ = _drawn_trees_section()
+    (command,) = [c for c in commands if "--format svg" in c]
+    argv = shlex.split(command)[1:]
+    documented = argv[argv.index("--output") + 1]
+    argv[argv.index("--output") + 1] = str(tmp_path / "tree.svg")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert keras_ordered_cli.main(argv) == 0
+
+    def content(path):
+        # The words and the bars, which svgling's version does not move.
+        root = ElementTree.parse(path).getroot()
+        svg = "{http://www.w3.org/2000/svg}"
+        return ([t.text for t in root.iter(f"{svg}text")],
+                [round(float(r.get("height")), 2) for r in root.iter(f"{svg}rect")
+                 if r.get("class") == "distance"])
+
+    written = content(tmp_path / "tree.svg")
+    assert written == content(os.path.join(REPO, documented)), (
+        f"{documented} is out of date: run `{command}` at the root of the "
+        "repository")
+    assert len(written[1]) == 7

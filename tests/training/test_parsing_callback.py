@@ -87,3 +87,52 @@ def test_recipe_compares_the_final_trees_with_right_branching(capsys):
                   "these 200 sentences no better than right-branching "
                   f"trees ({f1:.1f} against 40.0")
         assert (warned in " ".join(captured.err.split())) == (not beats)
+
+
+def _text_summaries(folder):
+    import tensorflow as tf
+
+    (event_file,) = os.listdir(folder)
+    found = {}
+    for event in tf.compat.v1.train.summary_iterator(
+            os.path.join(folder, event_file)):
+        for value in event.summary.value:
+            if value.metadata.plugin_data.plugin_name == "text":
+                text = tf.make_ndarray(value.tensor).item().decode("utf-8")
+                found.setdefault(value.tag, []).append((event.step, text))
+    return found
+
+
+def test_callback_writes_the_first_trees_drawn_each_epoch(tmp_path,
+                                                          monkeypatch):
+    from keras_ordered.parsing import drawing
+    from keras_ordered.parsing import model_trees
+
+    records = [make_sentence(nltk.Tree.fromstring(t)) for t in GOLD]
+    vocabulary = ["<eos>", "<unk>", "the", "cat", "sat", "on", "mat", "dogs",
+                  "bark"]
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary, seed=0)
+    callback = ParsingEvaluation(records, log_dir=str(tmp_path),
+                                 max_sentences=5, num_trees=1)
+    callback.set_model(model)
+    passes = []
+    counted = model.sentence_distances
+
+    def counting(sentences, **kwargs):
+        passes.append(len(sentences))
+        return counted(sentences, **kwargs)
+
+    monkeypatch.setattr(model, "sentence_distances", counting)
+    callback.on_train_begin()
+    for epoch in range(2):
+        callback.on_epoch_end(epoch, {})
+    # One forward pass an epoch: the drawn trees are those it parsed.
+    assert passes == [2, 2]
+    (tree,) = model_trees(records[:1], model)[model.default_distance]
+    summaries = _text_summaries(os.path.join(tmp_path, "parsing"))
+    assert [step for step, _ in summaries["trees"]] == [0, 1]
+    text = summaries["trees"][-1][1]
+    # The drawing in a Markdown code block, then the gold tree.
+    assert text.startswith(f"induced ({model.default_distance}):\n\n```\n"
+                           f"{drawing.draw_text(tree)}\n```\n\ngold: (S (NP")
+    assert "dogs" not in text

@@ -7,12 +7,11 @@ import keras
 import tensorflow as tf
 
 from keras_ordered.datasets.treebank import load_treebank
-from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import evaluate_trees
 from keras_ordered.parsing import model_trees
 from keras_ordered.parsing import right_branching_tree
+from keras_ordered.parsing.drawing import draw_text
 from keras_ordered.training.crash_safety import check_interrupt
-from keras_ordered.parsing import tree_to_brackets
 
 
 class ParsingEvaluation(keras.callbacks.Callback):
@@ -25,11 +24,16 @@ class ParsingEvaluation(keras.callbacks.Callback):
 
     - adds `parse_f1/<distance>` (sentence-level F1, the papers' protocol)
       to the epoch logs, hence to the history and the progress bar;
-    - writes those F1s and the corpus-level F1s as TensorBoard scalars, and
-      `num_trees` induced trees beside their gold trees as text summaries,
+    - writes those F1s and the corpus-level F1s as TensorBoard scalars,
       under `<log_dir>/parsing`, with right-branching's F1 on the same
       sentences as the scalars `sentence_f1/right-branching` and
-      `corpus_f1/right-branching` (the line a distance must clear).
+      `corpus_f1/right-branching` (the line a distance must clear);
+    - writes the trees of the first `num_trees` sentences of the subset
+      (the model's default distance) as the text summary `trees`: each
+      drawn (`keras_ordered.parsing.drawing.draw_text`) in a Markdown code
+      block, beside its gold tree, so that TensorBoard's Text tab shows the
+      trees forming epoch after epoch. They are trees of the pass that
+      scored the subset: no extra forward pass.
 
     `right_branching` holds right-branching's scores on the subset.
 
@@ -87,6 +91,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
         self.weights_context = weights_context
         self.records = None
         self.results = {}
+        self.trees = {}
         self._right_branching = None
         self._writer = None
 
@@ -126,7 +131,8 @@ class ParsingEvaluation(keras.callbacks.Callback):
         """Parses the subset now; returns name -> scores.
 
         Parses `batch_size` sentences at a time; a Ctrl-C within
-        `crash_safety.CtrlC` stops it between two batches.
+        `crash_safety.CtrlC` stops it between two batches. The trees are
+        kept in `trees` (name -> list of `UnlabeledTree`, one per record).
         """
         records = self._load()
         trees = {}
@@ -136,6 +142,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
                                self.model, batch_size=self.batch_size)
             for name, some in part.items():
                 trees.setdefault(name, []).extend(some)
+        self.trees = trees
         return {name: evaluate_trees(records, induced)
                 for name, induced in trees.items()}
 
@@ -161,14 +168,11 @@ class ParsingEvaluation(keras.callbacks.Callback):
                 tf.summary.scalar(f"sentence_f1/{name}", scores["sentence_f1"])
                 tf.summary.scalar(f"corpus_f1/{name}", scores["corpus_f1"])
             name = self.model.default_distance
-            records = self.records[: self.num_trees]
-            distances = self.model.sentence_distances(
-                [list(r.words) for r in records]
-            )[name]
             lines = []
-            for record, d in zip(records, distances):
-                induced = tree_to_brackets(distances_to_tree(record.words, d))
+            for record, induced in zip(self.records[: self.num_trees],
+                                       self.trees[name]):
                 gold = " ".join(str(record.tree).split())
-                lines.append(f"induced ({name}): {induced}\n\ngold: {gold}")
+                lines.append(f"induced ({name}):\n\n```\n"
+                             f"{draw_text(induced)}\n```\n\ngold: {gold}")
             tf.summary.text("trees", "\n\n---\n\n".join(lines))
         self._writer.flush()
