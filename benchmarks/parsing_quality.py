@@ -87,6 +87,10 @@ RULE_PERPLEXITY = 0.03
 # ... over at least this many seeds of each.
 RULE_SEEDS = {"prpn": 10, "onlstm": 5, "lstm": 5}
 MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
+# How a seed's `parsing.json` was made; one made another way is parsed
+# again: treebank words looked up exactly, every distance under the right
+# (published) and the left (mirror) decoder.
+PARSING = "exact words; right and left decoders"
 
 
 def _seed_dir(output, seed):
@@ -233,7 +237,11 @@ def parse_seed(args, seed, records, results):
         with open(path) as f:
             entry = json.load(f)
         trained = results.get("valid_perplexity")
-        if trained is None or trained == entry["valid_perplexity"]:
+        if entry.get("parsing") != PARSING:
+            print(f"[seed {seed}] {path} was parsed another way "
+                  f"({entry.get('parsing')!r}, now {PARSING!r}): parsing "
+                  "again", flush=True)
+        elif trained is None or trained == entry["valid_perplexity"]:
             curve = epoch_curve(out)
             if "epochs" not in entry and curve:
                 entry["epochs"] = curve  # parsed before this existed
@@ -245,6 +253,7 @@ def parse_seed(args, seed, records, results):
               f"results.json {trained:.2f}): parsing again", flush=True)
     model = load_model(os.path.join(out, "model.keras"), compile=False)
     entry = {
+        "parsing": PARSING,
         "seed": seed,
         "valid_perplexity": results["valid_perplexity"],
         "train_seconds": results.get("train_seconds"),
@@ -257,14 +266,21 @@ def parse_seed(args, seed, records, results):
         entry["epochs"] = curve
     for split, split_records in records.items():
         words = [list(r.words) for r in split_records]
-        distances = model.sentence_distances(words, batch_size=64)
+        # Treebank words are normalised: looked up exactly, as the
+        # official evaluations do.
+        distances = model.sentence_distances(words, batch_size=64,
+                                             normalized=True)
         scores, trees = {}, None
-        variants = {name: distances[name] for name in model.distance_names}
-        variants[f"{model.default_distance}@shift1"] = shift_distances(
-            distances[model.default_distance], 1
-        )
-        for name, values in variants.items():
-            predicted = [distances_to_tree(w, d)
+        variants = {name: (distances[name], "right")
+                    for name in model.distance_names}
+        variants[f"{model.default_distance}@shift1"] = (shift_distances(
+            distances[model.default_distance], 1), "right")
+        # The mirror-image decoder (Dyer et al., 2019): how much of each
+        # distance's F1 is the right decoder's bias.
+        variants.update({f"{name}@left": (distances[name], "left")
+                         for name in model.distance_names})
+        for name, (values, decoder) in variants.items():
+            predicted = [distances_to_tree(w, d, decoder=decoder)
                          for w, d in zip(words, values)]
             result = evaluate_trees(split_records, predicted)
             scores[name] = {key: result[key] for key in MEASURES}
@@ -317,7 +333,10 @@ def summarize(entries, records, table, epoch_distances=()):
     }
     for split, split_records in records.items():
         right = table[split]["right-branching"]["sentence_f1"]
-        names = list(entries[0]["splits"][split]["scores"])
+        # The distances every seed has (a record of an older study may
+        # lack the left decoder's).
+        names = [n for n in entries[0]["splits"][split]["scores"]
+                 if all(n in e["splits"][split]["scores"] for e in entries)]
         block = {"distances": {}}
         for name in names:
             block["distances"][name] = {

@@ -40,7 +40,8 @@ def _entry(seed, dev_f1, with_spans=True):
                        "wsj10_sentence_f1": f1}
                 for name in (DISTANCE, DISTANCE + "@shift1")}
 
-    entry = {"seed": seed, "valid_perplexity": 100.0 + seed,
+    entry = {"parsing": load_benchmark("parsing_quality").PARSING,
+             "seed": seed, "valid_perplexity": 100.0 + seed,
              "train_seconds": 1.0, "precision": "float32",
              "default_distance": DISTANCE,
              "splits": {"dev": {"scores": scores(dev_f1)},
@@ -332,3 +333,42 @@ def test_trees_of_another_model_are_parsed_again(study, monkeypatch, capsys):
     with pytest.raises(Parsed):
         script.parse_seed(args, 1, {}, {"valid_perplexity": 90.5})
     assert "holds the trees of another model" in capsys.readouterr().out
+
+
+def test_a_seed_is_parsed_exactly_under_both_decoders(study, monkeypatch,
+                                                      capsys):
+    # A parsing.json made another way (before exact lookups and the left
+    # decoder) is parsed again; the model reads the treebank's words as
+    # they are, and every distance is scored under both decoders.
+    from keras_ordered.datasets.treebank import load_treebank
+    from keras_ordered.models import ONLSTMLanguageModel
+    from keras_ordered.parsing import distances_to_tree
+    from keras_ordered.parsing import evaluate_trees
+
+    tmp_path, treebank = study
+    script = _load_script()
+    records = load_treebank(str(treebank))
+    words = sorted({w for r in records for w in r.words})
+    model = ONLSTMLanguageModel.from_preset(
+        "tiny", ["<eos>", "<unk>"] + words, seed=2)
+    folder = tmp_path / "out" / "seed_1"
+    folder.mkdir(parents=True)
+    model.save(folder / "model.keras")
+    old = _entry(1, 42.0)
+    del old["parsing"]
+    (folder / "parsing.json").write_text(json.dumps(old))
+    args = script.main.__globals__["argparse"].Namespace(
+        output=str(tmp_path / "out"))
+    entry = script.parse_seed(args, 1, {"dev": records},
+                              {"valid_perplexity": 101.0})
+    assert "was parsed another way" in capsys.readouterr().out
+    assert entry["parsing"] == script.PARSING
+    scores = entry["splits"]["dev"]["scores"]
+    distances = model.sentence_distances([list(r.words) for r in records],
+                                         normalized=True)
+    for name in model.distance_names:
+        for decoder, key in (("right", name), ("left", f"{name}@left")):
+            trees = [distances_to_tree(r.words, d, decoder=decoder)
+                     for r, d in zip(records, distances[name])]
+            expected = evaluate_trees(records, trees)["sentence_f1"]
+            assert scores[key]["sentence_f1"] == pytest.approx(expected)
