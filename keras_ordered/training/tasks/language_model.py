@@ -155,7 +155,9 @@ def cpu_warning(name, preset, presets):
         f"warning: no GPU is visible. Preset {name!r} takes about "
         f"{_duration(minutes)} per epoch on a CPU, so its {epochs} epochs "
         f"would take about {_duration(minutes * epochs)}. On a CPU, try "
-        f"{' or '.join(alternatives) or 'a smaller preset'}."
+        f"{' or '.join(alternatives) or 'a smaller preset'}. (Times per "
+        "epoch measured on a 2-core CPU with benchmarks/preset_epoch_time.py; "
+        "measure yours the same way.)"
     )
 
 
