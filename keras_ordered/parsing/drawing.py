@@ -23,7 +23,9 @@ print(drawing.draw_text(distances_to_tree(words, distances), distances))
 ```
 """
 
+import contextlib
 import io
+import sys
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -84,6 +86,24 @@ def _as_drawable(tree):
     )
 
 
+@contextlib.contextmanager
+def _recursion_for(tree):
+    """Room on Python's stack for drawing `tree`.
+
+    nltk's and svgling's drawings recurse a few frames per level of the
+    tree, and a right-branching tree of n words has n levels: the limit
+    rises with the depth while drawing (both are pure Python), and comes
+    back after.
+    """
+    needed = 1000 + 10 * trees_lib.tree_depth(tree)
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, needed))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
 def _checked_distances(tree, distances):
     words = trees_lib.leaves(tree)
     distances = np.asarray(distances, dtype="float64").reshape(-1)
@@ -126,7 +146,8 @@ def draw_text(tree, distances=None, bar_rows=TEXT_BAR_ROWS):
     """
     tree = _as_drawable(tree)
     drawn = io.StringIO()
-    tree.pretty_print(unicodelines=True, stream=drawn)
+    with _recursion_for(tree):
+        tree.pretty_print(unicodelines=True, stream=drawn)
     lines = [line.rstrip() for line in drawn.getvalue().splitlines()]
     while lines and not lines[-1]:
         lines.pop()
@@ -204,8 +225,9 @@ def draw_svg(tree, distances=None):
     """
     svgling = _import_svgling()
     tree = _as_drawable(tree)
-    layout = svgling.draw_tree(tree, leaf_nodes_align=True)
-    drawn = layout.get_svg().tostring()
+    with _recursion_for(tree):
+        layout = svgling.draw_tree(tree, leaf_nodes_align=True)
+        drawn = layout.get_svg().tostring()
     if distances is None:
         return drawn
     words, distances = _checked_distances(tree, distances)

@@ -148,3 +148,28 @@ def test_png_is_the_svg_rendered():
     svg = drawing.draw_svg(distances_to_tree(WORDS, DISTANCES), DISTANCES)
     png = drawing.svg_to_png(svg)
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_deep_tree_draws_from_deep_in_the_stack():
+    # A right-branching tree of 500 words has 499 levels, and the drawing
+    # libraries recurse a few frames per level; a caller already deep in
+    # the stack (a test runner's worker, a notebook) must not matter.
+    from keras_ordered.parsing import drawing
+    from keras_ordered.parsing.baselines import baseline_predictor
+
+    import importlib.util
+
+    has_svgling = importlib.util.find_spec("svgling") is not None
+    words = [f"w{i}" for i in range(500)]
+    (tree,) = baseline_predictor("right-branching")([words])
+
+    def nested(depth):
+        if depth:
+            return nested(depth - 1)
+        return drawing.draw_text(tree), (
+            drawing.draw_svg(tree) if has_svgling else None)
+
+    text, svg = nested(900)
+    assert text.splitlines()[-1].split() == words
+    if svg is not None:
+        assert svg.count("<text") == 500 + 499
