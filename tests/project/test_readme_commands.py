@@ -70,7 +70,10 @@ def _recipe_parser(script):
         hypermodel_class, presets = family[script]
         return search.build_parser("t", hypermodel_class, presets,
                                    "runs/" + script[:-len(".py")]), presets
-    presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS}
+    from keras_ordered.models import lstm
+
+    presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS,
+               "ptb_lstm.py": lstm.PRESETS}
     assert script in presets, f"README names an unknown recipe {script}"
     return build_parser("t", presets[script], "runs/t"), presets[script]
 
