@@ -1,13 +1,10 @@
 """The AWD-style ON-LSTM language model of Shen et al. (2019)."""
 
 import keras
-import numpy as np
-from keras import ops
 
-from keras_ordered.layers.dropout import ActivationRegularization
-from keras_ordered.layers.dropout import EmbeddingDropout
-from keras_ordered.layers.dropout import LockedDropout
 from keras_ordered.layers.on_lstm import ONLSTM
+from keras_ordered.models.awd import AWDLanguageModelMixin
+from keras_ordered.models.awd import awd_graph
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
@@ -17,7 +14,8 @@ from keras_ordered.models.carried_state import CarriedStateMixin
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
 class ONLSTMLanguageModel(
-    PresetMixin, SyntacticDistanceMixin, CarriedStateMixin, keras.Model
+    AWDLanguageModelMixin, PresetMixin, SyntacticDistanceMixin,
+    CarriedStateMixin, keras.Model
 ):
     """Multi-layer ON-LSTM language model with AWD-LSTM regularisation.
 
@@ -108,106 +106,28 @@ class ONLSTMLanguageModel(
     ):
         vocabulary_size, words = check_vocabulary(vocabulary)
         hidden_dims = [int(h) for h in hidden_dims]
-        if not hidden_dims:
-            raise ValueError("`hidden_dims` must name at least one layer.")
-        if tie_weights and hidden_dims[-1] != embedding_dim:
-            raise ValueError(
-                "With `tie_weights=True` the last layer's size "
-                f"({hidden_dims[-1]}) must equal `embedding_dim` "
-                f"({embedding_dim}): the softmax reuses the embedding matrix."
+
+        # === Layers and functional graph ===
+        def onlstm_layer(index, units, layer_seed):
+            return ONLSTM(
+                units,
+                chunk_size=chunk_size,
+                extra_master_level=extra_master_level,
+                weight_drop=weight_drop,
+                weight_drop_scaling=weight_drop_scaling,
+                return_sequences=True,
+                return_state=True,
+                seed=layer_seed,
+                name=f"onlstm_{index + 1}",
             )
 
-        # === Layers ===
-        def layer_seed(offset):
-            # Each random layer gets its own stream: equal seeds would give
-            # equal-shaped dropouts (input and output) the same masks.
-            return None if seed is None else seed + offset
-
-        # Under a mixed policy the vocabulary projection (the tied embedding
-        # in reverse, or the softmax layer) runs in float32: logits rounded
-        # to bfloat16 (3 significant digits) train measurably worse. The
-        # tied projection's two gradient products run in the policy's
-        # compute dtype, as the rest of the matrix work does.
-        output_dtype = gradient_dtype = None
-        compute_dtype = keras.mixed_precision.global_policy().compute_dtype
-        if compute_dtype != "float32":
-            output_dtype, gradient_dtype = "float32", compute_dtype
-        embedding = EmbeddingDropout(
-            vocabulary_size,
-            embedding_dim,
-            rate=dropout_embedding,
-            embeddings_initializer=keras.initializers.RandomUniform(-0.1, 0.1),
-            seed=layer_seed(0),
-            dtype=output_dtype,
-            reverse_gradient_dtype=gradient_dtype,
-            name="embedding",
+        inputs, outputs, layers = awd_graph(
+            vocabulary_size, embedding_dim, hidden_dims, onlstm_layer,
+            dropout_output, dropout_hidden, dropout_input, dropout_embedding,
+            ar_alpha, tar_beta, ar_input=ar_input, tie_weights=tie_weights,
+            seed=seed,
         )
-        input_dropout = LockedDropout(
-            dropout_input, seed=layer_seed(1), name="dropout_input"
-        )
-        rnn_layers, between_dropouts = [], []
-        for index, units in enumerate(hidden_dims):
-            rnn_layers.append(
-                ONLSTM(
-                    units,
-                    chunk_size=chunk_size,
-                    extra_master_level=extra_master_level,
-                    weight_drop=weight_drop,
-                    weight_drop_scaling=weight_drop_scaling,
-                    return_sequences=True,
-                    return_state=True,
-                    seed=layer_seed(10 + index),
-                    name=f"onlstm_{index + 1}",
-                )
-            )
-            if index < len(hidden_dims) - 1:
-                between_dropouts.append(
-                    LockedDropout(
-                        dropout_hidden,
-                        seed=layer_seed(20 + index),
-                        name=f"dropout_hidden_{index + 1}",
-                    )
-                )
-        output_dropout = LockedDropout(
-            dropout_output, seed=layer_seed(2), name="dropout_output"
-        )
-        activation_regularization = ActivationRegularization(
-            ar_alpha, tar_beta, ar_input=ar_input,
-            name="activation_regularization",
-        )
-        output_layer = None
-        if not tie_weights:
-            output_layer = keras.layers.Dense(
-                vocabulary_size, dtype=output_dtype, name="softmax"
-            )
-
-        # === Functional graph ===
-        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
-        state_inputs = []
-        for index, units in enumerate(hidden_dims):
-            state_inputs.append(keras.Input((units,), name=f"h_{index + 1}"))
-            state_inputs.append(keras.Input((units,), name=f"c_{index + 1}"))
-        x = input_dropout(embedding(token_ids))
-        new_states = []
-        for index, layer in enumerate(rnn_layers):
-            raw, h, c = layer(
-                x, initial_state=state_inputs[2 * index : 2 * index + 2]
-            )
-            new_states += [h, c]
-            x = between_dropouts[index](raw) if index < len(between_dropouts) else raw
-        dropped = activation_regularization([raw, output_dropout(raw)])
-        if tie_weights:
-            logits = embedding(dropped, reverse=True)
-        else:
-            logits = output_layer(dropped)
-        logits = keras.layers.Activation("linear", dtype="float32", name="logits")(
-            logits
-        )
-        super().__init__(
-            inputs=[token_ids, *state_inputs],
-            outputs=[logits, *new_states],
-            **kwargs,
-        )
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
         # === Config ===
         self._set_vocabulary(vocabulary_size, words)
@@ -226,80 +146,16 @@ class ONLSTMLanguageModel(
         self.ar_input = ar_input
         self.tie_weights = tie_weights
         self.seed = seed
-        self.embedding = embedding
-        self.rnn_layers = rnn_layers
-        self.output_layer = output_layer
-        self.distance_names = [
-            f"layer{i + 1}/{kind}"
-            for i in range(len(hidden_dims))
-            for kind in ("forget", "input")
-        ]
-        # The paper's best parses: 2nd layer (or the only one), forget gate.
-        self.default_distance = f"layer{min(2, len(hidden_dims))}/forget"
+        self.embedding = layers["embedding"]
+        self.rnn_layers = layers["rnn_layers"]
+        self.output_layer = layers["output_layer"]
+        self._set_distance_names()
 
-    # --- state ------------------------------------------------------------
-    def state_shapes(self):
-        return [(h,) for h in self.hidden_dims for _ in range(2)]
-
-    def initial_state(self, batch_size):
-        """Zero states `[h_1, c_1, ..., h_L, c_L]` as float32 arrays."""
-        return [np.zeros((batch_size, *s), "float32") for s in self.state_shapes()]
-
-    # --- distances --------------------------------------------------------
-    def syntactic_distances(self, token_ids, states=None):
-        """Per-layer syntactic distances, in inference mode.
-
-        Args:
-            token_ids: int array `(batch, time)`.
-            states: optional initial states (default zeros).
-
-        Returns:
-            dict `"layer{l}/forget"` / `"layer{l}/input"` -> float32 array
-            `(batch, time)`.
-        """
-        token_ids = ops.convert_to_tensor(np.asarray(token_ids, "int32"))
-        if states is None:
-            states = self.initial_state(int(token_ids.shape[0]))
-        _, distances = self._inference_pass(token_ids, states, logits=False)
-        return {name: np.asarray(d) for name, d in distances.items()}
-
-    def serving_outputs(self, token_ids):
-        """Logits and distances of one inference pass from a zero state.
-
-        The tensor-level path of an exported model (`keras_ordered.export`):
-        it runs inside a `tf.function`, with a batch size known only at run
-        time.
-
-        Args:
-            token_ids: int tensor `(batch, time)`.
-
-        Returns:
-            `(logits, distances)`: float32 logits `(batch, time, vocabulary)`
-            equal to the model's own inference-mode logits, and the dict of
-            `syntactic_distances` as float32 tensors.
-        """
-        states = self._zero_states(ops.shape(token_ids)[0])
-        return self._inference_pass(token_ids, states, logits=True)
-
-    def _inference_pass(self, token_ids, states, logits):
-        x = self.embedding(token_ids, training=False)
-        distances = {}
-        for index, layer in enumerate(self.rnn_layers):
-            x, _, _, d_forget, d_input = layer(
-                x,
-                initial_state=list(states[2 * index : 2 * index + 2]),
-                training=False,
-                return_distances=True,
-            )
-            distances[f"layer{index + 1}/forget"] = ops.cast(d_forget, "float32")
-            distances[f"layer{index + 1}/input"] = ops.cast(d_input, "float32")
-        if not logits:
-            return None, distances
-        if self.tie_weights:
-            scores = self.embedding(x, reverse=True)
-        else:
-            scores = self.output_layer(x)
-        return ops.cast(scores, "float32"), distances
+    def _layer_distances(self, layer, x, h0, c0):
+        sequences, _, _, d_forget, d_input = layer(
+            x, initial_state=[h0, c0], training=False, return_distances=True
+        )
+        return sequences, d_forget, d_input
 
     # --- config ---------------------------------------------------------
     def get_config(self):
