@@ -7,6 +7,7 @@ import keras
 import tensorflow as tf
 
 from keras_ordered.datasets.treebank import load_treebank
+from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import evaluate_trees
 from keras_ordered.parsing import model_trees
 from keras_ordered.parsing import right_branching_tree
@@ -32,8 +33,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
       (the model's default distance) as the text summary `trees`: each
       drawn (`keras_ordered.parsing.drawing.draw_text`) in a Markdown code
       block, beside its gold tree, so that TensorBoard's Text tab shows the
-      trees forming epoch after epoch. They are trees of the pass that
-      scored the subset: no extra forward pass.
+      trees forming epoch after epoch.
 
     `right_branching` holds right-branching's scores on the subset.
 
@@ -168,9 +168,18 @@ class ParsingEvaluation(keras.callbacks.Callback):
                 tf.summary.scalar(f"sentence_f1/{name}", scores["sentence_f1"])
                 tf.summary.scalar(f"corpus_f1/{name}", scores["corpus_f1"])
             name = self.model.default_distance
+            records = self.records[: self.num_trees]
+            # The drawn trees are parsed again, on their own, as before
+            # drawings existed: this pass traces its own functions, and
+            # without it TensorFlow's per-op random seeds after the first
+            # epoch, hence the training runs and their trees, would differ
+            # from those of earlier versions for the same --seed.
+            distances = self.model.sentence_distances(
+                [list(r.words) for r in records], normalized=True
+            )[name]
             lines = []
-            for record, induced in zip(self.records[: self.num_trees],
-                                       self.trees[name]):
+            for record, d in zip(records, distances):
+                induced = distances_to_tree(record.words, d)
                 gold = " ".join(str(record.tree).split())
                 lines.append(f"induced ({name}):\n\n```\n"
                              f"{draw_text(induced)}\n```\n\ngold: {gold}")
