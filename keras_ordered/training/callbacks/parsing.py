@@ -91,7 +91,6 @@ class ParsingEvaluation(keras.callbacks.Callback):
         self.weights_context = weights_context
         self.records = None
         self.results = {}
-        self.trees = {}
         self._right_branching = None
         self._writer = None
 
@@ -131,8 +130,7 @@ class ParsingEvaluation(keras.callbacks.Callback):
         """Parses the subset now; returns name -> scores.
 
         Parses `batch_size` sentences at a time; a Ctrl-C within
-        `crash_safety.CtrlC` stops it between two batches. The trees are
-        kept in `trees` (name -> list of `UnlabeledTree`, one per record).
+        `crash_safety.CtrlC` stops it between two batches.
         """
         records = self._load()
         trees = {}
@@ -142,7 +140,6 @@ class ParsingEvaluation(keras.callbacks.Callback):
                                self.model, batch_size=self.batch_size)
             for name, some in part.items():
                 trees.setdefault(name, []).extend(some)
-        self.trees = trees
         return {name: evaluate_trees(records, induced)
                 for name, induced in trees.items()}
 
