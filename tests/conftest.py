@@ -39,9 +39,25 @@ SLOWEST_FILES = (
 )
 
 
-def pytest_collection_modifyitems(items):
-    """Moves the files of `SLOWEST_FILES` to the front, in its order
-    (a stable sort: every file's own order, and the others', is kept)."""
+def keras_backend():
+    """The Keras backend these tests run on (`KERAS_BACKEND`, else
+    TensorFlow), read without importing Keras."""
+    return os.environ.get("KERAS_BACKEND", "tensorflow")
+
+
+def pytest_collection_modifyitems(config, items):
+    """On JAX or PyTorch (`KERAS_BACKEND=jax|torch`), keeps only the tests
+    marked `backends` (the rest are TensorFlow's: export, tf.distribute,
+    the recipes' TensorFlow loop); then moves the files of `SLOWEST_FILES`
+    to the front, in its order (a stable sort: every file's own order, and
+    the others', is kept)."""
+    if keras_backend() != "tensorflow":
+        kept = [item for item in items if item.get_closest_marker("backends")]
+        deselected = [item for item in items
+                      if not item.get_closest_marker("backends")]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
     rank = {path: i for i, path in enumerate(SLOWEST_FILES)}
 
     def position(item):

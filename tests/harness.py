@@ -37,7 +37,6 @@ import tempfile
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 # --- the tiny models ---------------------------------------------------------
 # A language-model vocabulary: `<eos>`, `<unk>` and 14 words.
@@ -111,7 +110,44 @@ def random_ids(batch, time, vocabulary_size=len(LM_VOCAB), seed=0):
 
 # --- the checks --------------------------------------------------------------
 def _flat(structure):
-    return [x for x in tf.nest.flatten(structure) if x is not None]
+    return [x for x in keras.tree.flatten(structure) if x is not None]
+
+
+def to_numpy(x):
+    """A tensor of any backend (or an array) as a NumPy array."""
+    return keras.ops.convert_to_numpy(x)
+
+
+def gradients(function, weights):
+    """The gradients of the scalar `function()` with respect to the Keras
+    `weights`, as NumPy arrays (None where none reaches), on the running
+    backend: `tf.GradientTape`, `jax.grad` over the weights' values (with
+    Keras' `StatelessScope`), or PyTorch's `backward`."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            loss = function()
+        return [None if g is None else to_numpy(tf.convert_to_tensor(g))
+                for g in tape.gradient(loss, weights)]
+    if backend == "jax":
+        import jax
+
+        def loss_of(values):
+            mapping = list(zip(weights, values))
+            with keras.StatelessScope(state_mapping=mapping):
+                return function()
+
+        grads = jax.grad(loss_of)([w.value for w in weights])
+        return [to_numpy(g) for g in grads]
+    if backend == "torch":
+        for weight in weights:
+            weight.value.grad = None
+        function().backward()
+        return [None if w.value.grad is None else to_numpy(w.value.grad)
+                for w in weights]
+    raise NotImplementedError(f"gradients on the {backend} backend")
 
 
 def _shape(x):
@@ -253,8 +289,8 @@ class TestCase:
                 inference["training"] = False
             for a, b in zip(_flat(_call(layer, input_data, inference)),
                             _flat(_call(revived, input_data, inference))):
-                np.testing.assert_allclose(np.asarray(a, "float32"),
-                                           np.asarray(b, "float32"),
+                np.testing.assert_allclose(to_numpy(a).astype("float32"),
+                                           to_numpy(b).astype("float32"),
                                            atol=atol)
         return layer
 
@@ -270,26 +306,32 @@ class TestCase:
         weights = layer.trainable_weights
         assert weights, f"{type(layer).__name__} has no trainable weight"
         rng = np.random.default_rng(seed)
-        with tf.GradientTape() as tape:
+        projections = {}
+
+        def loss():
             outputs = _call(layer, input_data, call_kwargs)
-            loss = 0.0
-            for output in _flat(outputs):
-                output = tf.convert_to_tensor(output)
-                if not output.dtype.is_floating:
+            total = 0.0
+            for index, output in enumerate(_flat(outputs)):
+                output = keras.ops.convert_to_tensor(output)
+                if not keras.backend.is_float_dtype(output.dtype):
                     continue
-                projection = rng.normal(size=_shape(output))
-                loss += tf.reduce_sum(
-                    tf.cast(output, "float32") * tf.constant(projection,
-                                                             "float32"))
-        grads = tape.gradient(loss, weights)
+                if index not in projections:
+                    projections[index] = rng.normal(size=_shape(output))
+                total += keras.ops.sum(
+                    keras.ops.cast(output, "float32")
+                    * keras.ops.convert_to_tensor(projections[index],
+                                                  "float32"))
+            return total
+
+        grads = gradients(loss, weights)
         for weight, grad in zip(weights, grads):
             if any(weight.path.endswith(name) for name in no_gradient):
-                assert grad is None or not np.any(np.asarray(grad)), weight.path
+                assert grad is None or not np.any(grad), weight.path
                 continue
             assert grad is not None, f"no gradient reaches {weight.path}"
-            grad = tf.convert_to_tensor(grad)
             assert np.all(np.isfinite(grad)), weight.path
-            assert float(tf.norm(grad)) > 0, f"zero gradient on {weight.path}"
+            assert float(np.linalg.norm(grad)) > 0, (
+                f"zero gradient on {weight.path}")
 
     # --- models ----------------------------------------------------------
     def run_model_saving_test(self, model, input_data, atol=0.0, rtol=0.0,
@@ -310,7 +352,7 @@ class TestCase:
         got = _flat(restored(input_data, **call_kwargs))
         assert len(got) == len(expected)
         for a, b in zip(expected, got):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=atol,
+            np.testing.assert_allclose(to_numpy(a), to_numpy(b), atol=atol,
                                        rtol=rtol)
         return restored
 
