@@ -60,3 +60,49 @@ def require_tensorflow(feature):
             f"{feature} needs TensorFlow, which is not installed "
             f"(Keras backend: {name()}); install it with: {INSTALL_HINT}"
         ) from None
+
+
+class _TensorFlowOnUse:
+    """Stands for the `tensorflow` module; imports it on first use."""
+
+    def __init__(self, feature):
+        self._feature = feature
+
+    def __getattr__(self, attribute):
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        return getattr(require_tensorflow(self._feature), attribute)
+
+    def __repr__(self):
+        return f"<tensorflow, imported on use for {self._feature}>"
+
+
+def tensorflow_on_use(feature):
+    """A stand-in for the `tensorflow` module, for a module that is
+    TensorFlow's alone (a TF training step, `tf.distribute`, `tf.data`):
+    the module imports without TensorFlow, and TensorFlow is imported when
+    an attribute is first read (`tf.GradientTape`), or
+    `TensorFlowMissingError` names `feature` and what to install.
+
+    Args:
+        feature: str, what needs TensorFlow, for the message.
+
+    Example:
+
+        tf = backend.tensorflow_on_use("the carried-state training step")
+
+        def step():
+            with tf.GradientTape() as tape:  # TensorFlow imported here
+                ...
+    """
+    return _TensorFlowOnUse(feature)
+
+
+def replicas_in_sync():
+    """The replicas of the current `tf.distribute` strategy on TensorFlow
+    (1 outside a strategy); 1 on JAX and PyTorch, where a batch sharded
+    over devices (`keras.distribution.DataParallel`) is one array."""
+    if not is_tensorflow():
+        return 1
+    tf = require_tensorflow("tf.distribute")
+    return tf.distribute.get_strategy().num_replicas_in_sync

@@ -47,14 +47,19 @@ def keras_backend():
 
 def pytest_collection_modifyitems(config, items):
     """On JAX or PyTorch (`KERAS_BACKEND=jax|torch`), keeps only the tests
-    marked `backends` (the rest are TensorFlow's: export, tf.distribute,
-    the recipes' TensorFlow loop); then moves the files of `SLOWEST_FILES`
+    marked `backends` and not `tensorflow_only` (the rest are TensorFlow's: export, tf.distribute,
+    the recipes' TensorFlow loop; `KERAS_ORDERED_ALL_BACKEND_TESTS=1` keeps
+    them all, to see what else runs); then moves the files of `SLOWEST_FILES`
     to the front, in its order (a stable sort: every file's own order, and
     the others', is kept)."""
-    if keras_backend() != "tensorflow":
-        kept = [item for item in items if item.get_closest_marker("backends")]
-        deselected = [item for item in items
-                      if not item.get_closest_marker("backends")]
+    if (keras_backend() != "tensorflow"
+            and not os.environ.get("KERAS_ORDERED_ALL_BACKEND_TESTS")):
+        def everywhere(item):
+            return (item.get_closest_marker("backends") is not None
+                    and item.get_closest_marker("tensorflow_only") is None)
+
+        kept = [item for item in items if everywhere(item)]
+        deselected = [item for item in items if not everywhere(item)]
         if deselected:
             config.hook.pytest_deselected(items=deselected)
         items[:] = kept

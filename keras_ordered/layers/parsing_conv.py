@@ -6,8 +6,8 @@ Reference:
 """
 
 import keras
-import tensorflow as tf
 from keras import ops
+from keras_ordered import backend
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 from keras_ordered.layers.gated_attention import FanInUniform
@@ -61,20 +61,25 @@ class GlobalBatchNormalization(keras.layers.BatchNormalization):
 
     def _statistics(self, inputs, mask):
         """Batch mean, (biased) variance and values per channel."""
-        context = tf.distribute.get_replica_context()
-        x = tf.cast(inputs, "float32")
-        count = tf.cast(tf.size(x) // tf.shape(x)[self.axis], "float32")
+        x = ops.cast(inputs, "float32")
+        count = ops.cast(ops.size(x) // ops.shape(x)[self.axis], "float32")
         if mask is not None:
             mean, variance = super()._moments(inputs, mask)
-            return mean, variance, tf.reduce_sum(tf.cast(mask, "float32"))
-        if (
-            not self.synchronized
-            or context is None
-            or context.num_replicas_in_sync == 1
-        ):
-            # The statistics of this replica's batch (the official ones).
-            mean, variance = ops.moments(inputs, axes=self._reduction_axes)
-            return mean, variance, count
+            return mean, variance, ops.sum(ops.cast(mask, "float32"))
+        if self.synchronized and backend.is_tensorflow():
+            # TensorFlow fast path: the two-pass global statistics under a
+            # `tf.distribute` strategy of several replicas. (On JAX, a batch
+            # sharded by `keras.distribution.DataParallel` is one array, and
+            # `ops.moments` below already spans it.)
+            tf = backend.require_tensorflow("synchronized batch norm")
+            context = tf.distribute.get_replica_context()
+            if context is not None and context.num_replicas_in_sync > 1:
+                return self._global_statistics(tf, context, x, count)
+        # The statistics of this replica's batch (the official ones).
+        mean, variance = ops.moments(inputs, axes=self._reduction_axes)
+        return mean, variance, count
+
+    def _global_statistics(self, tf, context, x, count):
         axes = self._reduction_axes
         total, count = context.all_reduce(
             tf.distribute.ReduceOp.SUM, [tf.reduce_sum(x, axis=axes), count]

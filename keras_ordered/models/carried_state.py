@@ -15,11 +15,16 @@ training backup saves). The batches it reads are made in
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
+from keras_ordered import backend
 from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered.models.losses import token_cross_entropy
+
+# The carried-state step is written for TensorFlow (`tf.GradientTape`,
+# `tf.distribute` replica contexts): TensorFlow is imported when it runs.
+tf = backend.tensorflow_on_use("training a language model (its carried-state "
+                               "training step)")
 
 
 class CarriedStateMixin(SymbolicBuildWithoutData):

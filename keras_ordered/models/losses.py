@@ -18,27 +18,37 @@ follows a trajectory that parts from the plain op's after some steps; the
 ON-LSTM evidence that it learns as well is in benchmarks/README.md.
 """
 
-import tensorflow as tf
+import functools
+
+from keras import ops
+
+from keras_ordered import backend
 
 
-# XLA compiles each kernel once per distinct input shape and caches it:
-# with variable-length BPTT windows, once per window length met (a
-# fraction of a second each on a 2-core CPU).
-@tf.function(jit_compile=True)
-def _log_normaliser_and_loss(logits, targets):
-    # Rows of `logits` (N, V), `targets` (N,).
-    top = tf.reduce_max(logits, axis=-1, keepdims=True)
-    log_normaliser = top + tf.math.log(
-        tf.reduce_sum(tf.exp(logits - top), axis=-1, keepdims=True)
-    )
-    picked = tf.gather(logits, targets[:, None], batch_dims=1)
-    return log_normaliser, (log_normaliser - picked)[:, 0]
+@functools.cache
+def _tensorflow_kernels():
+    """The two XLA-compiled kernels of the TensorFlow fast path, made on
+    first use. XLA compiles each once per distinct input shape and caches
+    it: with variable-length BPTT windows, once per window length met (a
+    fraction of a second each on a 2-core CPU)."""
+    tf = backend.require_tensorflow("the fused token cross-entropy")
 
+    @tf.function(jit_compile=True)
+    def log_normaliser_and_loss(logits, targets):
+        # Rows of `logits` (N, V), `targets` (N,).
+        top = tf.reduce_max(logits, axis=-1, keepdims=True)
+        log_normaliser = top + tf.math.log(
+            tf.reduce_sum(tf.exp(logits - top), axis=-1, keepdims=True)
+        )
+        picked = tf.gather(logits, targets[:, None], batch_dims=1)
+        return log_normaliser, (log_normaliser - picked)[:, 0]
 
-@tf.function(jit_compile=True)
-def _logits_gradient(logits, targets, log_normaliser, upstream):
-    one_hot = tf.one_hot(targets, tf.shape(logits)[-1], dtype=logits.dtype)
-    return (tf.exp(logits - log_normaliser) - one_hot) * upstream[:, None]
+    @tf.function(jit_compile=True)
+    def logits_gradient(logits, targets, log_normaliser, upstream):
+        one_hot = tf.one_hot(targets, tf.shape(logits)[-1], dtype=logits.dtype)
+        return (tf.exp(logits - log_normaliser) - one_hot) * upstream[:, None]
+
+    return log_normaliser_and_loss, logits_gradient
 
 
 def token_cross_entropy(targets, logits):
@@ -46,10 +56,11 @@ def token_cross_entropy(targets, logits):
 
     Equal (to float32 rounding) to `keras.losses.
     sparse_categorical_crossentropy(targets, logits, from_logits=True)`,
-    with its gradient `softmax(z) - one_hot(target)`, computed by two
-    XLA-compiled kernels (see the module docstring). Usable inside a model
-    compiled with or without `jit_compile`, and under a distribution
-    strategy.
+    with its gradient `softmax(z) - one_hot(target)`. On TensorFlow it is
+    computed by two XLA-compiled kernels (see the module docstring), usable
+    inside a model compiled with or without `jit_compile` and under a
+    distribution strategy; on JAX and PyTorch by `keras.ops` (`logsumexp`
+    minus the target's logit), differentiated by the backend.
 
     Args:
         targets: integer tensor `(...)` of token ids in `[0, V)`.
@@ -59,7 +70,8 @@ def token_cross_entropy(targets, logits):
         float32 tensor of the shape of `targets`.
 
     Raises:
-        InvalidArgumentError: (when run) a target outside `[0, V)`.
+        InvalidArgumentError: (when run, on TensorFlow) a target outside
+            `[0, V)`.
 
     Example:
 
@@ -71,6 +83,26 @@ def token_cross_entropy(targets, logits):
     loss = token_cross_entropy(targets, logits)  # (20, 70) float32
     ```
     """
+    if not backend.is_tensorflow():
+        return _generic_cross_entropy(targets, logits)
+    return _tensorflow_cross_entropy(targets, logits)
+
+
+def _generic_cross_entropy(targets, logits):
+    # Every backend: `logsumexp - picked`, differentiated by the backend
+    # (on JAX, XLA fuses it with the rest of the compiled step).
+    logits = ops.cast(logits, "float32")
+    targets = ops.cast(targets, "int32")
+    log_normaliser = ops.logsumexp(logits, axis=-1)
+    picked = ops.take_along_axis(logits, targets[..., None], axis=-1)
+    return log_normaliser - picked[..., 0]
+
+
+def _tensorflow_cross_entropy(targets, logits):
+    # TensorFlow fast path: the two fused XLA kernels, with a custom
+    # gradient from the saved log-normaliser.
+    tf = backend.require_tensorflow("the fused token cross-entropy")
+    log_normaliser_and_loss, logits_gradient = _tensorflow_kernels()
     logits = tf.cast(logits, "float32")
     targets = tf.cast(targets, "int32")
     vocabulary = tf.shape(logits)[-1]
@@ -89,12 +121,12 @@ def token_cross_entropy(targets, logits):
 
     @tf.custom_gradient
     def cross_entropy(flat_logits):
-        log_normaliser, loss = _log_normaliser_and_loss(
+        log_normaliser, loss = log_normaliser_and_loss(
             flat_logits, flat_targets
         )
 
         def grad(upstream):
-            return _logits_gradient(
+            return logits_gradient(
                 flat_logits, flat_targets, log_normaliser, upstream
             )
 

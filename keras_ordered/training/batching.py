@@ -25,12 +25,14 @@ streams it always receives.)
 import math
 
 import numpy as np
-import tensorflow as tf
 
 from keras_ordered.models.gfl.vocabulary import EOS_ID
 from keras_ordered.models.gfl.vocabulary import GO_ID
 from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
+from keras_ordered import backend
+
+tf = backend.tensorflow_on_use("the tf.data batch pipelines")
 
 
 

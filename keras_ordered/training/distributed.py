@@ -79,9 +79,11 @@ import time
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_ordered.training.options import STRATEGIES
+from keras_ordered import backend
+
+tf = backend.tensorflow_on_use("tf.distribute training")
 
 
 def split_cpu(count):

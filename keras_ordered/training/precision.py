@@ -5,11 +5,13 @@ where its trees, over seeds, match float32's
 (`benchmarks/parsing_quality.py`; issue 23's rule, docs/results.md).
 """
 
-import tensorflow as tf
 
 from keras_ordered._cpu import CPUINFO
 from keras_ordered._cpu import cpu_flags
 from keras_ordered.training.options import PRECISIONS
+from keras_ordered import backend
+
+tf = backend.tensorflow_on_use("the recipes' precision settings")
 
 
 def cpu_has_native_bfloat16(cpuinfo=CPUINFO):

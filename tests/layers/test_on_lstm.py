@@ -9,6 +9,8 @@ from keras_ordered.layers import ONLSTM
 from keras_ordered.layers import ONLSTMCell
 from keras_ordered.layers import cumax
 
+pytestmark = pytest.mark.backends
+
 
 def np_softmax(x):
     e = np.exp(x - x.max(-1, keepdims=True))
@@ -302,6 +304,7 @@ def test_mixed_precision_and_xla():
     np.testing.assert_allclose(model.predict(x, verbose=0), model(x), atol=1e-5)
 
 
+@pytest.mark.tensorflow_only
 @pytest.mark.parametrize("extra", [False, True])
 def test_fast_recurrence_gradients_equal_the_plain_loop(extra):
     """ONLSTM's hand-written backward equals autodiff through RNN(cell)."""

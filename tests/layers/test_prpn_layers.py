@@ -17,6 +17,8 @@ from keras_ordered.layers.prpn_cell import LayerNormLSTMCell
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 
+pytestmark = pytest.mark.backends
+
 
 def np_sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
@@ -96,6 +98,7 @@ def test_memory_gates_limit_is_the_indicator():
     np.testing.assert_array_equal(got[:, :, -1], 1.0)
 
 
+@pytest.mark.tensorflow_only
 def test_memory_gates_gradient_is_exact_where_alphas_saturate():
     # Products mixing alphas at exactly 0 and alphas on the linear ramp: the
     # gradient must be finite and equal finite differences (a cumprod
@@ -448,6 +451,7 @@ def test_reading_cell_step_matches_numpy():
     np.testing.assert_allclose(out, x, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.tensorflow_only
 def test_reading_cell_dropout_regime_is_the_official_one(harness):
     # Layer inputs and attention keys: element-wise, fresh at every step.
     # Attended hidden state h~: one (1, units) mask per layer and window,
@@ -515,6 +519,7 @@ def test_reading_cell_dropout_regime_is_the_official_one(harness):
         PRPNReadingCell(4, dropout=1.2)
 
 
+@pytest.mark.tensorflow_only
 def test_reading_cell_draws_fresh_step_masks_in_a_compiled_loop():
     # Inside tf.function (model.fit), the per-step draws must still differ
     # from step to step: the same input at every step with a zero state and
@@ -587,6 +592,7 @@ def test_predict_network_forward_and_batch_norm_modes(harness):
     harness.run_serialization_test(predict)
 
 
+@pytest.mark.tensorflow_only
 @pytest.mark.parametrize("training", [False, True])
 def test_windowed_attention_equals_attention_over_the_windows(training):
     """The banded products give the windows' values, gradients and draws."""
@@ -645,6 +651,7 @@ def _reading_network_pair(dropout):
     return rnn, inputs, states, reference
 
 
+@pytest.mark.tensorflow_only
 def test_layerwise_reading_loop_equals_the_per_step_cell():
     import tensorflow as tf
 
@@ -666,6 +673,7 @@ def test_layerwise_reading_loop_equals_the_per_step_cell():
                                    atol=1e-5)
 
 
+@pytest.mark.tensorflow_only
 def test_layerwise_reading_loop_applies_dropout_in_training_only():
     rnn, inputs, states, reference = _reading_network_pair(0.5)
     inference = rnn(inputs, initial_state=states, training=False)
@@ -716,6 +724,7 @@ def _reading_problem(b, t, m, d, kernel_dtype="float32", seed=1):
     return gradients
 
 
+@pytest.mark.tensorflow_only
 def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
     gradients = _reading_problem(b=2, t=5, m=3, d=4)
     # The reference: autodiff through the loop of plain TensorFlow ops.
@@ -732,6 +741,7 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
                                        rtol=2e-4, atol=2e-5)
 
 
+@pytest.mark.tensorflow_only
 def test_reading_recurrence_in_bfloat16_with_many_rows_equals_autodiff(
     monkeypatch,
 ):

@@ -2,10 +2,13 @@
 words are normalised already (the evaluations' treebank records)."""
 
 import numpy as np
+import pytest
 
 from keras_ordered.datasets.treebank import load_treebank
 from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.parsing.evaluate import model_trees
+
+pytestmark = pytest.mark.backends
 
 VOCABULARY = ["<eos>", "<unk>", "the", "n.", "N", "cat"]
 

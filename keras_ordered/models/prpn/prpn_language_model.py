@@ -83,9 +83,9 @@ import weakref
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
+from keras_ordered import backend
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.parsing_conv import ParsingConv
@@ -210,9 +210,7 @@ class PRPNLanguageModel(
 
         synchronized = synchronized_batch_norm
         if synchronized is None:
-            synchronized = (
-                tf.distribute.get_strategy().num_replicas_in_sync > 1
-            )
+            synchronized = backend.replicas_in_sync() > 1
 
         # === Layers ===
         embedding = EmbeddingDropout(
@@ -400,7 +398,8 @@ class PRPNLanguageModel(
             distances, _ = self.parser(embedded, training=False)
         else:
             distances, _ = self.parser([embedded, states[0]], training=False)
-        return {"parser/distance": np.asarray(distances, "float32")}
+        return {"parser/distance":
+                ops.convert_to_numpy(distances).astype("float32")}
 
     def serving_outputs(self, token_ids):
         """Logits and distances of one inference pass from a zero state.

@@ -4,7 +4,6 @@ import contextlib
 import os
 
 import keras
-import tensorflow as tf
 
 from keras_ordered.datasets.treebank import load_treebank
 from keras_ordered.parsing import distances_to_tree
@@ -13,6 +12,9 @@ from keras_ordered.parsing import model_trees
 from keras_ordered.parsing import right_branching_tree
 from keras_ordered.parsing.drawing import draw_text
 from keras_ordered.training.crash_safety import check_interrupt
+from keras_ordered import backend
+
+tf = backend.tensorflow_on_use("the parsing callback's TensorBoard summaries")
 
 
 class ParsingEvaluation(keras.callbacks.Callback):

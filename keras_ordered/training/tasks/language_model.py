@@ -29,7 +29,6 @@ import types
 import keras
 from keras import ops
 import numpy as np
-import tensorflow as tf
 
 from keras_ordered_cli.option_types import non_negative_int
 from keras_ordered_cli.option_types import positive_int
@@ -63,6 +62,9 @@ from keras_ordered.training.optimizers import make_optimizer
 from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
 from keras_ordered.training.callbacks import ParsingEvaluation
+from keras_ordered import backend
+
+tf = backend.tensorflow_on_use("the language-model recipes")
 
 
 def describe_presets(presets, default="ptb"):

@@ -18,7 +18,6 @@ import time
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_ordered_cli.option_types import positive_float
 from keras_ordered_cli.option_types import positive_int
@@ -37,6 +36,9 @@ from keras_ordered.training.callbacks import TimeLimit
 from keras_ordered.training.callbacks import TrainingBackup
 from keras_ordered.training.crash_safety import save_run
 from keras_ordered.training.driver import run_recipe
+from keras_ordered import backend
+
+tf = backend.tensorflow_on_use("the TD-TreeLSTM recipe")
 
 
 DESCRIPTION = (

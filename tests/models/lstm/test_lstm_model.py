@@ -11,9 +11,12 @@ import tensorflow as tf
 
 from conftest import require_data
 from harness import LM_VOCAB as VOCAB
+from harness import gradients
 from keras_ordered.models import LSTMLanguageModel
 from keras_ordered.models.lstm import PRESETS
 from keras_ordered.models.lstm import get_preset
+
+pytestmark = pytest.mark.backends
 
 
 def tiny_model(**overrides):
@@ -76,17 +79,19 @@ def test_sentence_distances_and_trees():
 
 def test_gradients_reach_every_weight():
     model = tiny_model()
-    model.configure_bptt(2, 2)
     ids = np.random.default_rng(5).integers(0, len(VOCAB), (2, 9))
-    with tf.GradientTape() as tape:
-        logits, *_ = model([ids[:, :-1], *model.initial_state(2)], training=True)
-        loss = model._token_loss(ids[:, 1:], logits) + sum(model.losses)
-    grads = tape.gradient(loss, model.trainable_weights)
+
+    def loss():
+        logits, *_ = model([ids[:, :-1], *model.initial_state(2)],
+                           training=True)
+        return model._token_loss(ids[:, 1:], logits) + sum(model.losses)
+
+    grads = gradients(loss, model.trainable_weights)
     names = [w.path for w in model.trainable_weights]
     assert sum("lstm" in n for n in names) == 6  # 2 layers x 3 weights
     for name, grad in zip(names, grads):
         assert grad is not None, name
-        assert float(tf.norm(tf.convert_to_tensor(grad))) > 0, name
+        assert float(np.linalg.norm(grad)) > 0, name
 
 
 def test_keras_file_round_trip(harness):

@@ -18,6 +18,8 @@ from keras_ordered.models.prpn import PRPNLanguageModel
 from keras_ordered.models.prpn import get_preset
 from keras_ordered.training import BPTTBatches
 
+pytestmark = pytest.mark.backends
+
 def random_ids(batch, time, seed=0):
     return harness_random_ids(batch, time, len(VOCAB), seed=seed)
 
@@ -67,6 +69,7 @@ def test_memory_tapes_roll_across_windows():
     assert not np.allclose(fresh[0], second[0], atol=1e-4)
 
 
+@pytest.mark.tensorflow_only
 def test_one_train_step_reaches_every_weight():
     model = tiny_model()
     # Equal output biases for d and d^, so that the predict gates start
@@ -193,6 +196,7 @@ def test_presets_and_validation():
         tiny_model(dropout=1.0)
 
 
+@pytest.mark.tensorflow_only
 def test_mixed_precision_forward_and_gradients_are_finite():
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
