@@ -491,18 +491,32 @@ class AttentionDecoder(keras.layers.Layer):
         else:
             sequences = time_major
 
-        def body(states, x):
+        # The step's outputs are read back from the carry, which holds the
+        # new state and the attention weights: keras' scan on TensorFlow
+        # stacks only outputs shaped like the carry. The features are
+        # `[d_t ; d'_t]` (or `d_t`), pieces of the state.
+        def body(carry, x):
+            states, _ = carry
             if use_dropout:
                 x, step_masks = x
                 step_masks = [step_masks[i] for i in range(self.num_layers - 1)]
             else:
                 step_masks = None
-            features, new_states, weights = self.step(
+            _, new_states, weights = self.step(
                 x, states, memory, keys, memory_mask, step_masks
             )
-            return new_states, (features, weights)
+            carry = (new_states, weights)
+            return carry, carry
 
-        _, (features, weights) = ops.scan(body, states, sequences)
+        initial_weights = ops.zeros(ops.shape(memory)[:2], dtype="float32")
+        _, (all_states, weights) = ops.scan(
+            body, (states, initial_weights), sequences
+        )
+        top = all_states[2 * self.num_layers - 2]  # d_t: (T, B, units)
+        if self.attention:
+            features = ops.concatenate([top, all_states[-1]], axis=-1)
+        else:
+            features = top
         features = ops.transpose(features, (1, 0, 2))
         weights = ops.transpose(weights, (1, 0, 2))
         return features, weights
