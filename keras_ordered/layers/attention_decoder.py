@@ -17,8 +17,19 @@ is also "fed to the next time step". This module holds the two pieces:
   `d'_t`, with `W_1' h_i` computed once per sentence (`project_memory`);
 - `AttentionDecoder`: the stacked decoder LSTM with that attention, one
   step at a time (`step`, used by greedy and beam search) or over a whole
-  teacher-forced target sequence (`call`, a `tf.while_loop` over `step`, so
-  both paths compute the very same numbers).
+  teacher-forced target sequence (`call`, a loop over `step`, so both
+  paths compute the very same numbers).
+
+Backends
+========
+
+`call` loops over `step` in one of two ways, which give the same numbers:
+
+- on TensorFlow, a `tf.while_loop` writing `tf.TensorArray`s (the fast
+  path, which XLA compiles with `jit_compile=True`);
+- on every other backend, `keras.ops.scan` (one `jax.lax.scan` on JAX, a
+  Python loop on PyTorch). The tests run it on TensorFlow too and compare
+  it with the fast path.
 
 Input feeding (how `[d_t ; d'_t]` reaches step `t + 1`)
 =======================================================
@@ -43,8 +54,9 @@ Reference:
 """
 
 import keras
-import tensorflow as tf
 from keras import ops
+
+from keras_ordered import backend
 
 from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
@@ -436,7 +448,84 @@ class AttentionDecoder(keras.layers.Layer):
         return features, new_states, weights
 
     # --- a whole teacher-forced sequence ------------------------------------
+    # "auto": the `tf.while_loop` fast path on TensorFlow, `keras.ops.scan`
+    # elsewhere; "ops": `keras.ops.scan` on every backend (the tests set it
+    # on an instance to check the fallback against the fast path).
+    _loop_implementation = "auto"
+
+    def _uses_tensorflow_loop(self):
+        return self._loop_implementation == "auto" and backend.is_tensorflow()
+
     def call(self, inputs, training=False):
+        if self._uses_tensorflow_loop():
+            return self._call_tensorflow(inputs, training)
+        return self._call_ops(inputs, training)
+
+    def _dropout_masks(self, steps, batch):
+        """Scaled 0/1 masks `(L - 1, T, B, units)` for the inputs of layers
+        2 .. L, a fresh one at every step."""
+        return keras.random.dropout(
+            ops.ones(
+                (self.num_layers - 1, steps, batch, self.units),
+                dtype=self.compute_dtype,
+            ),
+            self.dropout,
+            seed=self.seed_generator,
+        )
+
+    def _call_ops(self, inputs, training=False):
+        """The generic path: `keras.ops.scan` over the time steps."""
+        embedded, memory, memory_mask = inputs[0], inputs[1], inputs[2]
+        memory = ops.cast(memory, self.compute_dtype)
+        states = self.initial_state(list(inputs[3:]), memory)
+        keys = self.project_memory(memory)
+        embedded = ops.cast(embedded, self.compute_dtype)
+        time_major = ops.transpose(embedded, (1, 0, 2))  # (T, B, E)
+        use_dropout = bool(training) and self.dropout > 0 and self.num_layers > 1
+        if use_dropout:
+            shape = ops.shape(time_major)
+            masks = ops.transpose(
+                self._dropout_masks(shape[0], shape[1]), (1, 0, 2, 3)
+            )  # (T, L - 1, B, units)
+            sequences = (time_major, masks)
+        else:
+            sequences = time_major
+
+        # The step's outputs are read back from the carry, which holds the
+        # new state and the attention weights: keras' scan on TensorFlow
+        # stacks only outputs shaped like the carry. The features are
+        # `[d_t ; d'_t]` (or `d_t`), pieces of the state.
+        def body(carry, x):
+            states, _ = carry
+            if use_dropout:
+                x, step_masks = x
+                step_masks = [step_masks[i] for i in range(self.num_layers - 1)]
+            else:
+                step_masks = None
+            _, new_states, weights = self.step(
+                x, states, memory, keys, memory_mask, step_masks
+            )
+            carry = (new_states, weights)
+            return carry, carry
+
+        initial_weights = ops.zeros(ops.shape(memory)[:2], dtype="float32")
+        _, (all_states, weights) = ops.scan(
+            body, (states, initial_weights), sequences
+        )
+        top = all_states[2 * self.num_layers - 2]  # d_t: (T, B, units)
+        if self.attention:
+            features = ops.concatenate([top, all_states[-1]], axis=-1)
+        else:
+            features = top
+        features = ops.transpose(features, (1, 0, 2))
+        weights = ops.transpose(weights, (1, 0, 2))
+        return features, weights
+
+    # TensorFlow fast path ----------------------------------------------------
+    def _call_tensorflow(self, inputs, training=False):
+        """The TensorFlow fast path: a `tf.while_loop` over `step` writing
+        `tf.TensorArray`s, with the bound XLA needs (`jit_compile=True`)."""
+        tf = backend.require_tensorflow("the TensorFlow attention decoder loop")
         embedded, memory, memory_mask = inputs[0], inputs[1], inputs[2]
         memory = ops.cast(memory, self.compute_dtype)
         states = self.initial_state(list(inputs[3:]), memory)
@@ -447,14 +536,7 @@ class AttentionDecoder(keras.layers.Layer):
         batch = tf.shape(time_major)[1]
         use_dropout = bool(training) and self.dropout > 0 and self.num_layers > 1
         if use_dropout:
-            masks = keras.random.dropout(
-                ops.ones(
-                    (self.num_layers - 1, steps, batch, self.units),
-                    dtype=self.compute_dtype,
-                ),
-                self.dropout,
-                seed=self.seed_generator,
-            )
+            masks = self._dropout_masks(steps, batch)
             masks = tf.transpose(masks, [1, 0, 2, 3])  # (T, L - 1, B, units)
 
         features_ta = tf.TensorArray(self.compute_dtype, size=steps)

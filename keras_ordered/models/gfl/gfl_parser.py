@@ -23,11 +23,13 @@ attention over the encoder's top states and input feeding) -> dropout ->
 Dense softmax layer over the target symbols`.
 
 Decoding (`greedy_decode`, `beam_decode`) runs the decoder step by step
-inside a `tf.function` (`keras_ordered.models.gfl.decoding`), batched over
-sentences, with at most `max_length_factor * n + max_length_offset`
-symbols for a sentence of `n` words. `<pad>` and `<go>` are never
-decoded: the decoding softmax runs over the other symbols (scores are
-log-probabilities under that restricted softmax).
+in one loop (`keras_ordered.models.gfl.decoding`: on TensorFlow inside a
+`tf.function`, the graph a SavedModel export serves; on JAX and PyTorch
+in `keras.ops.while_loop`), batched over sentences, with at most
+`max_length_factor * n + max_length_offset` symbols for a sentence of `n`
+words. `<pad>` and `<go>` are never decoded: the decoding softmax runs
+over the other symbols (scores are log-probabilities under that restricted
+softmax).
 
 Design choices (where the paper leaves room)
 ============================================
@@ -54,9 +56,9 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
+from keras_ordered import backend
 from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
@@ -111,6 +113,13 @@ def _check_vocabulary(value, cls, name, lowercase):
             f"({cls.__name__}.from_...)."
         )
     return len(vocabulary), vocabulary
+
+
+def _to_numpy(value):
+    """A tensor of any backend, a NumPy array or nested lists as NumPy."""
+    if isinstance(value, (np.ndarray, list, tuple, int, float, np.generic)):
+        return np.asarray(value)
+    return ops.convert_to_numpy(value)
 
 
 class _FunctionCache:
@@ -314,7 +323,7 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
 
     def set_source_embeddings(self, matrix):
         """Loads pretrained source word vectors (see `load_word_vectors`)."""
-        matrix = np.asarray(matrix, dtype="float32")
+        matrix = _to_numpy(matrix).astype("float32")
         expected = (self.source_vocabulary_size, self.embedding_dim)
         if matrix.shape != expected:
             raise ValueError(
@@ -370,7 +379,62 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
         return logits, new_states, weights
 
     # --- decoding -----------------------------------------------------------
+    # "auto": the `tf.function` of `_decode_function` on TensorFlow, the
+    # `keras.ops` searches elsewhere; "ops": the `keras.ops` searches on
+    # every backend (the tests set it on an instance to check the fallback
+    # against the fast path).
+    _decoding_implementation = "auto"
+
+    def _step_function(self):
+        """The searches' `step_fn`: log-probabilities over every symbol but
+        `<pad>` and `<go>`, which are never outputs (the softmax is taken
+        over the other symbols)."""
+        banned = np.isin(np.arange(self.target_vocabulary_size), [PAD_ID, GO_ID])
+
+        def step_fn(previous, states, constants):
+            memory, keys, mask = constants
+            logits, new_states, weights = self.decode_step(
+                previous, states, {"memory": memory, "keys": keys, "mask": mask}
+            )
+            logits = ops.where(banned, -1e9, logits)
+            return ops.log_softmax(logits, axis=-1), new_states, weights
+
+        return step_fn
+
+    def _decode_ops(self, source_ids, beam_size, factor, offset):
+        """Decoding with the `keras.ops` searches (the generic path):
+        `source_ids` a NumPy int array; returns NumPy arrays."""
+        with decoding.no_grad():
+            encoded = self.encode(source_ids)
+            # The most symbols per sentence, from the host's copy of the ids
+            # (the buffers' size must be a Python int).
+            lengths = np.sum(source_ids != PAD_ID, axis=1).astype("int32")
+            max_lengths = (factor * lengths + offset).astype("int32")
+            max_steps = int(np.max(max_lengths, initial=0))
+            constants = [encoded["memory"], encoded["keys"], encoded["mask"]]
+            arguments = dict(
+                step_fn=self._step_function(),
+                states=encoded["states"],
+                constants=constants,
+                max_lengths=max_lengths,
+                go_id=GO_ID,
+                eos_id=EOS_ID,
+                pad_id=PAD_ID,
+                max_steps=max_steps,
+                implementation="ops",
+            )
+            if beam_size is None:
+                result = decoding.greedy_search(**arguments)
+            else:
+                result = decoding.beam_search(beam_size=beam_size, **arguments)
+        return {name: ops.convert_to_numpy(value) for name, value in result.items()}
+
+    # TensorFlow fast path ----------------------------------------------------
     def _decode_function(self, beam_size):
+        """The TensorFlow decoding graph (a `tf.function` of the ids, the
+        length factor and offset) for `beam_size` (None: greedy), cached;
+        the SavedModel export serves it."""
+        tf = backend.require_tensorflow("the TensorFlow decoding graph")
         functions = self._decode_cache.functions
         if beam_size not in functions:
 
@@ -396,11 +460,12 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
                 if beam_size is None:
                     return decoding.greedy_search(
                         step_fn, encoded["states"], constants, max_lengths,
-                        GO_ID, EOS_ID, PAD_ID,
+                        GO_ID, EOS_ID, PAD_ID, implementation="tensorflow",
                     )
                 return decoding.beam_search(
                     step_fn, encoded["states"], constants, max_lengths,
                     GO_ID, EOS_ID, beam_size=beam_size, pad_id=PAD_ID,
+                    implementation="tensorflow",
                 )
 
             functions[beam_size] = tf.function(
@@ -428,18 +493,26 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
                 "`max_length_factor` and `max_length_offset` are both 0: "
                 "nothing could be decoded. The default is 3 * n + 10."
             )
-        source_ids = np.asarray(source_ids)
+        source_ids = _to_numpy(source_ids)
         if source_ids.ndim != 2:
             raise ValueError(
                 "`source_ids` must be a 2-D int array (batch, words), "
                 f"0-padded. Received shape {source_ids.shape}."
             )
-        result = self._decode_function(beam_size)(
-            tf.constant(source_ids, tf.int32),
-            tf.constant(int(max_length_factor), tf.int32),
-            tf.constant(int(max_length_offset), tf.int32),
+        if self._decoding_implementation == "auto" and backend.is_tensorflow():
+            tf = backend.require_tensorflow("the TensorFlow decoding graph")
+            result = self._decode_function(beam_size)(
+                tf.constant(source_ids, tf.int32),
+                tf.constant(int(max_length_factor), tf.int32),
+                tf.constant(int(max_length_offset), tf.int32),
+            )
+            return {
+                name: ops.convert_to_numpy(value) for name, value in result.items()
+            }
+        return self._decode_ops(
+            source_ids.astype("int32"), beam_size, int(max_length_factor),
+            int(max_length_offset),
         )
-        return {name: np.asarray(value) for name, value in result.items()}
 
     def greedy_decode(self, source_ids, max_length_factor=3, max_length_offset=10):
         """Greedy decoding of a batch of (reversed, 0-padded) sentences.
@@ -489,7 +562,7 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
                 "The parser knows only its target vocabulary's size: build "
                 "it with a TargetVocabulary or load it from its .keras file."
             )
-        return [self.target_vocabulary.decode(row) for row in np.asarray(tokens)]
+        return [self.target_vocabulary.decode(row) for row in _to_numpy(tokens)]
 
     # --- saving -------------------------------------------------------------
     def save_assets(self, dir_path):

@@ -4,10 +4,11 @@ One path for the recipe (validation EVALB every epoch, the final test
 evaluation), the `keras-ordered parse` / `evaluate` commands and the speed
 benchmark: the words of each sentence are reversed and looked up in the
 parser's `SourceVocabulary`, sentences are decoded in batches of similar
-length (greedy or beam search, in graph), the symbols are turned back into
-trees with `keras_ordered.parsing.linearize.delinearize` (which repairs
-malformed outputs and counts the repairs), and the trees come back in the
-input order.
+length (greedy or beam search, one loop per batch, on any Keras
+backend), the symbols are turned back into trees with
+`keras_ordered.parsing.linearize.delinearize` (which repairs malformed
+outputs and counts the repairs), and the trees come back in the input
+order.
 
 Reference:
     Vinyals, Kaiser, Koo, Petrov, Sutskever & Hinton, 2015, "Grammar as a
@@ -122,7 +123,8 @@ def parse_sentences(
         max_length_factor, max_length_offset: at most `factor * n + offset`
             symbols for a sentence of `n` words.
         warm_up: bool, decode one short sentence before starting the clock
-            (the first call traces the decoding `tf.function`).
+            (on TensorFlow the first call traces the decoding
+            `tf.function`).
         keep_attention: bool, keep the attention weights (greedy only).
         progress: optional function called after each batch with the
             number of sentences it decoded (e.g. a progress bar's

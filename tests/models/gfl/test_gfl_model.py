@@ -1,24 +1,36 @@
 """The LSTM+A parser of "Grammar as a Foreign Language" (models/gfl, the
-attention decoder layers)."""
+attention decoder layers).
+
+The tests marked `backends` run on TensorFlow, JAX and PyTorch
+(`KERAS_BACKEND=jax|torch` keeps only them); the others are TensorFlow's
+(its XLA train step, its fast paths against the `keras.ops` fallbacks)."""
 
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 import keras_ordered
 from harness import GFL_SYMBOLS as SYMBOLS
 from harness import GFL_WORDS as WORDS
+from harness import gradients
 from harness import tiny_gfl_parser
+from harness import to_numpy
 from keras_ordered.layers import AttentionDecoder
 from keras_ordered.layers import BahdanauAttention
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import SourceVocabulary
 from keras_ordered.models.gfl import TargetVocabulary
+from keras_ordered.models.gfl import decoding
 from keras_ordered.models.gfl import get_preset
 from keras_ordered.models.gfl import load_word_vectors
 from keras_ordered.models.gfl.vocabulary import EOS_ID
 from keras_ordered.models.gfl.vocabulary import GO_ID
+
+backends = pytest.mark.backends
+tensorflow_only = pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="compares TensorFlow's fast paths with the keras.ops ones",
+)
 
 SOURCE = SourceVocabulary(WORDS)
 TARGET = TargetVocabulary(SYMBOLS)
@@ -44,6 +56,7 @@ def log_softmax(x):
 
 
 # --- the attention -----------------------------------------------------------
+@backends
 def test_attention_matches_numpy_and_ignores_padding():
     rng = np.random.default_rng(1)
     attention = BahdanauAttention(6)
@@ -54,10 +67,11 @@ def test_attention_matches_numpy_and_ignores_padding():
     for variable in attention.weights:
         variable.assign(rng.normal(size=variable.shape).astype("float32"))
     context, weights = attention([query, memory], mask=mask)
+    context, weights = to_numpy(context), to_numpy(weights)
 
-    w1 = np.asarray(attention.memory_kernel)
-    w2 = np.asarray(attention.query_kernel)
-    v = np.asarray(attention.score_vector)[:, 0]
+    w1 = to_numpy(attention.memory_kernel)
+    w2 = to_numpy(attention.query_kernel)
+    v = to_numpy(attention.score_vector)[:, 0]
     # u_i = v^T tanh(W1' h_i + W2' d), a = softmax over the real positions.
     u = np.tanh(memory @ w1 + (query @ w2)[:, None, :]) @ v
     expected = np.zeros_like(u)
@@ -68,15 +82,16 @@ def test_attention_matches_numpy_and_ignores_padding():
     expected_context = (expected[:, :, None] * memory).sum(1)
     np.testing.assert_allclose(weights, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(context, expected_context, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(np.asarray(weights).sum(-1), 1.0, rtol=1e-6)
-    assert np.all(np.asarray(weights)[~mask] == 0.0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-6)
+    assert np.all(weights[~mask] == 0.0)
 
 
+@backends
 def test_greedy_attention_sums_to_one_over_words_and_is_zero_on_padding():
     parser = tiny_parser()
     # An untrained parser that prefers <pad> or <go> must not emit them.
     bias = parser.output_layer.bias
-    bias.assign(np.asarray(bias) + 50.0 * np.isin(np.arange(len(TARGET)), [0, 1]))
+    bias.assign(to_numpy(bias) + 50.0 * np.isin(np.arange(len(TARGET)), [0, 1]))
     source, _ = random_batch(lengths=(5, 2))
     result = parser.greedy_decode(source)
     assert not np.isin(result["tokens"][:, 0], [0, GO_ID]).any()
@@ -101,43 +116,50 @@ def test_greedy_attention_sums_to_one_over_words_and_is_zero_on_padding():
     ],
     ids=["top", "bottom", "no-feeding-1-layer", "no-attention"],
 )
+@backends
 def test_teacher_forced_logits_equal_step_by_step_decoding(overrides):
     parser = tiny_parser(**overrides)
     source, target_in = random_batch(seed=2)
-    logits = np.asarray(parser([source, target_in]))
+    logits = to_numpy(parser([source, target_in]))
     assert logits.shape == (3, target_in.shape[1], len(TARGET))
 
     encoded = parser.encode(source)
     states = encoded["states"]
     for t in range(target_in.shape[1]):
         step_logits, states, _ = parser.decode_step(target_in[:, t], states, encoded)
-        np.testing.assert_allclose(step_logits, logits[:, t], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            to_numpy(step_logits), logits[:, t], rtol=1e-5, atol=1e-5
+        )
 
 
+@backends
 def test_padding_does_not_change_a_sentence():
     parser = tiny_parser()
     source, target_in = random_batch(seed=4, lengths=(3,))
     padded = np.concatenate([source, np.zeros((1, 4), "int32")], axis=1)
     np.testing.assert_allclose(
-        parser([source, target_in]), parser([padded, target_in]), atol=1e-5
+        to_numpy(parser([source, target_in])),
+        to_numpy(parser([padded, target_in])),
+        atol=1e-5,
     )
 
 
+@backends
 def test_no_attention_decoder_starts_from_the_encoder_states():
     parser = tiny_parser(attention=False)
     source, _ = random_batch(seed=5)
     encoded = parser.encode(source)
     assert len(encoded["states"]) == 2 * parser.num_layers  # no context
-    memory = np.asarray(encoded["memory"])
+    memory = to_numpy(encoded["memory"])
+    top_h = to_numpy(encoded["states"][-2])
     # The top layer's final h is its output at each sentence's last word.
     for row, n in enumerate((5, 3, 1)):
-        np.testing.assert_allclose(
-            encoded["states"][-2][row], memory[row, n - 1], atol=1e-6
-        )
+        np.testing.assert_allclose(top_h[row], memory[row, n - 1], atol=1e-6)
     assert parser.decoder.feature_size() == parser.units
 
 
 # --- searches -------------------------------------------------------------------
+@backends
 def test_beam_of_one_equals_greedy():
     for seed in (0, 1):
         parser = tiny_parser(seed=seed)
@@ -149,6 +171,7 @@ def test_beam_of_one_equals_greedy():
         np.testing.assert_allclose(beam["scores"], greedy["scores"], rtol=1e-6)
 
 
+@backends
 def test_beam_scores_are_the_teacher_forced_log_probabilities():
     parser = tiny_parser()
     source, _ = random_batch(seed=6, lengths=(4, 2))
@@ -160,7 +183,7 @@ def test_beam_scores_are_the_teacher_forced_log_probabilities():
         target_in = np.concatenate(
             [np.full((2, 1), GO_ID, "int32"), tokens[:, :-1]], axis=1
         )
-        logits = np.asarray(parser([source, target_in]), "float64")
+        logits = to_numpy(parser([source, target_in])).astype("float64")
         logits[..., [0, GO_ID]] = -np.inf  # never decoded
         log_probs = log_softmax(logits)
         expected = []
@@ -174,6 +197,7 @@ def test_beam_scores_are_the_teacher_forced_log_probabilities():
         np.testing.assert_allclose(scores[:, k], expected, rtol=1e-4, atol=1e-4)
 
 
+@backends
 def test_output_length_is_bounded_by_the_input_length():
     parser = tiny_parser()
     source, _ = random_batch(seed=7, lengths=(3, 1))
@@ -186,6 +210,7 @@ def test_output_length_is_bounded_by_the_input_length():
 
 
 # --- training -------------------------------------------------------------------
+@backends
 def test_gradients_reach_every_weight():
     parser = tiny_parser(dropout=0.2)
     source, target_in = random_batch(seed=8)
@@ -193,17 +218,39 @@ def test_gradients_reach_every_weight():
     loss_fn = keras.losses.SparseCategoricalCrossentropy(
         from_logits=True, ignore_class=0
     )
-    with tf.GradientTape() as tape:
-        loss = loss_fn(target_out, parser([source, target_in], training=True))
-    grads = tape.gradient(loss, parser.trainable_weights)
+
+    def loss():
+        return loss_fn(target_out, parser([source, target_in], training=True))
+
+    grads = gradients(loss, parser.trainable_weights)
     names = [w.path for w in parser.trainable_weights]
     layers = parser.num_layers  # 2 embeddings, 3 per LSTM, attention, dense
     assert len(names) == 2 + 3 * layers + 3 * layers + 3 + 2
     for name, grad in zip(names, grads):
         assert grad is not None, name
-        assert np.abs(np.asarray(tf.convert_to_tensor(grad))).sum() > 0, name
+        assert np.all(np.isfinite(grad)), name
+        assert np.abs(grad).sum() > 0, name
 
 
+@backends
+def test_fit_takes_a_few_steps():
+    # Keras' own train step, on every backend.
+    source, target_in = random_batch(seed=14)
+    target_out = np.concatenate([target_in[:, 1:], np.full((3, 1), EOS_ID)], 1)
+    keras.utils.set_random_seed(2)
+    parser = tiny_parser(dropout=0.1)
+    before = [to_numpy(w) for w in parser.trainable_weights]
+    parser.compile(optimizer=keras.optimizers.Adam(0.01))
+    history = parser.fit(
+        [source, target_in], target_out, epochs=3, batch_size=3, verbose=0
+    )
+    losses = history.history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+    for weight, old in zip(parser.trainable_weights, before):
+        assert not np.array_equal(to_numpy(weight), old), weight.path
+
+
+@backends
 def test_default_loss_averages_over_non_padding_targets():
     parser = tiny_parser()
     parser.compile()
@@ -211,13 +258,13 @@ def test_default_loss_averages_over_non_padding_targets():
     target_out = np.concatenate([target_in[:, 1:], np.full((3, 1), EOS_ID)], 1)
     target_out[1, 4:] = 0
     target_out[2, 2:] = 0
-    logits = np.asarray(parser([source, target_in]), "float64")
+    logits = to_numpy(parser([source, target_in])).astype("float64")
     log_probs = log_softmax(logits)
     real = target_out != 0
     picked = np.take_along_axis(log_probs, target_out[..., None], -1)[..., 0]
     expected = -picked[real].mean()
     loss = parser.compute_loss(y=target_out, y_pred=parser([source, target_in]))
-    np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
+    np.testing.assert_allclose(float(to_numpy(loss)), expected, rtol=1e-5)
 
 
 @pytest.mark.slow
@@ -269,6 +316,7 @@ def test_overfits_four_pairs_to_exact_greedy_match():
     assert parser.symbols(parser.beam_decode(source, beam_size=3)["tokens"]) == trees
 
 
+@backends
 def test_mixed_bfloat16_forward_and_decoding_are_finite():
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
@@ -280,14 +328,15 @@ def test_mixed_bfloat16_forward_and_decoding_are_finite():
     finally:
         keras.mixed_precision.set_global_policy("float32")
     assert parser.decoder.compute_dtype == "bfloat16"
-    assert logits.dtype == "float32"
-    assert np.isfinite(np.asarray(logits)).all()
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert np.isfinite(to_numpy(logits)).all()
     assert np.isfinite(result["scores"]).all() and np.isfinite(result["attention"]).all()
     np.testing.assert_allclose(result["attention"].sum(-1)[result["tokens"] != 0], 1.0, atol=1e-5)
     assert np.isfinite(beam["scores"]).all()
 
 
 # --- saving ---------------------------------------------------------------------
+@backends
 def test_keras_file_round_trip(harness):
     parser = tiny_parser(input_feeding="bottom")
     parser.compile()
@@ -315,6 +364,7 @@ def test_keras_file_round_trip(harness):
     assert rebuilt.get_config() == config
 
 
+@backends
 def test_config_of_sizes_only_and_layers_round_trip(harness):
     parser = GFLParser(30, 12, embedding_dim=4, units=6, num_layers=1, dropout=0.0)
     config = keras.saving.serialize_keras_object(parser)
@@ -327,6 +377,7 @@ def test_config_of_sizes_only_and_layers_round_trip(harness):
 
 
 # --- vocabularies, word vectors, presets -----------------------------------------
+@backends
 def test_vocabularies():
     source = SourceVocabulary.from_sentences(
         [["The", "dog"], ["the", "cat"]], lowercase=True
@@ -345,6 +396,7 @@ def test_vocabularies():
         TARGET.encode(["(FOO"])
 
 
+@backends
 def test_load_word_vectors(tmp_path):
     path = tmp_path / "vectors.txt"
     path.write_text("3 2\nDog 1 2\n<unk> 5 6\ncat 3 4\nzebra 7 8\n", encoding="utf-8")
@@ -357,13 +409,14 @@ def test_load_word_vectors(tmp_path):
     assert np.all(np.abs(matrix[4]) <= 0.05)  # bird: random
     parser = GFLParser(vocabulary, TARGET, embedding_dim=2, units=4, num_layers=1)
     parser.set_source_embeddings(matrix)
-    np.testing.assert_array_equal(parser.source_embedding.embeddings, matrix)
+    np.testing.assert_array_equal(to_numpy(parser.source_embedding.embeddings), matrix)
     with pytest.raises(ValueError, match="expected dim=3"):
         load_word_vectors(str(path), vocabulary, 3)
     with pytest.raises(ValueError, match="must have shape"):
         parser.set_source_embeddings(matrix[:, :1])
 
 
+@backends
 def test_presets():
     paper = get_preset("paper")
     assert paper["model"]["num_layers"] == 3 and paper["model"]["units"] == 256
@@ -387,6 +440,7 @@ def test_presets():
         ({"target_vocabulary": SOURCE}, "swap the source and target"),
     ],
 )
+@backends
 def test_bad_arguments_are_clear(overrides, message):
     config = {"source_vocabulary": SOURCE, "target_vocabulary": TARGET}
     config.update(overrides)
@@ -394,6 +448,7 @@ def test_bad_arguments_are_clear(overrides, message):
         GFLParser(**{"embedding_dim": 4, "units": 4, **config})
 
 
+@backends
 def test_bad_decoding_arguments_are_clear():
     parser = tiny_parser()
     source, _ = random_batch()
@@ -403,3 +458,72 @@ def test_bad_decoding_arguments_are_clear():
         parser.greedy_decode(source, max_length_factor=0, max_length_offset=0)
     with pytest.raises(ValueError, match="2-D int array"):
         parser.greedy_decode(source[0])
+
+
+# --- the TensorFlow fast paths against the keras.ops fallbacks ---------------
+@tensorflow_only
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"input_feeding": "bottom"}, {"attention": False}],
+    ids=["top", "bottom", "no-attention"],
+)
+def test_keras_ops_loop_equals_the_tensorflow_loop(overrides):
+    parser = tiny_parser(dropout=0.3, **overrides)
+    source, target_in = random_batch(seed=15)
+    decoder = parser.decoder
+    encoded = parser.encode(source)
+    encoder_states = encoded["states"][: 2 * parser.num_layers]
+    inputs = [
+        parser.target_embedding(target_in),
+        encoded["memory"],
+        encoded["mask"],
+        *encoder_states,
+    ]
+    state = to_numpy(decoder.seed_generator.state)
+    outputs = {}
+    for implementation in ("auto", "ops"):
+        decoder._loop_implementation = implementation
+        logits = parser([source, target_in])
+        # The same dropout masks: the seed generator starts from the same
+        # state.
+        decoder.seed_generator.state.assign(state)
+        features, weights = decoder(inputs, training=True)
+        outputs[implementation] = [to_numpy(x) for x in (logits, features, weights)]
+    for fast, generic in zip(outputs["auto"], outputs["ops"]):
+        np.testing.assert_allclose(generic, fast, rtol=1e-6, atol=1e-6)
+
+
+@tensorflow_only
+def test_keras_ops_decoding_equals_the_tensorflow_graph():
+    parser = tiny_parser()
+    source, _ = random_batch(seed=16, lengths=(6, 4, 2, 1))
+    results = {}
+    for implementation in ("auto", "ops"):
+        parser._decoding_implementation = implementation
+        results[implementation] = [
+            parser.greedy_decode(source),
+            parser.beam_decode(source, beam_size=4),
+            parser.beam_decode(source, beam_size=2, max_length_factor=1,
+                               max_length_offset=1),
+        ]
+    for fast, generic in zip(results["auto"], results["ops"]):
+        assert sorted(fast) == sorted(generic)
+        for name in fast:
+            assert generic[name].dtype == fast[name].dtype, name
+            assert generic[name].shape == fast[name].shape, name
+            if generic[name].dtype.kind == "f":
+                np.testing.assert_allclose(generic[name], fast[name], atol=1e-6)
+            else:
+                np.testing.assert_array_equal(generic[name], fast[name])
+
+
+@backends
+def test_the_tensorflow_searches_elsewhere_fail_with_one_clear_line():
+    if keras.backend.backend() == "tensorflow":
+        pytest.skip("the TensorFlow searches run on TensorFlow")
+    with pytest.raises(ValueError, match="needs the TensorFlow backend"):
+        decoding.greedy_search(None, [], [], np.array([3]), 1, 2,
+                               implementation="tensorflow")
+    with pytest.raises(ValueError, match="`implementation` must be"):
+        decoding.beam_search(None, [], [], np.array([3]), 1, 2,
+                             implementation="xla")
