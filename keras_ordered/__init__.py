@@ -11,7 +11,8 @@ answers at once).
 
 TensorFlow's start-up log is left alone, unless `KERAS_ORDERED_QUIET=1`
 asks for a quiet start-up (the recipes and the command set it; see
-`keras_ordered._quiet`).
+`keras_ordered._quiet`). On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
+the package imports without TensorFlow (`keras_ordered.backend`).
 """
 
 import importlib
@@ -36,7 +37,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'keras_ordered' has no attribute {name!r}")
 
 
-if _quiet.quiet_requested():
+if _quiet.quiet_requested() and _quiet.configured_backend() == "tensorflow":
     _quiet.import_tensorflow()
 from keras_ordered import datasets  # noqa: F401,E402
 from keras_ordered import layers  # noqa: F401,E402

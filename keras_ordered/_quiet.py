@@ -66,6 +66,23 @@ def _stderr_silenced():
         os.close(saved)
 
 
+def configured_backend():
+    """The Keras backend this process will use, read as Keras reads it
+    (`KERAS_BACKEND`, else the "backend" of `$KERAS_HOME/keras.json` or
+    `~/.keras/keras.json`, else TensorFlow), without importing Keras."""
+    if os.environ.get("KERAS_BACKEND"):
+        return os.environ["KERAS_BACKEND"]
+    home = os.environ.get("KERAS_HOME") or os.path.join(
+        os.path.expanduser("~"), ".keras")
+    try:
+        import json
+
+        with open(os.path.join(home, "keras.json"), encoding="utf-8") as f:
+            return json.load(f).get("backend", "tensorflow")
+    except (OSError, ValueError, AttributeError):
+        return "tensorflow"
+
+
 def import_tensorflow(show=None):
     """Imports TensorFlow and Keras, silencing their start-up log.
 

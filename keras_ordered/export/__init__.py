@@ -11,22 +11,27 @@ blocks, tree checks, generation steps, log-probabilities), and
 exported graph runs in TF Serving's standard model server.
 """
 
-from keras_ordered.export.ops import DENIED_OPS
-from keras_ordered.export.ops import check_serving_ops
-from keras_ordered.export.ops import graph_op_types
-from keras_ordered.export.ops import saved_model_op_types
-from keras_ordered.export.ops import serving_op_allowlist
-from keras_ordered.export.text import TextPreprocessor
-from keras_ordered.export.text import VocabularyTable
-from keras_ordered.export.text import check_sentences
-from keras_ordered.export.text import normalize
-from keras_ordered.export.text import repair_utf8
-from keras_ordered.export.text import tokenize
-from keras_ordered.export.text import tokenize_python
-from keras_ordered.export.text import write_vocabulary
-from keras_ordered.export.trees import distances_to_brackets
-from keras_ordered.export.language_model import export_language_model
-from keras_ordered.export.linearized import delinearize
-from keras_ordered.export.gfl import export_gfl_parser
-from keras_ordered.export.tdtreelstm import export_tdtreelstm
-from keras_ordered.export.saved_model import export_model
+from keras_ordered import backend as _backend
+
+# SavedModels are TensorFlow's: without it, one line says what to install.
+_backend.require_tensorflow("SavedModel export (keras_ordered.export)")
+
+from keras_ordered.export.ops import DENIED_OPS  # noqa: E402
+from keras_ordered.export.ops import check_serving_ops  # noqa: E402
+from keras_ordered.export.ops import graph_op_types  # noqa: E402
+from keras_ordered.export.ops import saved_model_op_types  # noqa: E402
+from keras_ordered.export.ops import serving_op_allowlist  # noqa: E402
+from keras_ordered.export.text import TextPreprocessor  # noqa: E402
+from keras_ordered.export.text import VocabularyTable  # noqa: E402
+from keras_ordered.export.text import check_sentences  # noqa: E402
+from keras_ordered.export.text import normalize  # noqa: E402
+from keras_ordered.export.text import repair_utf8  # noqa: E402
+from keras_ordered.export.text import tokenize  # noqa: E402
+from keras_ordered.export.text import tokenize_python  # noqa: E402
+from keras_ordered.export.text import write_vocabulary  # noqa: E402
+from keras_ordered.export.trees import distances_to_brackets  # noqa: E402
+from keras_ordered.export.language_model import export_language_model  # noqa: E402
+from keras_ordered.export.linearized import delinearize  # noqa: E402
+from keras_ordered.export.gfl import export_gfl_parser  # noqa: E402
+from keras_ordered.export.tdtreelstm import export_tdtreelstm  # noqa: E402
+from keras_ordered.export.saved_model import export_model  # noqa: E402

@@ -2,6 +2,8 @@
 
 import sys
 
+from keras_ordered import backend as _backend
+
 from keras_ordered.export.gfl import export_gfl_parser
 from keras_ordered.export.language_model import export_language_model
 from keras_ordered.export.tdtreelstm import export_tdtreelstm
@@ -36,6 +38,7 @@ def export_model(model, output, version=None, overwrite=False, **options):
     keras_ordered.export.export_model(model, "exported/prpn")  # exported/prpn/1
     ```
     """
+    check_tensorflow_backend()
     if callable(getattr(model, "serving_outputs", None)) and getattr(
         model, "distance_names", None
     ):
@@ -58,3 +61,15 @@ def export_model(model, output, version=None, overwrite=False, **options):
         "supports the tree-inducing language models (ONLSTMLanguageModel, "
         "PRPNLanguageModel), the GFLParser and the TDTreeLSTMLanguageModel."
     )
+
+
+def check_tensorflow_backend():
+    """Raises a one-line `RuntimeError` unless Keras runs on TensorFlow:
+    the exported graph is built from the model's TensorFlow ops."""
+    if not _backend.is_tensorflow():
+        raise RuntimeError(
+            "SavedModel export runs on the TensorFlow backend, and this "
+            f"process runs {_backend.name()}: export with "
+            "KERAS_BACKEND=tensorflow (a .keras model saved on any backend "
+            "loads there)."
+        )

@@ -323,7 +323,7 @@ class SyntacticDistanceMixin:
         result = {name: [None] * len(sentences) for name in self.distance_names}
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            width = max(len(sentences[i]) for i in chunk) + 2
+            width = _padded_width(max(len(sentences[i]) for i in chunk) + 2)
             ids = np.full((len(chunk), width), eos, dtype="int32")
             ids[:, 0] = bos
             for row, i in enumerate(chunk):
@@ -339,6 +339,16 @@ class SyntacticDistanceMixin:
             if progress is not None:
                 progress(len(chunk))
         return result
+
+
+def _padded_width(width):
+    """The width of a batch of `width` tokens. On JAX, rounded up to a
+    multiple of 16: XLA compiles the model once per input shape, and the
+    distances of a causal model at a position do not depend on the padding
+    after it. As it is on TensorFlow and PyTorch."""
+    if keras.backend.backend() == "jax":
+        return -(-width // 16) * 16
+    return width
 
 
 class PresetMixin:

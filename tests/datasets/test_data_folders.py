@@ -13,6 +13,8 @@ from keras_ordered.datasets import ptb
 from keras_ordered.datasets.folders import DATA_ENV_VAR
 from keras_ordered.datasets.folders import data_dir
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture
 def no_data(monkeypatch, tmp_path):

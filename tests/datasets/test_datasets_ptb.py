@@ -8,6 +8,8 @@ import pytest
 from conftest import require_data
 from keras_ordered.datasets import ptb
 
+pytestmark = pytest.mark.backends
+
 TEXT = {
     "train": "the cat sat\nthe dog sat on the mat\n",
     "valid": "the cat <unk>\n",

@@ -7,6 +7,8 @@ from conftest import DATA
 from keras_ordered.datasets import dependency
 from keras_ordered.datasets.dependency import generation_steps
 
+pytestmark = pytest.mark.backends
+
 L, R, NXL, NXR = "GEN-L", "GEN-R", "GEN-NX-L", "GEN-NX-R"
 
 

@@ -13,6 +13,8 @@ from keras_ordered.datasets.treebank import map_to_vocabulary
 from keras_ordered.datasets.treebank import normalize_word
 from keras_ordered.parsing.trees import tree_to_brackets
 
+pytestmark = pytest.mark.backends
+
 # Treebank-II style, with punctuation, -NONE- traces, $, function tags,
 # indices and a constituent (NP-SBJ) left empty by the trace removal.
 GOLD_1 = """

@@ -15,6 +15,8 @@ import pytest
 from conftest import require_data
 from keras_ordered.parsing import evalb
 
+pytestmark = pytest.mark.backends
+
 SUMMARY_FIELDS = {
     "Number of sentence": "sentences",
     "Number of Error sentence": "error_sentences",

@@ -18,6 +18,8 @@ from keras_ordered.parsing import baselines as baselines_lib
 from keras_ordered.parsing import evaluate
 from keras_ordered.parsing import metrics
 
+pytestmark = pytest.mark.backends
+
 # Four gold sentences whose scores are computed by hand below.
 GOLD = HAND_SCORED_GOLD
 

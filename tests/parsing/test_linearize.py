@@ -6,6 +6,8 @@ import pytest
 from conftest import require_data
 from keras_ordered.parsing import linearize as lin
 
+pytestmark = pytest.mark.backends
+
 FIGURE_2 = "(S (NP XX )NP (VP XX (NP XX XX )NP )VP XX )S"
 JOHN = nltk.Tree.fromstring(
     "(S (NP-SBJ (NNP John)) (VP (VBZ has) (NP (DT a) (NN dog))) (. .))"

@@ -11,6 +11,8 @@ from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import tree_to_brackets
 from keras_ordered.parsing import tree_to_spans
 
+pytestmark = pytest.mark.backends
+
 SENTENCE = "(((The cat) sat) (on ((the mat) .)))"
 WORDS = ["The", "cat", "sat", "on", "the", "mat", "."]
 

@@ -7,6 +7,8 @@ from keras_ordered.parsing import baselines
 from keras_ordered.parsing.evaluate import evaluate_parsing
 from keras_ordered.parsing.trees import tree_to_brackets
 
+pytestmark = pytest.mark.backends
+
 
 def brackets(build, n, **kwargs):
     return tree_to_brackets(build([chr(ord("a") + i) for i in range(n)], **kwargs))

@@ -9,6 +9,8 @@ from keras_ordered.parsing import self_f1
 from keras_ordered.parsing import shift_distances
 from keras_ordered.parsing import tree_to_spans
 
+pytestmark = pytest.mark.backends
+
 
 def test_shift_distances_by_hand():
     d = [np.array([0.1, 0.9, 0.4, 0.3]), np.array([5.0]), np.array([])]

@@ -13,6 +13,8 @@ from keras_ordered.parsing.evaluate import evaluate_distances
 from keras_ordered.parsing.evaluate import evaluate_parsing
 from keras_ordered.parsing.trees import brackets_to_tree
 
+pytestmark = pytest.mark.backends
+
 # Hand-scored gold sentences (conftest.HAND_SCORED_GOLD).
 GOLD = HAND_SCORED_GOLD
 

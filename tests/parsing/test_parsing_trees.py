@@ -15,6 +15,8 @@ from keras_ordered.parsing.trees import tree_to_brackets
 from keras_ordered.parsing.trees import tree_to_labeled_spans
 from keras_ordered.parsing.trees import tree_to_spans
 
+pytestmark = pytest.mark.backends
+
 WORDS = ["the", "cat", "sat", "on", "the", "mat"]
 
 

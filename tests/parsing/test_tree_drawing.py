@@ -14,6 +14,8 @@ from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import tree_to_spans
 from keras_ordered.parsing import trees as trees_lib
 
+pytestmark = pytest.mark.backends
+
 WORDS = ["The", "cat", "sat", "on", "the", "mat", "."]
 DISTANCES = [0.0, 0.5, 3.0, 1.0, 0.2, 0.4, 2.0]
 SVG = "{http://www.w3.org/2000/svg}"

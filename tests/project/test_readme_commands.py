@@ -31,6 +31,10 @@ def page_commands(page):
         block = block.replace("\\\n", " ")
         for line in block.splitlines():
             words = shlex.split(line, comments=True)
+            # `KERAS_BACKEND=jax keras-ordered ...`: the command after the
+            # environment variables it sets.
+            while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
+                words = words[1:]
             if words:
                 commands.append(words)
     return commands
@@ -165,3 +169,17 @@ def test_searches_sharing_an_output_folder_continue_each_other():
             f"{page}: `{' '.join(words)}` reuses {output}, the folder of a "
             f"search with other settings in {first[0]}"
         )
+
+
+def test_ci_installs_without_tensorflow_as_the_backends_page_says():
+    # docs/backends.md's install without TensorFlow is the one CI checks.
+    commands = [" ".join(shlex.quote(w) if " " in w or ">" in w or "<" in w
+                         else w for w in c)
+                for c in page_commands("docs/backends.md")
+                if c[0] == "pip"]
+    assert len(commands) == 2, commands
+    ci = [line.strip() for line in
+          open(os.path.join(REPO, ".ci", "run")).read().splitlines()]
+    for command in commands:
+        assert any(shlex.split(line) == shlex.split(command) for line in ci
+                   if line and not line.startswith("#")), command
