@@ -409,6 +409,18 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
             token = ops.reshape(token, ops.shape(targets))
         return ops.sum(token * mask), ops.sum(mask)
 
+    def make_train_function(self, force=False):
+        """Keras' (TensorFlow only: off it, `fit` stops here with one line,
+        before it starts)."""
+        _tensorflow_for("training with fit()")
+        return super().make_train_function(force)
+
+    def make_test_function(self, force=False):
+        """Keras' (TensorFlow only: off it, `evaluate` stops here with one
+        line, before it starts)."""
+        _tensorflow_for("evaluate()")
+        return super().make_test_function(force)
+
     def train_step(self, data, *state):
         tf = _tensorflow_for("training with fit()")
         inputs = data[0] if isinstance(data, tuple) else data
@@ -470,7 +482,8 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
 
     def _score_function(self):
         """The forward pass `score` runs: a `tf.function` on TensorFlow (its
-        inputs as `tf.constant`s), the model's call elsewhere."""
+        inputs as `tf.constant`s), a `jax.jit` of the stateless call on JAX,
+        the model's call on PyTorch."""
         function = getattr(self, "_score_fn", None)
         if function is None:
             if backend.is_tensorflow():
@@ -479,6 +492,22 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
 
                 def function(arrays):
                     return forward({k: tf.constant(v) for k, v in arrays.items()})
+            elif backend.name() == "jax":
+                # One compilation per batch shape: `jax.jit` of the
+                # stateless call, the weights' current values passed in.
+                import jax
+
+                @jax.jit
+                def forward(trainable, non_trainable, inputs):
+                    outputs, _ = self.stateless_call(
+                        trainable, non_trainable, inputs, training=False)
+                    return outputs
+
+                def function(arrays):
+                    return forward(
+                        [v.value for v in self.trainable_variables],
+                        [v.value for v in self.non_trainable_variables],
+                        arrays)
             else:
                 def function(arrays):
                     return self({k: ops.convert_to_tensor(v)
