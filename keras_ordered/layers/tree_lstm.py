@@ -50,6 +50,16 @@ iteration read, where automatic differentiation of the loop adds a dense
 memory-sized tensor per iteration (that cost grows with the batch). The
 benchmark `benchmarks/tdtreelstm_throughput.py` measures the three ways.
 
+Backends: what the paragraphs above describe (`tf.while_loop`, the
+hand-written gradients, XLA) is the TensorFlow backend's path, chosen when
+`keras.backend.backend() == "tensorflow"`. On JAX and PyTorch the layers
+run a `keras.ops` path beside it with the same numbers: one
+`ops.fori_loop` over the generation steps in generation order, the
+`selection` as above, gradients by the backend's automatic
+differentiation; given a `schedule`, the same states (the steps it leaves
+out get the root's state) without the one-action-per-iteration saving.
+TensorFlow is imported only on its path.
+
 Reference:
     Zhang, Lu, Lapata. "Top-down Tree Long Short-Term Memory Networks".
     NAACL 2016.
