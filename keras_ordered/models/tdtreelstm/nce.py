@@ -64,8 +64,10 @@ def sample_noise(noise_cdf, shape, seed=None):
     Example:
 
     ```python
-    cdf = np.cumsum(noise_distribution([0, 10, 0, 100])).astype("float32")
-    ids = sample_noise(cdf, (4, 20), seed=1)  # never 0 or 2
+    from keras_ordered.models.tdtreelstm import nce
+    probs = nce.noise_distribution([0, 10, 0, 100])
+    ids = nce.sample_noise(np.cumsum(probs).astype("float32"), (4, 20),
+                           seed=1)  # words 1 and 3 only
     ```
     """
     uniform = keras.random.uniform(shape, dtype="float32", seed=seed)
@@ -90,8 +92,15 @@ def nce_loss(hidden, targets, noise_ids, output_embedding, log_z,
     Example:
 
     ```python
-    loss = nce_loss(hidden, targets, sample_noise(cdf, (N, 20)), W_o,
-                    9.0, np.log(noise_probs))  # (N,)
+    from keras_ordered.models.tdtreelstm import nce
+    rng = np.random.default_rng(0)
+    probs = nce.noise_distribution([0, 10, 0, 100, 5])
+    hidden = rng.normal(size=(2, 3)).astype("float32")
+    output_embedding = rng.normal(size=(5, 3)).astype("float32")
+    noise = nce.sample_noise(np.cumsum(probs).astype("float32"), (2, 20))
+    loss = nce.nce_loss(hidden, np.array([3, 1]), noise, output_embedding,
+                        9.0, np.log(np.maximum(probs, 1e-30)).astype("float32"))
+    loss.shape  # (2,)
     ```
     """
     hidden = ops.cast(hidden, "float32")
