@@ -50,15 +50,25 @@ iteration read, where automatic differentiation of the loop adds a dense
 memory-sized tensor per iteration (that cost grows with the batch). The
 benchmark `benchmarks/tdtreelstm_throughput.py` measures the three ways.
 
+Backends: what the paragraphs above describe (`tf.while_loop`, the
+hand-written gradients, XLA) is the TensorFlow backend's path, chosen when
+`keras.backend.backend() == "tensorflow"`. On JAX and PyTorch the layers
+run a `keras.ops` path beside it with the same numbers: one
+`ops.fori_loop` over the generation steps in generation order, the
+`selection` as above, gradients by the backend's automatic
+differentiation; given a `schedule`, the same states (the steps it leaves
+out get the root's state) without the one-action-per-iteration saving.
+TensorFlow is imported only on its path.
+
 Reference:
     Zhang, Lu, Lapata. "Top-down Tree Long Short-Term Memory Networks".
     NAACL 2016.
 """
 
 import keras
-import tensorflow as tf
 from keras import ops
 
+from keras_ordered import backend
 from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 
@@ -66,6 +76,13 @@ NUM_ACTIONS = 4
 GEN_R = 1
 """Action ids: 0 GEN-L, 1 GEN-R, 2 GEN-NX-L, 3 GEN-NX-R (the order of
 `keras_ordered.datasets.dependency.ACTIONS`)."""
+
+
+def _tensorflow():
+    """The `tensorflow` module, for the TensorFlow-tuned loops (imported
+    when they run: the layers import and run without TensorFlow on the
+    other backends)."""
+    return backend.require_tensorflow("the TensorFlow-tuned TD-TreeLSTM loops")
 
 
 def _row_reader(memory_shape):
@@ -76,7 +93,9 @@ def _row_reader(memory_shape):
     made outside the loop), so a `tf.while_loop`'s backward pass keeps only
     `index` from each step (tf.gather's own gradient would keep the whole
     memory of every step), and XLA sees the shape as a constant.
+    (TensorFlow.)
     """
+    tf = _tensorflow()
 
     @tf.custom_gradient
     def read(memory, index):
@@ -92,7 +111,8 @@ def _row_reader(memory_shape):
 
 
 def _gate_activations(z, units):
-    """`(i, f, o, g)` of pre-activations `z = [i; f; o; u]`."""
+    """`(i, f, o, g)` of pre-activations `z = [i; f; o; u]` (TensorFlow)."""
+    tf = _tensorflow()
     return (tf.sigmoid(z[:, :units]), tf.sigmoid(z[:, units:2 * units]),
             tf.sigmoid(z[:, 2 * units:3 * units]), tf.tanh(z[:, 3 * units:]))
 
@@ -133,6 +153,7 @@ def _scheduled_recurrence(units, layers, initial_value, source_row,
     Returns:
         `(steps, layers * 2 * units)`: `[h^1, c^1, ..., h^L, c^L]` per step.
     """
+    tf = _tensorflow()
     gates = 4 * units
     width = layers * 2 * units
     dtype = inputs.dtype
@@ -270,11 +291,33 @@ def _scheduled_recurrence(units, layers, initial_value, source_row,
 
 
 def _select(preactivations, action_masks, gates):
-    """Each row's action block of `(B, 4 * gates)` pre-activations."""
+    """Each row's action block of `(B, 4 * gates)` pre-activations
+    (TensorFlow)."""
+    tf = _tensorflow()
     blocks = tf.reshape(preactivations, (-1, NUM_ACTIONS, gates))
     selected = tf.zeros_like(blocks[:, 0])
     for a in range(NUM_ACTIONS):
         selected = tf.where(action_masks[a], blocks[:, a], selected)
+    return selected
+
+
+def _lstm_cell(z, c_source, units):
+    """`(h, c)` of gate pre-activations `z = [i; f; o; u]` and the source's
+    cell state (`keras.ops`, every backend)."""
+    i = ops.sigmoid(z[:, :units])
+    f = ops.sigmoid(z[:, units:2 * units])
+    o = ops.sigmoid(z[:, 2 * units:3 * units])
+    g = ops.tanh(z[:, 3 * units:])
+    c = f * c_source + i * g
+    return o * ops.tanh(c), c
+
+
+def _pick_block(blocks, action_masks):
+    """Each row's action block of `(..., 4, gates)` pre-activations, the
+    masks bool `(..., 1)` per action (`keras.ops`, every backend)."""
+    selected = ops.zeros_like(blocks[..., 0, :])
+    for a in range(NUM_ACTIONS):
+        selected = ops.where(action_masks[a], blocks[..., a, :], selected)
     return selected
 
 
@@ -441,6 +484,7 @@ class TopDownTreeLSTM(keras.layers.Layer):
         )
 
     def _cell(self, z, c_source):
+        tf = _tensorflow()
         u = self.units
         i = tf.sigmoid(z[:, :u])
         f = tf.sigmoid(z[:, u:2 * u])
@@ -451,7 +495,9 @@ class TopDownTreeLSTM(keras.layers.Layer):
 
     def _four_cells(self, layer, t, below, h_source, c_source, masks,
                     first_all, kernels, recurrent, biases):
-        """`selection="states"`: the four LSTMs each take a whole step."""
+        """`selection="states"`: the four LSTMs each take a whole step
+        (TensorFlow)."""
+        tf = _tensorflow()
         gates = 4 * self.units
         h_new = tf.zeros_like(h_source)
         c_new = tf.zeros_like(c_source)
@@ -481,6 +527,18 @@ class TopDownTreeLSTM(keras.layers.Layer):
                 "The context input goes with `context_dim` (LdTreeLSTM): pass "
                 "both or neither."
             )
+        if backend.is_tensorflow():
+            return self._call_tensorflow(x, actions, sources, context,
+                                         return_states, schedule)
+        return self._call_generic(x, actions, sources, context, return_states,
+                                  schedule)
+
+    def _call_tensorflow(self, x, actions, sources, context, return_states,
+                         schedule):
+        """The TensorFlow-tuned path: a `tf.while_loop` in generation order
+        (state reads with a hand-written gradient), or the schedule's loop
+        with its hand-written backward pass (`_scheduled_recurrence`)."""
+        tf = _tensorflow()
         dtype = self.compute_dtype
         x = tf.cast(x, dtype)
         actions = tf.cast(actions, tf.int32)
@@ -587,10 +645,125 @@ class TopDownTreeLSTM(keras.layers.Layer):
             return states[:, :, top:top + units]
         return [states[:, :, k * units:(k + 1) * units] for k in range(2 * layers)]
 
+    def _call_generic(self, x, actions, sources, context, return_states,
+                      schedule):
+        """The `keras.ops` path (JAX, PyTorch): one `ops.fori_loop` over the
+        generation steps, every tree of the batch advancing together, the
+        state memory `((T + 1) * batch, width)` read with `ops.take` and
+        written with `ops.slice_update`; the action chosen as `selection`
+        says. Gradients by the backend's automatic differentiation.
+
+        With a `schedule`, the same states: a scheduled step's source is
+        computed before it, so its state is the generation order's; the
+        steps the schedule leaves out (padding) get the root's state, as the
+        TensorFlow schedule loop gives them.
+        """
+        dtype = self.compute_dtype
+        x = ops.cast(x, dtype)
+        actions = ops.cast(actions, "int32")
+        sources = ops.cast(sources, "int32")
+        batch, steps = ops.shape(x)[0], ops.shape(x)[1]
+        units, layers = self.units, self.num_layers
+        gates = 4 * units
+        width = layers * 2 * units
+        kernels = [ops.cast(k, dtype) for k in self.kernels]
+        recurrent = [ops.cast(k, dtype) for k in self.recurrent_kernels]
+        biases = [ops.cast(b, dtype) for b in self.biases]
+
+        # The first layer's input projections of every step, one matmul:
+        # (batch, T, actions, gates).
+        projected = ops.reshape(
+            ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernels[0])
+            + biases[0],
+            (batch, steps, NUM_ACTIONS, gates))
+        action_masks = [ops.expand_dims(ops.equal(actions, a), -1)
+                        for a in range(NUM_ACTIONS)]
+        first = _pick_block(projected, action_masks)
+        if context is not None:
+            extra = ops.matmul(
+                ops.reshape(ops.cast(context, dtype), (-1, self.context_dim)),
+                ops.cast(self.context_kernel, dtype))
+            extra = ops.reshape(extra, (batch, steps, gates))
+            first = first + ops.where(action_masks[GEN_R], extra,
+                                      ops.zeros_like(extra))
+            projected = ops.concatenate([
+                projected[:, :, :GEN_R],
+                projected[:, :, GEN_R:GEN_R + 1] + extra[:, :, None],
+                projected[:, :, GEN_R + 1:]], axis=2)
+        # Time-major for the loop.
+        first = ops.transpose(first, (1, 0, 2))
+        projected = ops.transpose(projected, (1, 0, 2, 3))
+        actions_tm = ops.transpose(actions)
+        sources_tm = ops.transpose(sources)
+        columns = ops.arange(batch, dtype="int32")
+        memory = ops.concatenate([
+            ops.full((batch, width), self.initial_value, dtype=dtype),
+            ops.zeros((steps * batch, width), dtype=dtype)], axis=0)
+
+        def body(t, memory):
+            rows = ops.take(sources_tm, t, axis=0) * batch + columns
+            previous = ops.take(memory, rows, axis=0)
+            step_actions = ops.take(actions_tm, t, axis=0)
+            masks = [ops.expand_dims(ops.equal(step_actions, a), -1)
+                     for a in range(NUM_ACTIONS)]
+            new, below = [], None
+            for layer in range(layers):
+                h_source = previous[:, 2 * layer * units:(2 * layer + 1) * units]
+                c_source = previous[:, (2 * layer + 1) * units:
+                                    (2 * layer + 2) * units]
+                if self.selection == "states":
+                    # Four whole LSTM steps; each row keeps its action's.
+                    h_new = ops.zeros_like(h_source)
+                    c_new = ops.zeros_like(c_source)
+                    for a in range(NUM_ACTIONS):
+                        block = slice(a * gates, (a + 1) * gates)
+                        if layer == 0:
+                            z = (ops.take(projected, t, axis=0)[:, a]
+                                 + ops.matmul(h_source, recurrent[0][:, block]))
+                        else:
+                            z = (ops.matmul(below, kernels[layer][:, block])
+                                 + ops.matmul(h_source,
+                                              recurrent[layer][:, block])
+                                 + biases[layer][block])
+                        h, c = _lstm_cell(z, c_source, units)
+                        h_new = ops.where(masks[a], h, h_new)
+                        c_new = ops.where(masks[a], c, c_new)
+                    h, c = h_new, c_new
+                else:
+                    # One matmul gives the four actions' gates; each row
+                    # keeps its action's block.
+                    if layer == 0:
+                        z = ops.take(first, t, axis=0) + _pick_block(
+                            ops.reshape(ops.matmul(h_source, recurrent[0]),
+                                        (-1, NUM_ACTIONS, gates)), masks)
+                    else:
+                        z = _pick_block(ops.reshape(
+                            ops.matmul(below, kernels[layer])
+                            + ops.matmul(h_source, recurrent[layer])
+                            + biases[layer], (-1, NUM_ACTIONS, gates)), masks)
+                    h, c = _lstm_cell(z, c_source, units)
+                new += [h, c]
+                below = h
+            return ops.slice_update(memory, ((t + 1) * batch, 0),
+                                    ops.concatenate(new, axis=1))
+
+        memory = ops.fori_loop(0, steps, body, memory)
+        states = ops.transpose(
+            ops.reshape(memory[batch:], (steps, batch, width)), (1, 0, 2))
+        if schedule is not None:
+            slots = ops.reshape(ops.cast(schedule, "int32"), (-1, 1))
+            runs = ops.scatter(slots, ops.ones((ops.shape(slots)[0],), "int32"),
+                               (batch * steps + 1,))
+            scheduled = ops.reshape(runs[:batch * steps] > 0, (batch, steps, 1))
+            states = ops.where(scheduled, states,
+                               ops.cast(self.initial_value, dtype))
+        return self._outputs(states, return_states)
+
     def _scheduled_states(self, x, actions, sources, context, schedule,
                           kernels, recurrent, biases):
         """The states `(batch, T, layers * 2 * units)` computed in the
-        iterations of an action-homogeneous `schedule`."""
+        iterations of an action-homogeneous `schedule` (TensorFlow)."""
+        tf = _tensorflow()
         dtype = self.compute_dtype
         units, layers = self.units, self.num_layers
         gates = 4 * units
@@ -746,6 +919,50 @@ class LeftDependentLSTM(keras.layers.Layer):
 
     def call(self, inputs):
         embedded, mask = inputs
+        if backend.is_tensorflow():
+            return self._call_tensorflow(embedded, mask)
+        return self._call_generic(embedded, mask)
+
+    def _call_generic(self, embedded, mask):
+        """The `keras.ops` path (JAX, PyTorch): one `ops.fori_loop` over the
+        K positions, every step's sequence advancing together."""
+        dtype = self.compute_dtype
+        embedded = ops.cast(embedded, dtype)
+        batch, steps, length = (ops.shape(embedded)[0], ops.shape(embedded)[1],
+                                ops.shape(embedded)[2])
+        rows = batch * steps
+        units, layers = self.units, self.num_layers
+        x = ops.transpose(ops.reshape(embedded, (rows, length,
+                                                 embedded.shape[-1])), (1, 0, 2))
+        keep_all = ops.transpose(ops.reshape(ops.cast(mask, dtype),
+                                             (rows, length)))
+        kernels = [ops.cast(k, dtype) for k in self.kernels]
+        recurrent = [ops.cast(k, dtype) for k in self.recurrent_kernels]
+        biases = [ops.cast(b, dtype) for b in self.biases]
+        init = ops.full((rows, units), self.initial_value, dtype=dtype)
+
+        def body(k, state):
+            below = ops.take(x, k, axis=0)
+            keep = ops.expand_dims(ops.take(keep_all, k, axis=0) > 0, -1)
+            new = []
+            for layer in range(layers):
+                h, c = state[2 * layer], state[2 * layer + 1]
+                z = (ops.matmul(below, kernels[layer])
+                     + ops.matmul(h, recurrent[layer]) + biases[layer])
+                h_new, c_new = _lstm_cell(z, c, units)
+                h_new = ops.where(keep, h_new, h)
+                c_new = ops.where(keep, c_new, c)
+                new += [h_new, c_new]
+                below = h_new
+            return new
+
+        state = ops.fori_loop(0, length, body, [init] * (2 * layers))
+        return ops.reshape(state[2 * (layers - 1)], (batch, steps, units))
+
+    def _call_tensorflow(self, embedded, mask):
+        """The TensorFlow-tuned path: one `tf.while_loop` over the K
+        positions."""
+        tf = _tensorflow()
         dtype = self.compute_dtype
         embedded = tf.cast(embedded, dtype)
         shape = tf.shape(embedded)

@@ -16,7 +16,10 @@ sum_v exp(W_o[v] . h)` (without `Z`).
 The noise words are drawn per target word, as the official code does
 (`tf.random.fixed_unigram_candidate_sampler` draws one set shared by the
 whole batch): by inverting the noise distribution's cumulative sum
-(`tf.searchsorted`), which runs under XLA.
+(`keras.ops.searchsorted`), which runs under XLA.
+
+Written with `keras.ops`: the same on every Keras backend (TensorFlow,
+JAX, PyTorch).
 
 Reference:
     Gutmann, Hyvarinen. "Noise-contrastive estimation". AISTATS 2010.
@@ -26,8 +29,9 @@ Reference:
 
 import math
 
+import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 
 def noise_distribution(counts, power=0.75):
@@ -53,14 +57,24 @@ def sample_noise(noise_cdf, shape, seed=None):
         noise_cdf: float32 `(vocabulary,)`, the cumulative noise probabilities.
         shape: the ids' shape, e.g. `(N, k)`.
         seed: a `keras.random.SeedGenerator`, an int, or None.
-    """
-    import keras
 
+    Returns:
+        int32 ids of `shape`.
+
+    Example:
+
+    ```python
+    from keras_ordered.models.tdtreelstm import nce
+    probs = nce.noise_distribution([0, 10, 0, 100])
+    ids = nce.sample_noise(np.cumsum(probs).astype("float32"), (4, 20),
+                           seed=1)  # words 1 and 3 only
+    ```
+    """
     uniform = keras.random.uniform(shape, dtype="float32", seed=seed)
-    flat = tf.reshape(uniform, (1, -1)) * noise_cdf[-1]
-    ids = tf.searchsorted(noise_cdf[None], flat, side="right")
-    ids = tf.minimum(ids, tf.shape(noise_cdf)[0] - 1)
-    return tf.reshape(tf.cast(ids, tf.int32), shape)
+    flat = ops.reshape(uniform, (-1,)) * noise_cdf[-1]
+    ids = ops.searchsorted(noise_cdf, flat, side="right")
+    ids = ops.minimum(ids, ops.shape(noise_cdf)[0] - 1)
+    return ops.reshape(ops.cast(ids, "int32"), shape)
 
 
 def nce_loss(hidden, targets, noise_ids, output_embedding, log_z,
@@ -74,23 +88,36 @@ def nce_loss(hidden, targets, noise_ids, output_embedding, log_z,
         output_embedding: float `(vocabulary, units)`, `W_o`.
         log_z: float scalar, ln Z.
         noise_log_probs: float32 `(vocabulary,)`, `ln P_n`.
+
+    Example:
+
+    ```python
+    from keras_ordered.models.tdtreelstm import nce
+    rng = np.random.default_rng(0)
+    probs = nce.noise_distribution([0, 10, 0, 100, 5])
+    hidden = rng.normal(size=(2, 3)).astype("float32")
+    output_embedding = rng.normal(size=(5, 3)).astype("float32")
+    noise = nce.sample_noise(np.cumsum(probs).astype("float32"), (2, 20))
+    loss = nce.nce_loss(hidden, np.array([3, 1]), noise, output_embedding,
+                        9.0, np.log(np.maximum(probs, 1e-30)).astype("float32"))
+    loss.shape  # (2,)
+    ```
     """
-    hidden = tf.cast(hidden, tf.float32)
-    weights = tf.cast(output_embedding, tf.float32)
-    k = noise_ids.shape[-1]
-    if k is None:
-        k = tf.shape(noise_ids)[-1]
-    log_k = tf.math.log(tf.cast(k, tf.float32))
-    log_z = tf.cast(log_z, tf.float32)
-    positive = tf.reduce_sum(hidden * tf.gather(weights, targets), -1) - log_z
-    negative = tf.einsum("nh,nkh->nk", hidden, tf.gather(weights, noise_ids)) - log_z
-    noise_positive = log_k + tf.gather(noise_log_probs, targets)
-    noise_negative = log_k + tf.gather(noise_log_probs, noise_ids)
-    log_p_true = positive - tf.math.reduce_logsumexp(
-        tf.stack([positive, noise_positive], -1), -1)
-    log_p_noise = noise_negative - tf.math.reduce_logsumexp(
-        tf.stack([negative, noise_negative], -1), -1)
-    return -(log_p_true + tf.reduce_sum(log_p_noise, -1))
+    hidden = ops.cast(hidden, "float32")
+    weights = ops.cast(output_embedding, "float32")
+    k = ops.shape(noise_ids)[-1]
+    log_k = ops.log(ops.cast(k, "float32"))
+    log_z = ops.cast(log_z, "float32")
+    positive = ops.sum(hidden * ops.take(weights, targets, axis=0), -1) - log_z
+    negative = ops.einsum("nh,nkh->nk", hidden,
+                          ops.take(weights, noise_ids, axis=0)) - log_z
+    noise_positive = log_k + ops.take(noise_log_probs, targets, axis=0)
+    noise_negative = log_k + ops.take(noise_log_probs, noise_ids, axis=0)
+    log_p_true = positive - ops.logsumexp(
+        ops.stack([positive, noise_positive], -1), -1)
+    log_p_noise = noise_negative - ops.logsumexp(
+        ops.stack([negative, noise_negative], -1), -1)
+    return -(log_p_true + ops.sum(log_p_noise, -1))
 
 
 def nce_loss_numpy(hidden, targets, noise_ids, output_embedding, log_z,

@@ -29,6 +29,16 @@ sentences (`loss="softmax"`), or NCE (`loss="nce"`, see
 gradients clipped to a global norm (`clip_norm`). The logged `loss` is
 the objective per word; validation (`test_step`) logs the exact per-word
 negative log-likelihood as `loss` and its `perplexity`.
+
+Backends
+========
+
+The forward pass (`call`, `hidden_states`, `score`), `objective` (the
+softmax or NCE loss) and its gradient run on every Keras backend
+(TensorFlow, JAX, PyTorch), written with `keras.ops`; on TensorFlow the
+generation LSTMs run their TensorFlow-tuned loops and `score` a
+`tf.function`. Training and evaluating with `fit` / `evaluate`
+(`train_step`, `test_step`) need the TensorFlow backend.
 """
 
 import json
@@ -36,8 +46,9 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
+from keras_ordered import backend
 from keras_ordered._keras_private import SymbolicBuildWithoutData
 from keras_ordered._tokens import check_token_list
 from keras_ordered.datasets.dependency import DependencyTree
@@ -55,6 +66,25 @@ from keras_ordered.models.tdtreelstm.presets import get_preset
 
 VOCABULARY_ASSET = "tdtreelstm_vocabulary.json"
 LOSSES = ("softmax", "nce")
+
+
+def _tensorflow_for(what):
+    """The `tensorflow` module for `fit` / `evaluate`; on another backend a
+    one-line error (the model's own train and test steps are TensorFlow's)."""
+    if not backend.is_tensorflow():
+        raise NotImplementedError(
+            f"TDTreeLSTMLanguageModel: {what} needs the TensorFlow backend "
+            f"(running: {backend.name()}); on this backend use the model's "
+            "call, objective() and score().")
+    return backend.require_tensorflow(f"TD-TreeLSTM {what}")
+
+
+def _replicas():
+    """Replicas of the `tf.distribute` strategy in scope (1 off TensorFlow)."""
+    if not backend.is_tensorflow():
+        return 1
+    tf = backend.require_tensorflow("tf.distribute")
+    return tf.distribute.get_strategy().num_replicas_in_sync
 
 
 def _vocabulary(value, lowercase):
@@ -285,7 +315,7 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
     # --- forward ----------------------------------------------------------------
     def hidden_states(self, inputs, training=False):
         """`h_t` of every step, after the output dropout: `(batch, T, units)`."""
-        words = tf.cast(inputs["words"], tf.int32)
+        words = ops.cast(inputs["words"], "int32")
         x = self.embedding(words)
         lstm_inputs = [x, inputs["actions"], inputs["sources"]]
         if self.ld:
@@ -293,13 +323,12 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
                 raise ValueError(
                     "An LdTreeLSTM needs the input `left_context` (build the "
                     "batches with left_context=True).")
-            context_ids = tf.cast(inputs["left_context"], tf.int32)
+            context_ids = ops.cast(inputs["left_context"], "int32")
             q = self.left_dependent_lstm(
-                [self.embedding(context_ids), tf.not_equal(context_ids, 0)])
+                [self.embedding(context_ids), ops.not_equal(context_ids, 0)])
             lstm_inputs.append(q)
         schedule = inputs.get("schedule")
-        if (schedule is not None
-                and tf.distribute.get_strategy().num_replicas_in_sync > 1):
+        if schedule is not None and _replicas() > 1:
             # A strategy splits the schedule's iterations, not its trees,
             # across replicas: fall back to the generation order.
             schedule = None
@@ -308,21 +337,26 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
 
     def logits(self, hidden):
         """Output scores `W_o h (+ b_o)`, float32 `(..., vocabulary)`."""
-        logits = tf.matmul(tf.cast(hidden, tf.float32),
-                           tf.cast(self.output_embedding, tf.float32),
-                           transpose_b=True)
+        hidden = ops.cast(hidden, "float32")
+        weights = ops.cast(self.output_embedding, "float32")
+        if backend.is_tensorflow():
+            # TensorFlow: the transposed product in one `tf.matmul`.
+            tf = backend.require_tensorflow("the TD-TreeLSTM's output layer")
+            logits = tf.matmul(hidden, weights, transpose_b=True)
+        else:
+            logits = ops.matmul(hidden, ops.transpose(weights))
         if self.output_bias is not None:
-            logits = logits + tf.cast(self.output_bias, tf.float32)
+            logits = logits + ops.cast(self.output_bias, "float32")
         return logits
 
     def _target_log_probs(self, hidden, targets):
-        logits = self.logits(hidden)
-        log_probs = tf.nn.log_softmax(logits)
-        picked = tf.gather(log_probs, targets, batch_dims=len(targets.shape))
-        return tf.where(targets > 0, picked, 0.0)
+        log_probs = ops.log_softmax(self.logits(hidden), axis=-1)
+        picked = ops.squeeze(ops.take_along_axis(
+            log_probs, ops.expand_dims(targets, -1), axis=-1), -1)
+        return ops.where(targets > 0, picked, 0.0)
 
     def call(self, inputs, training=False):
-        targets = tf.cast(inputs["targets"], tf.int32)
+        targets = ops.cast(inputs["targets"], "int32")
         return self._target_log_probs(self.hidden_states(inputs, training), targets)
 
     # --- training -----------------------------------------------------------------
@@ -356,25 +390,39 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
             self.optimizer.build(self.trainable_variables)
 
     def objective(self, inputs, training=True):
-        """`(summed loss, words)` of a batch: NLL or NCE summed over words."""
-        targets = tf.cast(inputs["targets"], tf.int32)
-        mask = tf.cast(targets > 0, tf.float32)
+        """`(summed loss, words)` of a batch: NLL or NCE summed over words
+        (every backend)."""
+        targets = ops.cast(inputs["targets"], "int32")
+        mask = ops.cast(targets > 0, "float32")
         hidden = self.hidden_states(inputs, training=training)
         if self.loss_name == "softmax" or not training:
             token = -self._target_log_probs(hidden, targets)
         else:
-            flat_hidden = tf.reshape(hidden, (-1, self.units))
-            flat_targets = tf.reshape(targets, (-1,))
+            flat_hidden = ops.reshape(hidden, (-1, self.units))
+            flat_targets = ops.reshape(targets, (-1,))
             noise = nce.sample_noise(
-                self.noise_cdf, (tf.shape(flat_targets)[0], self.nce_samples),
+                self.noise_cdf, (ops.shape(flat_targets)[0], self.nce_samples),
                 seed=self.noise_seed)
             token = nce.nce_loss(flat_hidden, flat_targets, noise,
                                  self.output_embedding, self.log_z,
                                  self.noise_log_probs)
-            token = tf.reshape(token, tf.shape(targets))
-        return tf.reduce_sum(token * mask), tf.reduce_sum(mask)
+            token = ops.reshape(token, ops.shape(targets))
+        return ops.sum(token * mask), ops.sum(mask)
 
-    def train_step(self, data):
+    def make_train_function(self, force=False):
+        """Keras' (TensorFlow only: off it, `fit` stops here with one line,
+        before it starts)."""
+        _tensorflow_for("training with fit()")
+        return super().make_train_function(force)
+
+    def make_test_function(self, force=False):
+        """Keras' (TensorFlow only: off it, `evaluate` stops here with one
+        line, before it starts)."""
+        _tensorflow_for("evaluate()")
+        return super().make_test_function(force)
+
+    def train_step(self, data, *state):
+        tf = _tensorflow_for("training with fit()")
         inputs = data[0] if isinstance(data, tuple) else data
         sentences = tf.cast(tf.shape(inputs["targets"])[0], tf.float32)
         with tf.GradientTape() as tape:
@@ -392,7 +440,8 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
             total / tf.maximum(words, 1.0), sample_weight=words)
         return {"loss": self._token_loss_tracker.result()}
 
-    def test_step(self, data):
+    def test_step(self, data, *state):
+        tf = _tensorflow_for("evaluate()")
         inputs = data[0] if isinstance(data, tuple) else data
         total, words = self.objective(inputs, training=False)
         self._token_loss_tracker.update_state(
@@ -432,9 +481,37 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
         return encoded
 
     def _score_function(self):
+        """The forward pass `score` runs: a `tf.function` on TensorFlow (its
+        inputs as `tf.constant`s), a `jax.jit` of the stateless call on JAX,
+        the model's call on PyTorch."""
         function = getattr(self, "_score_fn", None)
         if function is None:
-            function = tf.function(lambda inputs: self(inputs, training=False))
+            if backend.is_tensorflow():
+                tf = backend.require_tensorflow("TD-TreeLSTM scoring")
+                forward = tf.function(lambda inputs: self(inputs, training=False))
+
+                def function(arrays):
+                    return forward({k: tf.constant(v) for k, v in arrays.items()})
+            elif backend.name() == "jax":
+                # One compilation per batch shape: `jax.jit` of the
+                # stateless call, the weights' current values passed in.
+                import jax
+
+                @jax.jit
+                def forward(trainable, non_trainable, inputs):
+                    outputs, _ = self.stateless_call(
+                        trainable, non_trainable, inputs, training=False)
+                    return outputs
+
+                def function(arrays):
+                    return forward(
+                        [v.value for v in self.trainable_variables],
+                        [v.value for v in self.non_trainable_variables],
+                        arrays)
+            else:
+                def function(arrays):
+                    return self({k: ops.convert_to_tensor(v)
+                                 for k, v in arrays.items()}, training=False)
             object.__setattr__(self, "_score_fn", function)
         return function
 
@@ -473,8 +550,7 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
             arrays, positions = batch_arrays([encoded[i] for i in chunk],
                                              left_context=self.ld,
                                              schedule_rows=schedule_rows)
-            values = np.asarray(function(
-                {k: tf.constant(v) for k, v in arrays.items()}), "float64")
+            values = ops.convert_to_numpy(function(arrays)).astype("float64")
             for row, i in enumerate(chunk):
                 n = len(encoded[i]["targets"])
                 per_word = np.zeros(n)

@@ -1,5 +1,10 @@
 """The TD-TreeLSTM layers and model against a per-tree NumPy loop over the
-seed's equations; gradients, NCE, round trips, overfitting."""
+seed's equations; gradients, NCE, round trips, overfitting.
+
+The tests marked `backends` run on TensorFlow, JAX and PyTorch
+(`KERAS_BACKEND`); the others (training with `fit`, the TensorFlow loops'
+compilation and hand-written gradients) on TensorFlow only.
+"""
 
 import math
 import os
@@ -7,14 +12,17 @@ import os
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+from keras import ops
 
 from keras_ordered.datasets.dependency import DependencyVocabulary
 from keras_ordered.datasets.dependency import generation_steps
 from keras_ordered.models import TDTreeLSTMLanguageModel
-from keras_ordered.training.batching import TreeBatches
 from keras_ordered.models.tdtreelstm import nce
+from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
+from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 from harness import TREE_WORDS as WORDS
+from harness import gradients
+from harness import to_numpy
 from harness import tiny_tdtreelstm_lm
 from harness import tree_vocabulary as vocabulary
 
@@ -46,7 +54,7 @@ def numpy_scores(model, words, heads):
     """log P(w | D(w)) per word (sentence order), one tree at a time, from the
     seed's equations: x_t = E e(w_t'), h_t = LSTM^{z_t}(x_t, H[t']),
     P(w_t | D(w_t)) = softmax(W_ho h_t)."""
-    f64 = lambda v: np.asarray(v, "float64")  # noqa: E731
+    f64 = lambda v: to_numpy(v).astype("float64")  # noqa: E731
     E = f64(model.embedding.embeddings)
     Wo = f64(model.output_embedding)
     bo = f64(model.output_bias) if model.output_bias is not None else 0.0
@@ -84,6 +92,7 @@ def numpy_scores(model, words, heads):
     return scores
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("ld, schedule_rows", [
     (False, 32), (True, 32), (False, None), (True, 2)])
 def test_batched_model_equals_a_numpy_loop_per_tree(ld, schedule_rows):
@@ -106,24 +115,26 @@ def test_batched_model_equals_a_numpy_loop_per_tree(ld, schedule_rows):
 
 
 def _batch(model, trees=TREES):
-    batches = TreeBatches(model.encode(trees), len(trees), shuffle=False,
-                          left_context=model.ld)
-    return {k: tf.constant(v) for k, v in next(batches.epoch(0)).items()}
+    """The trees as one batch, sorted by length as an evaluation
+    `TreeBatches` gives them (with the schedule), as backend tensors."""
+    encoded = sorted(model.encode(trees), key=lambda e: len(e["targets"]))
+    arrays, _ = batch_arrays(encoded, left_context=model.ld,
+                             schedule_rows=SCHEDULE_ROWS)
+    return {k: ops.convert_to_tensor(v) for k, v in arrays.items()}
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("ld, loss", [(False, "softmax"), (True, "nce")])
 def test_gradients_reach_every_weight_of_every_lstm(ld, loss):
     model = tiny_tdtreelstm_lm(
         embedding_dim=6, units=5, num_layers=2, ld=ld, loss=loss,
         unigram_counts=np.arange(len(WORDS) + 3) % 4, seed=1)
     inputs = _batch(model)
-    with tf.GradientTape() as tape:
-        total, _ = model.objective(inputs, training=True)
-    grads = tape.gradient(total, model.trainable_weights)
+    grads = gradients(lambda: model.objective(inputs, training=True)[0],
+                      model.trainable_weights)
     names = []
     for weight, grad in zip(model.trainable_weights, grads):
         assert grad is not None, weight.path
-        grad = tf.convert_to_tensor(grad).numpy()
         names.append(weight.path)
         if "generation_lstms" in weight.path and "context" not in weight.path:
             # Each of the four LSTMs' block of the kernel gets a gradient.
@@ -138,27 +149,29 @@ def test_gradients_reach_every_weight_of_every_lstm(ld, loss):
     assert len(names) == expected, names
 
 
+@pytest.mark.backends
 def test_only_gen_r_reads_the_left_context():
     model = tiny_tdtreelstm_lm(ld=True, init_range=1.0)
     inputs = _batch(model)
-    base = model(inputs).numpy()
+    base = to_numpy(model(inputs))
     noisy = dict(inputs)
     # Changing a GEN-R step's left context changes that step only...
-    actions = inputs["actions"].numpy()
-    context = inputs["left_context"].numpy().copy()
+    actions = to_numpy(inputs["actions"])
+    context = to_numpy(inputs["left_context"]).copy()
     rows, cols = np.nonzero((actions == 1) & (context.max(-1) > 0))
     context[rows[0], cols[0], -1] = 5
-    noisy["left_context"] = tf.constant(context)
-    changed = np.abs(model(noisy).numpy() - base) > 1e-5
+    noisy["left_context"] = ops.convert_to_tensor(context)
+    changed = np.abs(to_numpy(model(noisy)) - base) > 1e-5
     assert changed[rows[0], cols[0]]
     # ... and its descendants; a non-GEN-R step's context is never read.
-    context = inputs["left_context"].numpy().copy()
+    context = to_numpy(inputs["left_context"]).copy()
     rows, cols = np.nonzero(actions != 1)
     context[rows, cols, -1] = 7
-    noisy["left_context"] = tf.constant(context)
-    np.testing.assert_array_equal(model(noisy).numpy(), base)
+    noisy["left_context"] = ops.convert_to_tensor(context)
+    np.testing.assert_array_equal(to_numpy(model(noisy)), base)
 
 
+@pytest.mark.backends
 def test_nce_loss_against_numpy():
     rng = np.random.default_rng(0)
     V, H, N, k = 12, 5, 7, 20
@@ -169,43 +182,47 @@ def test_nce_loss_against_numpy():
     probs = nce.noise_distribution(counts)
     targets = rng.integers(3, V, N)
     noise = rng.choice(V, size=(N, k), p=probs)
-    got = nce.nce_loss(tf.constant(hidden, tf.float32), tf.constant(targets),
-                       tf.constant(noise), tf.constant(weights, tf.float32),
-                       tf.constant(1.5), tf.constant(np.log(np.maximum(probs, 1e-30)),
-                                                     tf.float32))
+    tensor = ops.convert_to_tensor
+    got = nce.nce_loss(tensor(hidden, "float32"), tensor(targets),
+                       tensor(noise), tensor(weights, "float32"),
+                       tensor(1.5), tensor(np.log(np.maximum(probs, 1e-30)),
+                                           "float32"))
     expected = nce.nce_loss_numpy(hidden, targets, noise, weights, 1.5, probs)
-    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-4)
+    np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-4)
     # unigram^0.75, renormalised
     np.testing.assert_allclose(probs, counts ** 0.75 / (counts ** 0.75).sum())
 
 
+@pytest.mark.backends
 def test_noise_samples_follow_unigram_to_the_075():
     counts = np.array([0, 10, 0, 100, 1000, 5])
     probs = nce.noise_distribution(counts, 0.75)
-    cdf = tf.constant(np.cumsum(probs), tf.float32)
-    ids = nce.sample_noise(cdf, (4000, 20), seed=1).numpy()
+    cdf = ops.convert_to_tensor(np.cumsum(probs), "float32")
+    ids = to_numpy(nce.sample_noise(cdf, (4000, 20), seed=1))
     frequencies = np.bincount(ids.ravel(), minlength=6) / ids.size
     np.testing.assert_allclose(frequencies, probs, atol=0.005)
     assert frequencies[0] == frequencies[2] == 0
 
 
+@pytest.mark.backends
 def test_nce_model_starts_at_ln_z_9_without_output_bias_and_scores_exactly():
     model = TDTreeLSTMLanguageModel.from_preset(
         "tiny", vocabulary(), loss="nce", unigram_counts=np.ones(13), seed=0)
     assert model.output_bias is None
-    assert float(model.log_z.numpy()) == 9.0
+    assert float(to_numpy(model.log_z)) == 9.0
     assert model.log_z.trainable and not model.noise_cdf.trainable
     # Scores are normalised over the vocabulary whatever Z is.
     inputs = _batch(model)
     hidden = model.hidden_states(inputs)
-    probs = tf.nn.softmax(model.logits(hidden)).numpy()
+    probs = to_numpy(ops.softmax(model.logits(hidden), axis=-1))
     np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-5)
+    before = to_numpy(model(inputs))
     model.log_z.assign(0.0)
-    np.testing.assert_allclose(model(inputs).numpy(),
-                               model(inputs).numpy())
+    np.testing.assert_allclose(to_numpy(model(inputs)), before)
     assert model.score(TREES[:1])[0]["log_prob"] < 0
 
 
+@pytest.mark.backends
 def test_keras_round_trip_keeps_scores_vocabulary_and_config(harness):
     model = TDTreeLSTMLanguageModel.from_preset(
         "tiny", DependencyVocabulary(WORDS, lowercase=True), ld=True,
@@ -219,7 +236,8 @@ def test_keras_round_trip_keeps_scores_vocabulary_and_config(harness):
     b = loaded.score(TREES)
     for x, y in zip(a, b):
         assert x["word_log_probs"] == pytest.approx(y["word_log_probs"], abs=1e-6)
-    np.testing.assert_array_equal(loaded.noise_cdf.numpy(), model.noise_cdf.numpy())
+    np.testing.assert_array_equal(to_numpy(loaded.noise_cdf),
+                                  to_numpy(model.noise_cdf))
     config = model.get_config()
     rebuilt = TDTreeLSTMLanguageModel.from_config(config)
     assert rebuilt.count_params() == model.count_params()
@@ -228,6 +246,8 @@ def test_keras_round_trip_keeps_scores_vocabulary_and_config(harness):
 
 @pytest.mark.slow
 def test_overfits_a_handful_of_trees():
+    from keras_ordered.training.batching import TreeBatches
+
     keras.utils.set_random_seed(0)
     model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
                                                 units=32, seed=0)
@@ -247,6 +267,7 @@ def test_overfits_a_handful_of_trees():
     assert after["loss"] < floor + 0.1, after
 
 
+@pytest.mark.backends
 def test_mixed_precision_scores_stay_finite_and_close():
     model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True, seed=2)
     reference = model.score(TREES)
@@ -264,6 +285,7 @@ def test_mixed_precision_scores_stay_finite_and_close():
         assert y["log_prob"] == pytest.approx(x["log_prob"], rel=0.05)
 
 
+@pytest.mark.backends
 def test_clear_errors():
     model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary())
     with pytest.raises(ValueError, match="sentence 2: .*2 roots"):
@@ -278,6 +300,7 @@ def test_clear_errors():
         TDTreeLSTMLanguageModel(vocabulary(), loss="nce", unigram_counts=[1, 2])
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("context", [False, True])
 def test_naive_four_lstm_selection_gives_the_same_states(context):
     from keras_ordered.layers import TopDownTreeLSTM
@@ -294,13 +317,14 @@ def test_naive_four_lstm_selection_gives_the_same_states(context):
     fused(inputs)
     naive(inputs)
     naive.set_weights(fused.get_weights())
-    np.testing.assert_allclose(np.asarray(naive(inputs)), np.asarray(fused(inputs)),
+    np.testing.assert_allclose(to_numpy(naive(inputs)), to_numpy(fused(inputs)),
                                rtol=1e-5, atol=1e-6)
     assert naive.get_config()["selection"] == "states"
     with pytest.raises(ValueError, match="`selection` must be"):
         TopDownTreeLSTM(4, selection="both")
 
 
+@pytest.mark.backends
 def test_a_lower_casing_vocabulary_stays_one_after_a_round_trip(tmp_path):
     # The vocabulary's setting decides the model's (a model built with a
     # lower-casing DependencyVocabulary and the default lowercase=False
@@ -342,6 +366,7 @@ def _random_batch(rng, sizes):
     return arrays, np.array(sizes)
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("rows", [1, 3, 8, 32])
 def test_action_schedule_runs_every_step_once_after_its_source(rows):
     from keras_ordered.models.tdtreelstm.inputs import action_schedule
@@ -380,6 +405,8 @@ def test_action_schedule_runs_every_step_once_after_its_source(rows):
     (False, False), (True, False),
     pytest.param(True, True, marks=pytest.mark.slow)])  # XLA compiles
 def test_scheduled_states_and_gradients_equal_the_generation_order(context, jit):
+    import tensorflow as tf
+
     from keras_ordered.layers import TopDownTreeLSTM
     from keras_ordered.models.tdtreelstm.inputs import action_schedule
 
@@ -438,6 +465,8 @@ def test_compiled_schedule_is_not_recompiled_for_other_trees():
     # compilation per batch, whose machine code piled up until the `small`
     # recipe died after 3 epochs ("LLVM ERROR: Unable to allocate section
     # memory", or a segmentation fault).
+    import tensorflow as tf
+
     from keras_ordered.layers import TopDownTreeLSTM
     from keras_ordered.models.tdtreelstm.inputs import action_schedule
 
@@ -470,6 +499,8 @@ def test_compiled_schedule_is_not_recompiled_for_other_trees():
 
 @pytest.mark.slow
 def test_batches_carry_the_schedule_and_train_with_it():
+    from keras_ordered.training.batching import TreeBatches
+
     model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
                                                 seed=5)
     batches = TreeBatches(model.encode(TREES), 5, left_context=True)
@@ -486,6 +517,8 @@ def test_batches_carry_the_schedule_and_train_with_it():
 
 
 def test_mixed_precision_gradients_of_the_schedule_match_the_generation_order():
+    import tensorflow as tf
+
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
         model = TDTreeLSTMLanguageModel.from_preset("tiny", vocabulary(), ld=True,
