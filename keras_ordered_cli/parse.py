@@ -267,6 +267,36 @@ def _checked_text(line, source):
     return text, None
 
 
+def _tokenizer():
+    """The tokenizer of raw lines: the exported models' in-graph ops where
+    TensorFlow is installed (the same tokens offline and served), else
+    nltk's `TreebankWordTokenizer`, which those ops port (they give its
+    tokens on every sentence of the WSJ sample)."""
+    try:
+        from keras_ordered.export.text import tokenize_python
+    except ImportError as error:
+        if "tensorflow" not in str(error).lower():
+            raise
+        return _nltk_tokenize
+    return tokenize_python
+
+
+def _nltk_tokenize(lines, treebank=True):
+    """`tokenize_python`'s checks and tokens, by nltk, without TensorFlow."""
+    from nltk.tokenize import TreebankWordTokenizer
+
+    from keras_ordered._tokens import check_control_characters
+    from keras_ordered._tokens import check_utf8_lines
+
+    lines = check_control_characters(check_utf8_lines(lines))
+    tokenizer = TreebankWordTokenizer()
+    lines = [line[1:] if line.startswith("\ufeff") else line
+             for line in lines]
+    if not treebank:
+        return [line.split() for line in lines]
+    return [tokenizer.tokenize(line) for line in lines]
+
+
 def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
     """Checks and tokenizes each input line.
 
@@ -300,8 +330,7 @@ def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
         CommandError: a bad line (with `on_error="fail"`), or no line to
             parse at all.
     """
-    from keras_ordered.export.text import tokenize_python
-
+    tokenize_python = _tokenizer()
     texts = []
     problems = {}
     for number, line in enumerate(lines, start=1):

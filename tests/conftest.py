@@ -45,6 +45,22 @@ def keras_backend():
     return os.environ.get("KERAS_BACKEND", "tensorflow")
 
 
+@pytest.fixture(autouse=True)
+def _torch_without_autograd(request):
+    """On PyTorch, tests run with autograd off, so that outputs reach NumPy
+    as they do on the other backends (a tensor that requires grad refuses
+    `np.asarray`); `harness.gradients` turns it on where it differentiates,
+    and a test marked `trains` (`model.fit`) keeps it."""
+    if (keras_backend() != "torch"
+            or request.node.get_closest_marker("trains") is not None):
+        yield
+        return
+    import torch
+
+    with torch.no_grad():
+        yield
+
+
 def pytest_collection_modifyitems(config, items):
     """On JAX or PyTorch (`KERAS_BACKEND=jax|torch`), keeps only the tests
     marked `backends` and not `tensorflow_only` (the rest are TensorFlow's: export, tf.distribute,

@@ -113,9 +113,15 @@ def _flat(structure):
     return [x for x in keras.tree.flatten(structure) if x is not None]
 
 
-def to_numpy(x):
-    """A tensor of any backend (or an array) as a NumPy array."""
-    return keras.ops.convert_to_numpy(x)
+def to_numpy(x, dtype=None):
+    """A tensor of any backend (or an array, or a list of them) as a NumPy
+    array (of `dtype` when given); `np.asarray` refuses a PyTorch tensor
+    that requires grad."""
+    if isinstance(x, (list, tuple)):
+        array = np.asarray([to_numpy(item) for item in x])
+    else:
+        array = np.asarray(keras.ops.convert_to_numpy(x))
+    return array if dtype is None else array.astype(dtype)
 
 
 def gradients(function, weights):
@@ -142,9 +148,12 @@ def gradients(function, weights):
         grads = jax.grad(loss_of)([w.value for w in weights])
         return [to_numpy(g) for g in grads]
     if backend == "torch":
+        import torch
+
         for weight in weights:
             weight.value.grad = None
-        function().backward()
+        with torch.enable_grad():
+            function().backward()
         return [None if w.value.grad is None else to_numpy(w.value.grad)
                 for w in weights]
     raise NotImplementedError(f"gradients on the {backend} backend")

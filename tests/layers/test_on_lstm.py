@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from harness import to_numpy
 from keras_ordered.layers import ONLSTM
 from keras_ordered.layers import ONLSTMCell
 from keras_ordered.layers import cumax
@@ -88,7 +89,7 @@ def test_cumax_and_master_gates_are_monotone_in_unit_interval():
     rng = np.random.default_rng(2)
     logits = rng.normal(0, 3, (64, 2 * 7)).astype("float32")
     cell = ONLSTMCell(21, chunk_size=3)
-    master_input, master_forget = (np.asarray(g) for g in cell.master_gates(logits))
+    master_input, master_forget = (to_numpy(g) for g in cell.master_gates(logits))
     for gate in (master_input, master_forget):
         assert gate.min() >= -1e-6 and gate.max() <= 1 + 1e-6
     assert np.all(np.diff(master_forget, axis=-1) >= -1e-6)  # rising
@@ -97,7 +98,7 @@ def test_cumax_and_master_gates_are_monotone_in_unit_interval():
     np.testing.assert_allclose(master_forget[:, -1], 1.0, atol=1e-6)
     np.testing.assert_allclose(master_input[:, -1], 0.0, atol=1e-6)
     np.testing.assert_allclose(
-        np.asarray(cumax(np.zeros((1, 4), "float32"))), [[0.25, 0.5, 0.75, 1.0]]
+        to_numpy(cumax(np.zeros((1, 4), "float32"))), [[0.25, 0.5, 0.75, 1.0]]
     )
 
 
@@ -105,7 +106,7 @@ def test_extra_master_level_frees_the_top_chunk():
     rng = np.random.default_rng(3)
     cell = ONLSTMCell(12, chunk_size=3, extra_master_level=True)
     logits = rng.normal(0, 3, (32, 2 * 5)).astype("float32")
-    master_input, master_forget = (np.asarray(g) for g in cell.master_gates(logits))
+    master_input, master_forget = (to_numpy(g) for g in cell.master_gates(logits))
     assert master_input.shape == (32, 4)
     assert master_input[:, -1].max() > 0.01  # the top chunk can be written
     assert master_forget[:, -1].min() < 0.99  # and forgotten
@@ -146,11 +147,11 @@ def test_official_dropconnect_scaling():
     cell = ONLSTMCell(8, chunk_size=2, weight_drop=0.25, seed=3,
                       weight_drop_scaling="official")
     cell.build((None, 4))
-    ratio = (np.asarray(cell.effective_recurrent_kernel(training=True))
-             / np.asarray(cell.recurrent_kernel))
+    ratio = (to_numpy(cell.effective_recurrent_kernel(training=True))
+             / to_numpy(cell.recurrent_kernel))
     assert set(np.round(np.unique(ratio), 4)) == {0.0, 1.0}
     np.testing.assert_allclose(cell.effective_recurrent_kernel(training=False),
-                               0.75 * np.asarray(cell.recurrent_kernel),
+                               0.75 * to_numpy(cell.recurrent_kernel),
                                rtol=1e-6)
     layer = ONLSTM(8, chunk_size=2, weight_drop=0.25,
                    weight_drop_scaling="official")
@@ -170,7 +171,7 @@ def test_dropconnect_mask_constant_over_time_and_absent_at_inference():
     # Within one batch (before the RNN resets the mask) every step sees the
     # same masked kernel: the mask is drawn once and cached.
     np.testing.assert_array_equal(kernel, again)
-    ratio = np.asarray(kernel) / np.asarray(cell.recurrent_kernel)
+    ratio = to_numpy(kernel) / to_numpy(cell.recurrent_kernel)
     values = set(np.round(np.unique(ratio), 4))
     assert values <= {0.0, 2.0} and values == {0.0, 2.0}  # inverted scaling
     cell.reset_recurrent_dropout_mask()
@@ -188,8 +189,8 @@ def test_dropconnect_mask_constant_over_time_and_absent_at_inference():
     layer.build(x.shape)
     W, U, b = random_cell_weights(layer.cell, rng)
     layer.cell.set_weights([W, U, b])
-    out = np.asarray(layer(x, training=True))
-    mask = np.asarray(layer._last_recurrent_kernel) / U
+    out = to_numpy(layer(x, training=True))
+    mask = to_numpy(layer._last_recurrent_kernel) / U
     np.testing.assert_allclose(np_onlstm(x, W, U * mask, b, 8, 2)[0], out,
                                atol=1e-5)
     np.testing.assert_allclose(
@@ -203,13 +204,13 @@ def test_distances_shapes_ranges_and_masking():
     layer = ONLSTM(12, chunk_size=4, return_sequences=True)
     out, df, di = layer(x, return_distances=True)
     assert out.shape == (3, 7, 12) and df.shape == (3, 7) and di.shape == (3, 7)
-    for d in (df, di):
+    for d in (to_numpy(df), to_numpy(di)):
         assert float(np.min(d)) >= 0.0 and float(np.max(d)) <= 1.0
     mask = np.ones((3, 7), bool)
     mask[0, 5:] = False
     _, df_masked, _ = layer(x, mask=mask, return_distances=True)
     np.testing.assert_allclose(df_masked[0, :5], df[0, :5], atol=1e-6)
-    assert np.all(np.asarray(df_masked)[0, 5:] == 0)
+    assert np.all(to_numpy(df_masked)[0, 5:] == 0)
 
 
 def test_go_backwards_unroll_and_masking_contract():
@@ -289,7 +290,7 @@ def test_mixed_precision_and_xla():
         assert model.layers[-1].cell.compute_dtype == "bfloat16"
         result = model(x, training=True)
         assert result[0].dtype == "bfloat16" and result[1].dtype == "float32"
-        assert np.all(np.isfinite(np.asarray(result[0], "float32")))
+        assert np.all(np.isfinite(to_numpy(result[0], "float32")))
     finally:
         keras.config.set_dtype_policy(previous)
     model = keras.Sequential([

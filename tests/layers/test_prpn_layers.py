@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from harness import to_numpy
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.gated_attention import gated_softmax
@@ -65,13 +66,13 @@ def test_memory_gates_match_numpy(hard, harness):
     query = rng.uniform(size=(B, T)).astype("float32")
     for q in (None, query):
         expected = np_gates(d, history, mask, d if q is None else q, M, 0.1, hard)
-        got = np.asarray(
+        got = to_numpy(
             memory_gates(d, M, history=history, history_mask=mask, query=q,
                          resolution=0.1, hard=hard)
         )
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     # no history = start of the text: pre-start distances are +inf
-    got = np.asarray(memory_gates(d, M, hard=hard))
+    got = to_numpy(memory_gates(d, M, hard=hard))
     expected = np_gates(d, history, np.zeros_like(mask), d, M, 0.1, hard)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     layer = harness.run_serialization_test(MemoryGates(M, 0.1, hard))
@@ -85,7 +86,7 @@ def test_memory_gates_limit_is_the_indicator():
     rng = np.random.default_rng(1)
     B, T, M = 3, 9, 5
     d = rng.permutation(B * T).reshape(B, T).astype("float32") / (B * T)
-    got = np.asarray(memory_gates(d, M, resolution=1e-5))
+    got = to_numpy(memory_gates(d, M, resolution=1e-5))
     for b in range(B):
         for t in range(T):
             for m in range(M):
@@ -116,7 +117,7 @@ def test_memory_gates_gradient_is_exact_where_alphas_saturate():
         loss = loss_of(d)
     grad = tape.gradient(loss, d).numpy()
     assert np.all(np.isfinite(grad)) and np.abs(grad).sum() > 0
-    gates = np.asarray(memory_gates(base, 4))
+    gates = to_numpy(memory_gates(base, 4))
     assert np.any(gates == 0) and np.any((gates > 0) & (gates < 1))
     eps = 1e-3
     numeric = np.zeros_like(base)
@@ -153,7 +154,7 @@ def test_gated_attention_matches_numpy_and_respects_gates(harness):
     )
     layer = GatedAttention(dropout=0.5, seed=3)
     h_out, c_out, weights = layer([h, c, key, gates], return_attention_scores=True)
-    A, bias = np.asarray(layer.kernel), np.asarray(layer.bias)
+    A, bias = to_numpy(layer.kernel), to_numpy(layer.bias)
     k = key @ A + bias
     z = np.einsum("bmd,bd->bm", h, k) / np.sqrt(d)
     s = np_official_softmax(z, gates)
@@ -162,20 +163,20 @@ def test_gated_attention_matches_numpy_and_respects_gates(harness):
         np.testing.assert_allclose(
             out, np.einsum("bm,bmd->bd", s, memory), rtol=1e-5, atol=1e-6
         )
-    weights = np.asarray(weights)
+    weights = to_numpy(weights)
     # sums to (almost) one over the open slots, zero on the closed ones
     np.testing.assert_allclose(weights[:2].sum(-1), 1.0, rtol=1e-6)
     assert np.all(weights[gates == 0] == 0)
     # all gates closed: zero output, no NaN (the + 1e-8)
-    assert np.all(np.asarray(h_out)[2] == 0) and np.all(np.isfinite(h_out))
+    assert np.all(to_numpy(h_out)[2] == 0) and np.all(np.isfinite(to_numpy(h_out)))
     # a closed slot's cell state does not matter
     c2 = c.copy()
     c2[1, 3] = -7.0
     _, c_out2 = layer([h, c2, key, gates])
     np.testing.assert_array_equal(c_out2, c_out)
     # training: both key dropouts, drawn afresh at every call
-    a = np.asarray(layer([h, key, gates], training=True))
-    b = np.asarray(layer([h, key, gates], training=True))
+    a = to_numpy(layer([h, key, gates], training=True))
+    b = to_numpy(layer([h, key, gates], training=True))
     assert not np.allclose(a, b) and not np.allclose(a, h_out)
     harness.run_serialization_test(layer)
 
@@ -188,7 +189,7 @@ def test_gated_softmax_is_the_official_masked_softmax():
                       "float32")
     gates = np.array([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]],
                      "float32")
-    w = np.asarray(gated_softmax(scores, gates))
+    w = to_numpy(gated_softmax(scores, gates))
     assert np.all(np.isfinite(w))
     np.testing.assert_array_equal(w[0], 0.0)
     np.testing.assert_allclose(w[1], np_official_softmax(scores[1], gates[1]),
@@ -200,12 +201,12 @@ def test_gated_softmax_is_the_official_masked_softmax():
 def test_fan_in_uniform_is_pytorchs_default_initialisation(harness):
     from keras_ordered.layers.gated_attention import FanInUniform
 
-    kernel = np.asarray(FanInUniform(seed=1)((400, 300)))
+    kernel = to_numpy(FanInUniform(seed=1)((400, 300)))
     assert np.abs(kernel).max() <= 1 / np.sqrt(400)
     assert np.abs(kernel).max() > 0.95 / np.sqrt(400)  # uniform, fills the range
-    conv = np.asarray(FanInUniform(seed=2)((6, 50, 40)))  # (width, in, out)
+    conv = to_numpy(FanInUniform(seed=2)((6, 50, 40)))  # (width, in, out)
     assert 0.95 / np.sqrt(300) < np.abs(conv).max() <= 1 / np.sqrt(300)
-    bias = np.asarray(FanInUniform(fan_in=25, seed=3)((1000,)))
+    bias = to_numpy(FanInUniform(fan_in=25, seed=3)((1000,)))
     assert 0.19 < np.abs(bias).max() <= 0.2
     with pytest.raises(ValueError, match="fan_in"):
         FanInUniform()((10,))
@@ -215,7 +216,7 @@ def test_fan_in_uniform_is_pytorchs_default_initialisation(harness):
 def test_prpn_layers_initialise_as_pytorch_modules():
     # nn.Linear / nn.Conv1d: weight and bias uniform(+-1/sqrt(fan_in)).
     def assert_range(weight, fan_in):
-        value = np.abs(np.asarray(weight))
+        value = np.abs(to_numpy(weight))
         assert value.max() <= 1 / np.sqrt(fan_in) + 1e-7, weight.path
         if value.size >= 30:  # uniform over the whole range
             assert value.max() > 0.8 / np.sqrt(fan_in), weight.path
@@ -256,17 +257,17 @@ def test_parsing_conv_is_causal_and_uses_previous_embeddings():
     Q, B, T, F = 2, 2, 7, 5
     parser = ParsingConv(6, lookback=Q, seed=1)
     x = rng.normal(size=(B, T, F)).astype("float32")
-    d, n = (np.asarray(a) for a in parser(x))
+    d, n = (to_numpy(a) for a in parser(x))
     assert d.shape == n.shape == (B, T)
     assert np.all((d > 0) & (d < 1)) and not np.allclose(d, n)
     x2 = x.copy()
     x2[:, 4] += 1.0  # changes d_4 .. d_{4+Q} only
-    d2, _ = (np.asarray(a) for a in parser(x2))
+    d2, _ = (to_numpy(a) for a in parser(x2))
     np.testing.assert_array_equal(d2[:, :4], d[:, :4])
     assert not np.allclose(d2[:, 4], d[:, 4])
     np.testing.assert_array_equal(d2[:, 4 + Q + 1 :], d[:, 4 + Q + 1 :])
     previous = rng.normal(size=(B, Q, F)).astype("float32")
-    d3, _ = (np.asarray(a) for a in parser([x, previous]))
+    d3, _ = (to_numpy(a) for a in parser([x, previous]))
     assert not np.allclose(d3[:, :Q], d[:, :Q])
     np.testing.assert_array_equal(d3[:, Q:], d[:, Q:])
     # one long sequence = two windows carrying the last Q embeddings
@@ -286,7 +287,7 @@ def test_parsing_conv_batch_norm_differs_between_training_and_inference():
     assert not np.allclose(bn.moving_mean, 0.0)
     # the moving statistics are the inference ones: a fixed function per position
     again, _ = parser(x[:2], training=False)
-    np.testing.assert_allclose(again, np.asarray(parser(x, training=False)[0])[:2],
+    np.testing.assert_allclose(again, to_numpy(parser(x, training=False)[0])[:2],
                                rtol=1e-6)
 
 
@@ -297,7 +298,7 @@ def test_parsing_conv_is_one_trunk_with_a_grouped_output():
     U, Q, F = 8, 2, 5
     parser = ParsingConv(U, lookback=Q, seed=1)
     x = rng.normal(size=(3, 6, F)).astype("float32")
-    d, n = (np.asarray(a) for a in parser(x))
+    d, n = (to_numpy(a) for a in parser(x))
     shapes = {w.path.split("/")[-1]: tuple(w.shape) for w in parser.weights}
     assert shapes == {
         "window_kernel": (Q + 1, F, U), "window_bias": (U,),
@@ -308,30 +309,30 @@ def test_parsing_conv_is_one_trunk_with_a_grouped_output():
     trainable = sum(int(np.prod(w.shape)) for w in parser.trainable_weights)
     assert trainable == U * F * (Q + 1) + U + 2 * U + 2 * (U // 2) + 2
     # perturbing the weights reading the second half changes d^ only
-    kernel = np.asarray(parser.output_kernel)
+    kernel = to_numpy(parser.output_kernel)
     changed = kernel.copy()
     changed[:, 1] += 1.0
     parser.output_kernel.assign(changed)
-    d2, n2 = (np.asarray(a) for a in parser(x))
+    d2, n2 = (to_numpy(a) for a in parser(x))
     np.testing.assert_array_equal(d2, d)
     assert not np.allclose(n2, n)
     # and the channels of the second half do not reach d at all
     parser.output_kernel.assign(kernel)
     parser.batch_norm.beta.assign(
         np.concatenate([np.zeros(U // 2), np.full(U // 2, 3.0)]).astype("float32"))
-    d3, n3 = (np.asarray(a) for a in parser(x))
+    d3, n3 = (to_numpy(a) for a in parser(x))
     np.testing.assert_array_equal(d3, d)
     assert not np.allclose(n3, n)
     # NumPy: conv, BN (moving statistics), ReLU, grouped conv, sigmoid
     window = np.concatenate([np.zeros((3, Q, F), "float32"), x], 1)
-    W = np.asarray(parser.window_kernel)
+    W = to_numpy(parser.window_kernel)
     z = np.stack([np.einsum("kio,bki->bo", W, window[:, t : t + Q + 1])
-                  for t in range(6)], 1) + np.asarray(parser.window_bias)
+                  for t in range(6)], 1) + to_numpy(parser.window_bias)
     bn = parser.batch_norm
-    z = (z - np.asarray(bn.moving_mean)) / np.sqrt(
-        np.asarray(bn.moving_variance) + 1e-5)
-    z = np.maximum(z * np.asarray(bn.gamma) + np.asarray(bn.beta), 0)
-    b = np.asarray(parser.output_bias)
+    z = (z - to_numpy(bn.moving_mean)) / np.sqrt(
+        to_numpy(bn.moving_variance) + 1e-5)
+    z = np.maximum(z * to_numpy(bn.gamma) + to_numpy(bn.beta), 0)
+    b = to_numpy(parser.output_bias)
     np.testing.assert_allclose(
         d3, np_sigmoid(z[..., : U // 2] @ kernel[:, 0] + b[0]), rtol=1e-5,
         atol=1e-6)
@@ -385,7 +386,7 @@ def test_std_layer_normalization_matches_numpy(harness):
 def np_ln_lstm(cell, x, h, c):
     """The official LSTMCell: LN(x W + b_ih) + LN(h U + b_hh), LN on c."""
     def w(v):
-        return np.asarray(v, "float64")
+        return to_numpy(v, "float64")
 
     def ln(norm, y):
         return np_std_layer_norm(y, w(norm.gamma), w(norm.beta))
@@ -435,17 +436,17 @@ def test_reading_cell_step_matches_numpy():
         tc = tapes[2 * l + 1].reshape(B, M, d)
         att = cell.attentions[l]
         # the official key: [layer input ; previous hidden state]
-        key = np.concatenate([x, th[:, -1]], -1) @ np.asarray(att.kernel)
-        key = key + np.asarray(att.bias)
+        key = np.concatenate([x, th[:, -1]], -1) @ to_numpy(att.kernel)
+        key = key + to_numpy(att.bias)
         z = np.einsum("bmd,bd->bm", th, key) / np.sqrt(d)
         s = np_official_softmax(z, gates)
         h_att, c_att = np.einsum("bm,bmd->bd", s, th), np.einsum("bm,bmd->bd", s, tc)
         h, c = np_ln_lstm(cell.lstm_cells[l], x, h_att, c_att)
         np.testing.assert_allclose(
-            np.asarray(new[2 * l]).reshape(B, M, d),
+            to_numpy(new[2 * l]).reshape(B, M, d),
             np.concatenate([th[:, 1:], h[:, None]], 1), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(
-            np.asarray(new[2 * l + 1]).reshape(B, M, d),
+            to_numpy(new[2 * l + 1]).reshape(B, M, d),
             np.concatenate([tc[:, 1:], c[:, None]], 1), rtol=1e-4, atol=1e-5)
         x = h
     np.testing.assert_allclose(out, x, rtol=1e-4, atol=1e-5)
@@ -464,19 +465,19 @@ def test_reading_cell_dropout_regime_is_the_official_one(harness):
     seq = np.concatenate(
         [np.ones((B, T, F), "float32"), np.ones((B, T, M), "float32")], -1
     )
-    inference = np.asarray(rnn(seq, training=False))
+    inference = to_numpy(rnn(seq, training=False))
     window_masks, step_masks, key_masks = [], [], []
     window_mask, step_dropout = cell._window_mask, cell._step_dropout
 
     def record_window(rate):
         mask = window_mask(rate)
-        window_masks.append((rate, np.asarray(mask)))
+        window_masks.append((rate, to_numpy(mask)))
         return mask
 
     def record_step(x, rate):
         y = step_dropout(x, rate)
-        step_masks.append((rate, np.asarray(y) / np.where(np.asarray(x) == 0,
-                                                          1, np.asarray(x))))
+        step_masks.append((rate, to_numpy(y) / np.where(to_numpy(x) == 0,
+                                                          1, to_numpy(x))))
         return y
 
     cell._window_mask, cell._step_dropout = record_window, record_step
@@ -485,11 +486,11 @@ def test_reading_cell_dropout_regime_is_the_official_one(harness):
 
         def record_key(x, training, drop=drop):
             y = drop(x, training)
-            key_masks.append(np.asarray(y) != 0)
+            key_masks.append(to_numpy(y) != 0)
             return y
 
         attention._drop = record_key
-    training = np.asarray(rnn(seq, training=True))
+    training = to_numpy(rnn(seq, training=True))
     assert not np.allclose(training, inference)
     # h~: L masks per call, (1, d): one per layer and window, batch-shared
     assert [r for r, _ in window_masks] == [0.5] * L
@@ -534,9 +535,9 @@ def test_reading_cell_draws_fresh_step_masks_in_a_compiled_loop():
     seq = np.repeat(step, T, axis=1).astype("float32")
     # closed gates: the attended state is 0 at every step, so each step
     # sees only its own (dropped) input
-    plain = np.asarray(rnn(seq, training=False))
+    plain = to_numpy(rnn(seq, training=False))
     np.testing.assert_allclose(plain, np.repeat(plain[:, :1], T, 1), atol=1e-6)
-    out = np.asarray(tf.function(lambda x: rnn(x, training=True))(seq))
+    out = to_numpy(tf.function(lambda x: rnn(x, training=True))(seq))
     assert not np.allclose(out[:, 0], out[:, 1])
     assert len({out[0, t].tobytes() for t in range(T)}) == T
 
@@ -555,7 +556,7 @@ def test_memory_windows_hold_the_previous_states():
     B, T, M, d = 2, 5, 3, 2
     memory = rng.normal(size=(B, M, d)).astype("float32")
     seq = rng.normal(size=(B, T, d)).astype("float32")
-    w = np.asarray(memory_windows(memory, seq, M))
+    w = to_numpy(memory_windows(memory, seq, M))
     full = np.concatenate([memory, seq], 1)  # position t of the window = M + t
     for t in range(T):
         np.testing.assert_array_equal(w[:, t], full[:, t : t + M])  # h_{t-M}..h_{t-1}
@@ -569,25 +570,25 @@ def test_predict_network_forward_and_batch_norm_modes(harness):
     hidden = rng.normal(size=(B, T, d)).astype("float32")
     memory = rng.normal(size=(B, M, d)).astype("float32")
     gates = rng.uniform(size=(B, T, M)).astype("float32")
-    y = np.asarray(predict([hidden, memory, gates]))
+    y = to_numpy(predict([hidden, memory, gates]))
     # NumPy: attention over windows, concat, dense, BN (moving stats), tanh
     att = predict.attention
     full = np.concatenate([memory, hidden], 1)
     windows = np.stack([full[:, t : t + M] for t in range(T)], 1)
-    k = hidden @ np.asarray(att.kernel) + np.asarray(att.bias)
+    k = hidden @ to_numpy(att.kernel) + to_numpy(att.bias)
     z = np.einsum("btmd,btd->btm", windows, k) / np.sqrt(d)
     s = np_official_softmax(z, gates)
     summary = np.einsum("btm,btmd->btd", s, windows)
-    x = np.concatenate([hidden, summary], -1) @ np.asarray(predict.projection.kernel)
-    x = x + np.asarray(predict.projection.bias)
+    x = np.concatenate([hidden, summary], -1) @ to_numpy(predict.projection.kernel)
+    x = x + to_numpy(predict.projection.bias)
     bn = predict.batch_norm
     assert bn.epsilon == 1e-5
-    x = (x - np.asarray(bn.moving_mean)) / np.sqrt(
-        np.asarray(bn.moving_variance) + 1e-5
+    x = (x - to_numpy(bn.moving_mean)) / np.sqrt(
+        to_numpy(bn.moving_variance) + 1e-5
     )
-    x = x * np.asarray(bn.gamma) + np.asarray(bn.beta)
+    x = x * to_numpy(bn.gamma) + to_numpy(bn.beta)
     np.testing.assert_allclose(y, np.tanh(x), rtol=1e-4, atol=1e-5)
-    y_train = np.asarray(predict([hidden, memory, gates], training=True))
+    y_train = to_numpy(predict([hidden, memory, gates], training=True))
     assert not np.allclose(y_train, y, atol=1e-3)
     harness.run_serialization_test(predict)
 
@@ -642,7 +643,7 @@ def _reading_network_pair(dropout):
         [rng.normal(size=(3, 6, 5)), rng.uniform(size=(3, 6, 4))], -1
     ).astype("float32")
     states = [rng.normal(size=(3, 32)).astype("float32") for _ in range(4)]
-    reference = [np.asarray(t) for t in rnn(inputs, initial_state=states)]
+    reference = [to_numpy(t) for t in rnn(inputs, initial_state=states)]
     rnn.inner_loop = functools.partial(
         lambda layer, sequences, initial_state, mask, training=False:
         reading_network_loop(layer.cell, sequences, initial_state, training),
@@ -656,7 +657,7 @@ def test_layerwise_reading_loop_equals_the_per_step_cell():
     import tensorflow as tf
 
     rnn, inputs, states, reference = _reading_network_pair(0.0)
-    fast = [np.asarray(t) for t in rnn(inputs, initial_state=states)]
+    fast = [to_numpy(t) for t in rnn(inputs, initial_state=states)]
     for a, b in zip(fast, reference):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
@@ -669,7 +670,7 @@ def test_layerwise_reading_loop_equals_the_per_step_cell():
     fast_grads = gradients()
     del rnn.inner_loop
     for a, b in zip(fast_grads, gradients()):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4,
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4,
                                    atol=1e-5)
 
 
@@ -677,10 +678,10 @@ def test_layerwise_reading_loop_equals_the_per_step_cell():
 def test_layerwise_reading_loop_applies_dropout_in_training_only():
     rnn, inputs, states, reference = _reading_network_pair(0.5)
     inference = rnn(inputs, initial_state=states, training=False)
-    np.testing.assert_allclose(np.asarray(inference[0]), reference[0],
+    np.testing.assert_allclose(to_numpy(inference[0]), reference[0],
                                rtol=1e-5, atol=1e-5)
     training = rnn(inputs, initial_state=states, training=True)
-    assert not np.allclose(np.asarray(training[0]), reference[0], atol=1e-3)
+    assert not np.allclose(to_numpy(training[0]), reference[0], atol=1e-3)
 
 
 def _reading_problem(b, t, m, d, kernel_dtype="float32", seed=1):
@@ -732,12 +733,12 @@ def test_reading_recurrence_backward_equals_autodiff_with_dropout_masks():
     # The tape work XLA-fused or as TF ops; the cell work XLA-fused or not.
     for fuse, fuse_cell in ((True, False), (False, False), (True, True)):
         (h, c), mine = gradients(True, fuse, fuse_cell)
-        np.testing.assert_allclose(np.asarray(h), np.asarray(h_ref),
+        np.testing.assert_allclose(to_numpy(h), to_numpy(h_ref),
                                    rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(np.asarray(c), np.asarray(c_ref),
+        np.testing.assert_allclose(to_numpy(c), to_numpy(c_ref),
                                    rtol=1e-5, atol=1e-6)
         for got, expected in zip(mine, autodiff):
-            np.testing.assert_allclose(np.asarray(got), np.asarray(expected),
+            np.testing.assert_allclose(to_numpy(got), to_numpy(expected),
                                        rtol=2e-4, atol=2e-5)
 
 
@@ -758,11 +759,11 @@ def test_reading_recurrence_in_bfloat16_with_many_rows_equals_autodiff(
     )
     (h_ref, c_ref), autodiff = gradients(False)
     (h, c), mine = gradients(True, fuse=True, fuse_cell=True)
-    np.testing.assert_allclose(np.asarray(h), np.asarray(h_ref), atol=1e-5)
-    np.testing.assert_allclose(np.asarray(c), np.asarray(c_ref), atol=1e-5)
+    np.testing.assert_allclose(to_numpy(h), to_numpy(h_ref), atol=1e-5)
+    np.testing.assert_allclose(to_numpy(c), to_numpy(c_ref), atol=1e-5)
     for got, expected in zip(mine, autodiff):
-        got = np.asarray(got, "float32")
-        expected = np.asarray(expected, "float32")
+        got = to_numpy(got, "float32")
+        expected = to_numpy(expected, "float32")
         # Both round the products' operands to bfloat16, in other places.
         scale = np.abs(expected).max()
         assert np.abs(got - expected).max() <= 2e-2 * scale

@@ -233,6 +233,7 @@ def test_gradients_reach_every_weight():
 
 
 @backends
+@pytest.mark.trains
 def test_fit_takes_a_few_steps():
     # Keras' own train step, on every backend.
     source, target_in = random_batch(seed=14)

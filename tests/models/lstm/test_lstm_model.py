@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from harness import to_numpy
 from harness import LM_VOCAB as VOCAB
 from harness import gradients
 from keras_ordered.models import LSTMLanguageModel

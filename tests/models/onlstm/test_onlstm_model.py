@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from harness import to_numpy
 from harness import LM_VOCAB as VOCAB
 from harness import tiny_onlstm_lm as tiny_model
 from harness import gradients
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.backends
 # --- regularisers -----------------------------------------------------------
 def test_locked_dropout_shares_one_mask_over_time():
     x = np.ones((4, 9, 6), "float32")
-    y = np.asarray(LockedDropout(0.5, seed=1)(x, training=True))
+    y = to_numpy(LockedDropout(0.5, seed=1)(x, training=True))
     assert set(np.unique(y)) == {0.0, 2.0}
     np.testing.assert_array_equal(y, np.repeat(y[:, :1], 9, axis=1))
     np.testing.assert_array_equal(LockedDropout(0.5)(x, training=False), x)
@@ -38,8 +39,8 @@ def test_locked_dropout_shares_one_mask_over_time():
 def test_embedding_dropout_drops_whole_words_and_ties_softmax():
     layer = EmbeddingDropout(50, 4, rate=0.5, seed=2)
     ids = np.array([[3, 3, 7, 3, 7, 9]])
-    out = np.asarray(layer(ids, training=True))
-    table = np.asarray(layer.embeddings)
+    out = to_numpy(layer(ids, training=True))
+    table = to_numpy(layer.embeddings)
     for word in (3, 7, 9):
         rows = out[0, ids[0] == word]
         dropped = np.allclose(rows, 0)
@@ -50,8 +51,8 @@ def test_embedding_dropout_drops_whole_words_and_ties_softmax():
         assert dropped or np.all(np.abs(rows).sum(-1) > 0)
     np.testing.assert_allclose(layer(ids), table[ids])
     vectors = np.random.default_rng(0).normal(size=(1, 2, 4)).astype("float32")
-    logits = np.asarray(layer(vectors, reverse=True))
-    np.testing.assert_allclose(logits, vectors @ table.T + np.asarray(layer.output_bias),
+    logits = to_numpy(layer(vectors, reverse=True))
+    np.testing.assert_allclose(logits, vectors @ table.T + to_numpy(layer.output_bias),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -118,7 +119,7 @@ def test_state_carried_across_windows_equals_one_window():
     ids = np.random.default_rng(4).integers(0, len(VOCAB), (2, 12))
     whole = model([ids, *model.initial_state(2)])
     first = model([ids[:, :5], *model.initial_state(2)])
-    second = model([ids[:, 5:], *[np.asarray(s) for s in first[1:]]])
+    second = model([ids[:, 5:], *[to_numpy(s) for s in first[1:]]])
     np.testing.assert_allclose(
         np.concatenate([first[0], second[0]], 1), whole[0], atol=1e-5
     )
@@ -451,8 +452,8 @@ def test_mixed_bfloat16_keeps_logits_and_recurrence_state_in_float32():
     assert ONLSTMLanguageModel.fused_token_loss
     ids = np.random.default_rng(0).integers(0, len(VOCAB), (3, 9)).astype("int32")
     inputs = [ids, *mixed.initial_state(3)]
-    logits = np.asarray(mixed(inputs)[0])
-    expected = np.asarray(reference(inputs)[0])
+    logits = to_numpy(mixed(inputs)[0])
+    expected = to_numpy(reference(inputs)[0])
     assert logits.dtype == np.float32
     # bfloat16 products only: the logits stay within bfloat16 rounding.
     np.testing.assert_allclose(logits, expected, atol=0.05)
@@ -461,7 +462,7 @@ def test_mixed_bfloat16_keeps_logits_and_recurrence_state_in_float32():
 def _bfloat16(array):
     import ml_dtypes
 
-    return np.asarray(array, "float32").astype(ml_dtypes.bfloat16)
+    return to_numpy(array, "float32").astype(ml_dtypes.bfloat16)
 
 
 @pytest.mark.tensorflow_only
@@ -484,7 +485,7 @@ def test_tied_projection_backward_products_in_the_gradient_dtype():
     )
     # Forward in float32: the plain product, not rounded.
     np.testing.assert_allclose(
-        logits, np.asarray(x) @ matrix.T, rtol=1e-5, atol=1e-6
+        logits, to_numpy(x) @ matrix.T, rtol=1e-5, atol=1e-6
     )
     assert logits.dtype == tf.float32 and d_x.dtype == tf.float32
     # Backward: the products of bfloat16-rounded operands (float32 sums),
@@ -504,7 +505,7 @@ def test_tied_projection_backward_products_in_the_gradient_dtype():
     )
     # They are rounded: not the float32 gradient.
     exact_d_x = upstream @ matrix
-    assert np.abs(np.asarray(d_x) - exact_d_x).max() > 1e-4
+    assert np.abs(to_numpy(d_x) - exact_d_x).max() > 1e-4
     np.testing.assert_allclose(d_x, exact_d_x, rtol=0.05, atol=0.05)
     np.testing.assert_allclose(d_bias, upstream.sum((0, 1)), rtol=1e-5)
     config = layer.get_config()

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import require_data
+from harness import to_numpy
 from harness import LM_VOCAB as VOCAB
 from harness import random_ids as harness_random_ids
 from harness import tiny_prpn_lm as tiny_model
@@ -38,13 +39,13 @@ def test_structure_and_initial_state():
                                      "distance_mask"]
     outputs = model([random_ids(3, 5), *state], training=True)
     assert tuple(outputs[0].shape) == (3, 5, len(VOCAB))
-    assert outputs[0].dtype == "float32"
+    assert keras.backend.standardize_dtype(outputs[0].dtype) == "float32"
     assert tuple(outputs[1].shape) == (3, 5)
     assert [tuple(s.shape) for s in outputs[2:]] == [s.shape for s in state]
     logits, new_states = model.split_outputs(outputs)
     assert logits is outputs[0] and len(new_states) == len(state)
     # the distance history now holds the window's distances, all valid
-    np.testing.assert_allclose(outputs[3], np.asarray(outputs[1])[:, -M:])
+    np.testing.assert_allclose(outputs[3], to_numpy(outputs[1])[:, -M:])
     np.testing.assert_array_equal(outputs[4], 1.0)
 
 
@@ -55,7 +56,7 @@ def test_memory_tapes_roll_across_windows():
     ids = random_ids(2, 11, seed=3)
     whole = model([ids, *model.initial_state(2)], training=False)
     first = model([ids[:, :6], *model.initial_state(2)], training=False)
-    second = model([ids[:, 6:], *[np.asarray(s) for s in first[2:]]], training=False)
+    second = model([ids[:, 6:], *[to_numpy(s) for s in first[2:]]], training=False)
     np.testing.assert_allclose(
         np.concatenate([first[0], second[0]], 1), whole[0], rtol=1e-5, atol=1e-5
     )
@@ -94,7 +95,7 @@ def test_one_train_step_reaches_every_weight():
     # the parser learns through both gates: the grouped output convolution
     # gets a gradient for d (column 0) and for d^ (column 1)
     grad = dict(zip(names, grads))["parsing_network/output_kernel"]
-    grad = np.asarray(tf.convert_to_tensor(grad))
+    grad = to_numpy(tf.convert_to_tensor(grad))
     assert np.abs(grad[:, 0]).sum() > 0 and np.abs(grad[:, 1]).sum() > 0
 
 
@@ -160,7 +161,7 @@ def test_distances_for_parsing():
     ids = np.array([[0] + model.token_ids(sentences[2]) + [0]], "int32")
     outputs = model([ids, *model.initial_state(1)], training=False)
     np.testing.assert_allclose(
-        result["parser/distance"][2], np.asarray(outputs[1])[0, 1:6], rtol=1e-6
+        result["parser/distance"][2], to_numpy(outputs[1])[0, 1:6], rtol=1e-6
     )
     direct = model.syntactic_distances(ids)["parser/distance"]
     np.testing.assert_allclose(direct, outputs[1], rtol=1e-6)
@@ -210,8 +211,8 @@ def test_mixed_precision_forward_and_gradients_are_finite():
         keras.mixed_precision.set_global_policy("float32")
     assert outputs[0].dtype == "float32" and outputs[1].dtype == "float32"
     assert model.get_layer("reading_network").cell.compute_dtype == "bfloat16"
-    assert all(np.isfinite(np.asarray(o, "float32")).all() for o in outputs)
-    assert all(g is not None and np.isfinite(np.asarray(g)).all() for g in grads)
+    assert all(np.isfinite(to_numpy(o, "float32")).all() for o in outputs)
+    assert all(g is not None and np.isfinite(to_numpy(g)).all() for g in grads)
 
 
 # --- the recipe ---------------------------------------------------------------
@@ -328,7 +329,7 @@ def test_initialisation_is_the_official_one():
     # output bias 0; the other layers as PyTorch's modules (see
     # tests/layers/test_prpn_layers.py::test_prpn_layers_initialise_as_pytorch_modules).
     model = tiny_model()
-    embeddings = np.abs(np.asarray(model.embedding.embeddings))
+    embeddings = np.abs(to_numpy(model.embedding.embeddings))
     assert 0.009 < embeddings.max() <= 0.01
     np.testing.assert_array_equal(model.embedding.output_bias, 0.0)
     cell = model.get_layer("reading_network").cell

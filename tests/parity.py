@@ -25,7 +25,7 @@ import textwrap
 import numpy as np
 import pytest
 
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TESTS)
 BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 

@@ -1,0 +1,72 @@
+"""The command on another backend, without TensorFlow: `parse` tokenizes
+with nltk (the tokenizer the in-graph ops port) and parses as on
+TensorFlow."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from keras_ordered.export.text import tokenize_python
+from keras_ordered_cli.parse import _nltk_tokenize
+from parity import require_backend
+
+LINES = [
+    "The cat sat on the mat.",
+    "\ufeffDon't sit on the cat's mat, \"she\" said (twice)...",
+    "Stocks fell 3.5% to $1,000 -- in early trading; gonna cannot 'tis.",
+    "He said: 'I won't!' [really?] <no> {yes}",
+]
+
+# Runs the command with every import of TensorFlow refused, as in an
+# environment where it is not installed; prints the modules loaded.
+WITHOUT_TENSORFLOW = '''
+import importlib.abc, importlib.machinery, json, sys
+class Refuse(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    # Found (torch looks TensorFlow up with find_spec), never loaded.
+    def find_spec(self, name, path=None, target=None):
+        if name == "tensorflow" or name.startswith("tensorflow."):
+            return importlib.machinery.ModuleSpec(name, self)
+    def create_module(self, spec):
+        raise ModuleNotFoundError("No module named 'tensorflow'",
+                                  name="tensorflow")
+    def exec_module(self, module):
+        pass
+sys.meta_path.insert(0, Refuse())
+from keras_ordered_cli import main
+status = main(sys.argv[1:])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("tensorflow"))))
+sys.exit(status)
+'''
+
+
+def test_nltk_tokens_are_the_in_graph_ones():
+    assert _nltk_tokenize(LINES) == tokenize_python(LINES)
+    assert _nltk_tokenize(LINES, treebank=False) == tokenize_python(
+        LINES, treebank=False)
+    with pytest.raises(ValueError, match="control character"):
+        _nltk_tokenize(["a\x07b"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_parse_without_tensorflow_gives_tensorflows_trees(backend):
+    require_backend(backend)
+    command = ["parse", *LINES]
+    expected = subprocess.run(
+        [sys.executable, "-m", "keras_ordered_cli", *command],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+        env=dict(os.environ, KERAS_BACKEND="tensorflow"))
+    assert expected.returncode == 0, expected.stderr
+    got = subprocess.run(
+        [sys.executable, "-c", WITHOUT_TENSORFLOW, *command],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+        env=dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=REPO))
+    assert got.returncode == 0, got.stderr
+    *trees, modules = got.stdout.strip().split("\n")
+    assert json.loads(modules) == []
+    assert trees == expected.stdout.strip().split("\n")
+    assert len(trees) == len(LINES)
