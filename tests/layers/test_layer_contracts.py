@@ -30,6 +30,8 @@ from keras_ordered.layers import PRPNReadingCell
 from keras_ordered.layers import StdLayerNormalization
 from keras_ordered.layers import TopDownTreeLSTM
 
+pytestmark = pytest.mark.backends
+
 RNG = np.random.default_rng(0)
 
 

@@ -276,6 +276,7 @@ def test_config_and_keras_file_round_trip(harness):
         ONLSTM(4, chunk_size=2, return_sequences=True, return_distances=True))
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_mixed_precision_and_xla():
     rng = np.random.default_rng(10)

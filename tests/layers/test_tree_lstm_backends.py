@@ -110,6 +110,7 @@ def test_tdtreelstm_modules_import_tensorflow_only_inside_functions():
 
 @pytest.mark.skipif(keras.backend.backend() == "tensorflow",
                     reason="fit and evaluate run on TensorFlow")
+@pytest.mark.trains
 def test_fit_and_evaluate_off_tensorflow_stop_with_one_line():
     from harness import tiny_tdtreelstm_lm
     from keras_ordered.models.tdtreelstm.inputs import batch_arrays

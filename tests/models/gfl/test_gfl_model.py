@@ -268,6 +268,7 @@ def test_default_loss_averages_over_non_padding_targets():
     np.testing.assert_allclose(float(to_numpy(loss)), expected, rtol=1e-5)
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_xla_train_step_matches_the_plain_one():
     source, target_in = random_batch(seed=13)
@@ -285,6 +286,7 @@ def test_xla_train_step_matches_the_plain_one():
     assert losses[0][1] < losses[0][0]
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_overfits_four_pairs_to_exact_greedy_match():
     sentences = [
@@ -337,6 +339,7 @@ def test_mixed_bfloat16_forward_and_decoding_are_finite():
 
 
 # --- saving ---------------------------------------------------------------------
+@pytest.mark.trains
 @backends
 def test_keras_file_round_trip(harness):
     parser = tiny_parser(input_feeding="bottom")

@@ -321,6 +321,7 @@ def test_paper_preset_has_about_25m_parameters():
 
 
 # --- learning -----------------------------------------------------------------
+@pytest.mark.trains
 @pytest.mark.slow
 def test_language_model_overfits_a_tiny_corpus():
     rng = np.random.default_rng(8)

@@ -10,6 +10,8 @@ from keras_ordered.models.prpn import PRPNLanguageModel
 from keras_ordered.models.prpn import from_official_state_dict
 from keras_ordered.models.prpn.convert import official_architecture
 
+pytestmark = pytest.mark.backends
+
 BUFFERS = ("running_mean", "running_var", "num_batches_tracked")
 
 

@@ -70,6 +70,7 @@ def test_memory_tapes_roll_across_windows():
     assert not np.allclose(fresh[0], second[0], atol=1e-4)
 
 
+@pytest.mark.trains
 @pytest.mark.tensorflow_only
 def test_one_train_step_reaches_every_weight():
     model = tiny_model()
@@ -121,6 +122,7 @@ def test_config_and_keras_file_round_trips(harness):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_overfits_a_tiny_corpus():
     # A deterministic pattern that needs context: the first half of each
@@ -339,6 +341,7 @@ def test_initialisation_is_the_official_one():
     assert predict.attention.dropout == model.input_dropout
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_training_step_compiles_with_xla():
     # The per-step dropout draws happen inside the recurrent loop.

@@ -244,6 +244,7 @@ def test_keras_round_trip_keeps_scores_vocabulary_and_config(harness):
     assert len(str(keras.saving.serialize_keras_object(model))) < 3000
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_overfits_a_handful_of_trees():
     from keras_ordered.training.batching import TreeBatches
@@ -497,6 +498,7 @@ def test_compiled_schedule_is_not_recompiled_for_other_trees():
     assert regions[1] == regions[0] and regions[2] == regions[0], regions
 
 
+@pytest.mark.trains
 @pytest.mark.slow
 def test_batches_carry_the_schedule_and_train_with_it():
     from keras_ordered.training.batching import TreeBatches
