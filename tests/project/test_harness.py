@@ -133,7 +133,7 @@ def test_the_slowest_files_exist_and_are_collected_first():
         "tests/layers/test_a.py::test_1", f"{SLOWEST_FILES[1]}::test_x",
         "tests/layers/test_a.py::test_2", f"{SLOWEST_FILES[0]}::test_y",
         f"{SLOWEST_FILES[1]}::test_z")]
-    pytest_collection_modifyitems(items)
+    pytest_collection_modifyitems(None, items)  # config: TensorFlow needs none
     assert [item.nodeid for item in items] == [
         f"{SLOWEST_FILES[0]}::test_y", f"{SLOWEST_FILES[1]}::test_x",
         f"{SLOWEST_FILES[1]}::test_z", "tests/layers/test_a.py::test_1",

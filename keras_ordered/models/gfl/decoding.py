@@ -132,6 +132,8 @@ def greedy_search(
     Example:
 
     ```python
+    from keras_ordered.models.gfl.decoding import greedy_search
+
     def step_fn(previous, states, constants):
         log_probs = keras.ops.log_softmax(keras.ops.ones((2, 5)), axis=-1)
         return log_probs, states, keras.ops.ones((2, 3)) / 3
@@ -319,6 +321,8 @@ def beam_search(
     Example:
 
     ```python
+    from keras_ordered.models.gfl.decoding import beam_search
+
     def step_fn(previous, states, constants):
         log_probs = keras.ops.log_softmax(
             keras.ops.convert_to_tensor(np.random.rand(6, 5), "float32"))
