@@ -24,7 +24,28 @@ INSTALL_HINT = "pip install 'tensorflow>=2.21,<2.22'"
 
 
 class TensorFlowMissingError(ImportError):
-    """Raised when a TensorFlow-only feature is used without TensorFlow."""
+    """Raised when a TensorFlow-only feature is used without TensorFlow.
+    Its message is one line; the command prints it as it is."""
+
+    one_line = True
+
+
+class WrongBackendError(ValueError):
+    """Raised when a TensorFlow-only feature runs on another backend."""
+
+
+def check_tensorflow_backend(feature):
+    """Raises `WrongBackendError` (one line) unless Keras runs on TensorFlow.
+
+    Args:
+        feature: str, what needs the TensorFlow backend, for the message.
+    """
+    if not is_tensorflow():
+        raise WrongBackendError(
+            f"{feature} runs on the TensorFlow backend, and this process "
+            f"runs {name()}: run it with KERAS_BACKEND=tensorflow (a .keras "
+            "model saved on any backend loads there)."
+        )
 
 
 def name():

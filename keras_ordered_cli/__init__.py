@@ -180,5 +180,11 @@ def main(argv=None):
         message = re.sub(r"\s+", " ", str(error)).strip()
         print(f"keras-ordered {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except ImportError as error:
+        # A TensorFlow-only feature without TensorFlow: its one line.
+        if not getattr(error, "one_line", False):
+            raise
+        print(f"keras-ordered {args.command}: error: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         _common.interrupted(args.command)

@@ -133,6 +133,17 @@ def _is_tdtreelstm(model):
 
 def run(args):
     """Runs `keras-ordered export`; returns the exit status."""
+    from keras_ordered import _quiet
+    from keras_ordered import backend
+
+    # Before anything loads: a SavedModel needs TensorFlow, installed (its
+    # start-up log silenced, as the command's) and as the backend.
+    try:
+        _quiet.import_tensorflow()
+    except ImportError:
+        backend.require_tensorflow("SavedModel export")  # its one line
+        raise
+    backend.check_tensorflow_backend("SavedModel export")
     model = _common.load_model(args.model)
     from keras_ordered_cli import _gfl
     from keras_ordered.export import export_model

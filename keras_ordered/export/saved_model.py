@@ -38,7 +38,7 @@ def export_model(model, output, version=None, overwrite=False, **options):
     keras_ordered.export.export_model(model, "exported/prpn")  # exported/prpn/1
     ```
     """
-    check_tensorflow_backend()
+    _backend.check_tensorflow_backend("SavedModel export")
     if callable(getattr(model, "serving_outputs", None)) and getattr(
         model, "distance_names", None
     ):
@@ -62,14 +62,3 @@ def export_model(model, output, version=None, overwrite=False, **options):
         "PRPNLanguageModel), the GFLParser and the TDTreeLSTMLanguageModel."
     )
 
-
-def check_tensorflow_backend():
-    """Raises a one-line `RuntimeError` unless Keras runs on TensorFlow:
-    the exported graph is built from the model's TensorFlow ops."""
-    if not _backend.is_tensorflow():
-        raise RuntimeError(
-            "SavedModel export runs on the TensorFlow backend, and this "
-            f"process runs {_backend.name()}: export with "
-            "KERAS_BACKEND=tensorflow (a .keras model saved on any backend "
-            "loads there)."
-        )

@@ -70,3 +70,26 @@ def test_parse_without_tensorflow_gives_tensorflows_trees(backend):
     assert json.loads(modules) == []
     assert trees == expected.stdout.strip().split("\n")
     assert len(trees) == len(LINES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("without_tensorflow", [False, True])
+def test_export_on_another_backend_is_one_line(tmp_path, without_tensorflow):
+    require_backend("jax")
+    output = tmp_path / "exported"
+    command = ["export", "--model", "prpn_ptb_quick", "--output", str(output)]
+    if without_tensorflow:
+        argv = [sys.executable, "-c", WITHOUT_TENSORFLOW, *command]
+        expected = "needs TensorFlow, which is not installed"
+    else:
+        argv = [sys.executable, "-m", "keras_ordered_cli", *command]
+        expected = "runs on the TensorFlow backend, and this process runs jax"
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=REPO,
+                            timeout=600,
+                            env=dict(os.environ, KERAS_BACKEND="jax",
+                                     PYTHONPATH=REPO))
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [f"keras-ordered export: error: {lines[0].split(': error: ')[1]}"]
+    assert expected in lines[0] and "Traceback" not in result.stderr
+    assert not output.exists()
