@@ -19,6 +19,7 @@ DATA = os.environ.get(
 # worker waits on the other at the end.
 SLOWEST_FILES = (
     "tests/training/test_distributed_replicas.py",
+    "tests/backends/test_shipped_backends.py",
     "tests/training/test_ctrl_c.py",
     "tests/models/prpn/test_prpn_model.py",
     "tests/project/test_docs.py",
