@@ -1,12 +1,12 @@
 """The TD-TreeLSTM family's layers pass the harness's standard checks on
 every Keras backend (`KERAS_BACKEND=tensorflow|jax|torch`): TopDownTreeLSTM
-(both selections, with and without an action schedule), LeftDependentLSTM,
-and the layer-normalised LSTM pieces LayerNormLSTMCell and
-StdLayerNormalization; the TD-TreeLSTM modules import TensorFlow only where
+(both selections, with and without an action schedule) and
+LeftDependentLSTM with a gapped mask (the layer-normalised LSTM pieces are
+in test_layer_contracts.py, which runs on every backend); the TD-TreeLSTM modules import TensorFlow only where
 they use it; off TensorFlow, `fit` stops with one line.
 
 (tests/layers/test_layer_contracts.py checks every public layer, on
-TensorFlow; tests/backends/test_tdtreelstm_backends.py compares the
+every backend; tests/backends/test_tdtreelstm_backends.py compares the
 numbers across backends.)
 """
 
@@ -17,9 +17,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_ordered.layers import LayerNormLSTMCell
 from keras_ordered.layers import LeftDependentLSTM
-from keras_ordered.layers import StdLayerNormalization
 from keras_ordered.layers import TopDownTreeLSTM
 from keras_ordered.models.tdtreelstm.inputs import action_schedule
 
@@ -58,12 +56,8 @@ CASES = [
      [normal(2, 4, 3, 5), np.array([[[1, 1, 0]] * 4, [[0, 1, 1]] * 4], bool)],
      dict(build=False, expected_output_shape=(2, 4, 3),
           expected_num_trainable_weights=6)),
-    ("std_layer_norm", StdLayerNormalization, {}, normal(4, 7),
-     dict(expected_output_shape=(4, 7), expected_num_trainable_weights=2)),
-    ("layer_norm_lstm_cell", LayerNormLSTMCell, dict(units=4, seed=1),
-     {"inputs": normal(3, 5), "states": [normal(3, 4), normal(3, 4)]},
-     dict(build=False, expected_output_shape=[(3, 4), (3, 4), (3, 4)],
-          expected_num_trainable_weights=10)),
+    # StdLayerNormalization and LayerNormLSTMCell: test_layer_contracts.py,
+    # which runs on every backend too.
 ]
 
 

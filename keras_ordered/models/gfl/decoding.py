@@ -418,14 +418,7 @@ def _beam_search_ops(
         cond, body, loop_vars
     )
     history = history[:, :, : int(ops.convert_to_numpy(steps))]
-    return {
-        "tokens": history[:, 0],
-        "lengths": lengths[:, 0],
-        "scores": scores[:, 0],
-        "beam_tokens": history,
-        "beam_scores": scores,
-        "beam_lengths": lengths,
-    }
+    return _beam_result(history, scores, lengths)
 
 
 # TensorFlow fast path --------------------------------------------------------
@@ -498,6 +491,11 @@ def _beam_search_tensorflow(
     _, _, _, scores, _, lengths, history = tf.while_loop(
         cond, body, loop_vars, shape_invariants=invariants
     )
+    return _beam_result(history, scores, lengths)
+
+
+def _beam_result(history, scores, lengths):
+    """A beam search's result: the best beam (index 0) and all of them."""
     return {
         "tokens": history[:, 0],
         "lengths": lengths[:, 0],
