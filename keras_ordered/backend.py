@@ -127,3 +127,14 @@ def replicas_in_sync():
         return 1
     tf = require_tensorflow("tf.distribute")
     return tf.distribute.get_strategy().num_replicas_in_sync
+
+
+def has_float64():
+    """Whether the backend computes in float64: not JAX unless
+    `jax_enable_x64` is on (JAX then truncates float64 to float32)."""
+    if name() != "jax":
+        return True
+    import jax
+
+    return bool(jax.config.read("jax_enable_x64"))
+

@@ -63,8 +63,7 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
             eval_batch_size: int or None, global evaluation batch size.
             clip_norm: float or None, gradient global-norm clipping.
         """
-        strategy = tf.distribute.get_strategy()
-        replicas = strategy.num_replicas_in_sync
+        replicas = backend.replicas_in_sync()
         self.clip_norm = clip_norm
 
         def make(global_batch, prefix):
@@ -76,15 +75,26 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
                     f"number of replicas ({replicas})."
                 )
             local = global_batch // replicas
+            shapes = [(local, *shape) for shape in self.state_shapes()]
+            if not backend.is_tensorflow():
+                # JAX and PyTorch: plain non-trainable variables holding the
+                # whole batch (a batch sharded over devices by
+                # `keras.distribution` is one array).
+                return [
+                    keras.Variable(np.zeros(shape, "float32"),
+                                   trainable=False, dtype="float32",
+                                   name=f"{prefix}_state_{i}")
+                    for i, shape in enumerate(shapes)
+                ]
             return [
                 tf.Variable(
-                    tf.zeros((local, *shape), dtype="float32"),
+                    tf.zeros(shape, dtype="float32"),
                     trainable=False,
                     synchronization=tf.VariableSynchronization.ON_READ,
                     aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
                     name=f"{prefix}_state_{i}",
                 )
-                for i, shape in enumerate(self.state_shapes())
+                for i, shape in enumerate(shapes)
             ]
 
         # A plain holder keeps these out of the model's weights (they are
@@ -98,7 +108,7 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
     def split_outputs(self, outputs):
         return outputs[0], list(outputs[1:])
 
-    def _carried(self, kind, reset):
+    def _carried_variables(self, kind):
         holder = getattr(self, "_bptt", None)
         variables = getattr(holder, kind, None) if holder else None
         if variables is None:
@@ -107,12 +117,33 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
                 "before `fit` / `evaluate`: the model carries its recurrent "
                 "state from one window to the next in variables of that size."
             )
+        return variables
+
+    @staticmethod
+    def _reset(values, reset):
+        """`values` with the rows whose `reset` is 1 set to zero."""
         keep = 1.0 - ops.reshape(ops.cast(reset, "float32"), (-1, 1))
-        states = [
+        return [
             ops.reshape(keep, (-1,) + (1,) * (len(v.shape) - 1)) * v
-            for v in variables
+            for v in values
         ]
-        return variables, states
+
+    def _carried(self, kind, reset):
+        variables = self._carried_variables(kind)
+        return variables, self._reset(variables, reset)
+
+    @property
+    def non_trainable_variables(self):
+        # On JAX the training step is a pure function of the model's state:
+        # the carried state travels in it as non-trainable variables (after
+        # the model's own, so that saving, which reads each layer's own
+        # variables, never sees them).
+        variables = super().non_trainable_variables
+        holder = getattr(self, "_bptt", None)
+        if holder is None or backend.name() != "jax":
+            return variables
+        return variables + [v for kind in ("train", "eval")
+                            for v in (getattr(holder, kind) or [])]
 
     def _token_loss_sum(self, targets, logits, mask=None):
         """Summed token cross-entropy of a batch (over `mask` if given)."""
@@ -141,7 +172,39 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
             count = ops.sum(ops.cast(mask, "float32"))
         return total / ops.maximum(count, 1.0)
 
-    def train_step(self, data):
+    def _window_loss(self, x, y, outputs, losses, total_count, replicas=1):
+        """The loss to differentiate, the summed token loss, the new states.
+
+        The loss is this replica's share of the mean over the *global*
+        batch: its summed cross-entropy over all replicas' tokens (the
+        gradients the optimizer sums over replicas are then those of the
+        global mean, also when the replicas hold different numbers of
+        tokens under a `loss_mask`); the regularisation `losses` are means
+        over this replica's equal share of the batch.
+        """
+        logits, new_states = self.split_outputs(outputs)
+        local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
+        loss = local_sum / ops.maximum(total_count, 1.0)
+        if losses:
+            loss = loss + ops.sum(ops.stack(losses)) / replicas
+        return loss, local_sum, new_states
+
+    def train_step(self, *args):
+        """One window: forward, loss, clipped gradients, update, new state.
+
+        Keras calls it as `train_step(data)` on TensorFlow and PyTorch and
+        as `train_step(state, data)` (a pure function, for `jax.jit`) on
+        JAX; each backend has its own way to take gradients, and the rest
+        (loss, clipping, window scaling, metrics) is shared.
+        """
+        name = backend.name()
+        if name == "jax":
+            return self._jax_train_step(*args)
+        if name == "torch":
+            return self._torch_train_step(*args)
+        return self._tf_train_step(*args)
+
+    def _tf_train_step(self, data):
         x, y = data
         variables, states = self._carried("train", x["reset"])
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
@@ -153,17 +216,9 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
         offset_seeds(generators, 1)
         with tf.GradientTape() as tape:
             outputs = self([x["token_ids"], *states], training=True)
-            logits, new_states = self.split_outputs(outputs)
-            local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
-            # This replica's share of the mean over the *global* batch: its
-            # summed cross-entropy over all replicas' tokens (the gradients
-            # the optimizer sums over replicas are then those of the global
-            # mean, also when the replicas hold different numbers of tokens
-            # under a `loss_mask`); the regularisation losses are means
-            # over this replica's equal share of the batch.
-            loss = local_sum / ops.maximum(total_count, 1.0)
-            if self.losses:
-                loss = loss + ops.sum(self.losses) / replicas
+            loss, local_sum, new_states = self._window_loss(
+                x, y, outputs, self.losses, total_count, replicas
+            )
             scaled = loss
             if self.optimizer is not None:
                 scaled = self.optimizer.scale_loss(scaled)
@@ -183,6 +238,97 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
         token_loss = total_sum / ops.maximum(total_count, 1.0)
         return self._update_metrics(token_loss, total_count)
 
+    def _torch_train_step(self, data):
+        import torch  # the PyTorch step: gradients by `backward()`
+
+        x, y = data
+        variables, states = self._carried("train", x["reset"])
+        total_count = self._token_count(x, y)
+        self.zero_grad()
+        outputs = self([x["token_ids"], *states], training=True)
+        loss, local_sum, new_states = self._window_loss(
+            x, y, outputs, self.losses, total_count
+        )
+        if self.optimizer is not None:
+            loss = self.optimizer.scale_loss(loss)
+        weights = self.trainable_weights
+        loss.backward()
+        grads = [w.value.grad for w in weights]
+        with torch.no_grad():
+            grads = self._clip_and_scale(grads, x["lr_scale"],
+                                         self._loss_scale())
+            self.optimizer.apply(grads, weights)
+            for variable, state in zip(variables, new_states):
+                variable.assign(ops.cast(state, "float32"))
+            token_loss = local_sum / ops.maximum(total_count, 1.0)
+            return self._update_metrics(token_loss, total_count)
+
+    def _jax_train_step(self, state, data):
+        import jax  # the JAX step: `jax.value_and_grad` of a pure function
+
+        trainable, non_trainable, optimizer_variables, metric_variables = state
+        x, y = data
+        where = self._carried_positions("train")
+        states = self._reset([non_trainable[i] for i in where], x["reset"])
+        total_count = self._token_count(x, y)
+        optimizer_state = list(zip(self.optimizer.variables,
+                                   optimizer_variables))
+
+        def scaled_loss(trainable, non_trainable):
+            outputs, non_trainable, losses = self.stateless_call(
+                trainable, non_trainable, [x["token_ids"], *states],
+                training=True, return_losses=True,
+            )
+            loss, local_sum, new_states = self._window_loss(
+                x, y, outputs, losses, total_count
+            )
+            with keras.StatelessScope(state_mapping=optimizer_state):
+                loss = self.optimizer.scale_loss(loss)
+                loss_scale = self._loss_scale()
+            return loss, (local_sum, new_states, non_trainable, loss_scale)
+
+        (_, aux), grads = jax.value_and_grad(scaled_loss, has_aux=True)(
+            trainable, non_trainable
+        )
+        local_sum, new_states, non_trainable, loss_scale = aux
+        grads = self._clip_and_scale(grads, x["lr_scale"], loss_scale)
+        trainable, optimizer_variables = self.optimizer.stateless_apply(
+            optimizer_variables, grads, trainable
+        )
+        non_trainable = list(non_trainable)
+        for i, new in zip(where, new_states):
+            non_trainable[i] = ops.cast(jax.lax.stop_gradient(new), "float32")
+        token_loss = local_sum / ops.maximum(total_count, 1.0)
+        logs, metric_variables = self._stateless_metrics(
+            metric_variables, token_loss, total_count
+        )
+        return logs, (trainable, non_trainable, optimizer_variables,
+                      metric_variables)
+
+    def _clip_and_scale(self, grads, lr_scale, loss_scale):
+        """Clips `grads` to `clip_norm` (of the true gradients under loss
+        scaling) and multiplies them by the window's `lr_scale`."""
+        if self.clip_norm:
+            grads = clip_by_global_norm(grads, self.clip_norm * loss_scale)
+        factor = ops.mean(lr_scale)
+        return [None if g is None else g * ops.cast(factor, g.dtype)
+                for g in grads]
+
+    def _carried_positions(self, kind):
+        """Where the `kind` carried states are in `non_trainable_variables`
+        (JAX's pure step reads and returns them there)."""
+        ids = [id(v) for v in self.non_trainable_variables]
+        return [ids.index(id(v)) for v in self._carried_variables(kind)]
+
+    def _stateless_metrics(self, metric_variables, token_loss, tokens):
+        tracker = self._token_loss_tracker
+        metric_variables = tracker.stateless_update_state(
+            metric_variables, token_loss,
+            sample_weight=ops.cast(tokens, "float32"),
+        )
+        value = tracker.stateless_result(metric_variables)
+        return {"loss": value, "perplexity": ops.exp(value)}, metric_variables
+
     def _loss_scale(self):
         """The factor the optimizer multiplied the loss by (1 without one).
 
@@ -201,13 +347,16 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
         )
         return ops.cast(scale, "float32")
 
-    def test_step(self, data):
+    def test_step(self, *args):
+        if backend.name() == "jax":
+            return self._jax_test_step(*args)
+        (data,) = args
         x, y = data
         variables, states = self._carried("eval", x["reset"])
         outputs = self([x["token_ids"], *states], training=False)
         logits, new_states = self.split_outputs(outputs)
         local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        replicas = backend.replicas_in_sync()
         total_sum, total_count = _sum_over_replicas(
             [local_sum, self._token_count(x, y)], replicas
         )
@@ -215,6 +364,27 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
             variable.assign(ops.cast(state, "float32"))
         token_loss = total_sum / ops.maximum(total_count, 1.0)
         return self._update_metrics(token_loss, total_count)
+
+    def _jax_test_step(self, state, data):
+        trainable, non_trainable, metric_variables = state
+        x, y = data
+        where = self._carried_positions("eval")
+        states = self._reset([non_trainable[i] for i in where], x["reset"])
+        outputs, non_trainable = self.stateless_call(
+            trainable, non_trainable, [x["token_ids"], *states],
+            training=False,
+        )
+        logits, new_states = self.split_outputs(outputs)
+        local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
+        total_count = self._token_count(x, y)
+        non_trainable = list(non_trainable)
+        for i, new in zip(where, new_states):
+            non_trainable[i] = ops.cast(new, "float32")
+        token_loss = local_sum / ops.maximum(total_count, 1.0)
+        logs, metric_variables = self._stateless_metrics(
+            metric_variables, token_loss, total_count
+        )
+        return logs, (trainable, non_trainable, metric_variables)
 
     def _update_metrics(self, token_loss, tokens):
         # Token-weighted running mean of the cross-entropy: over an epoch it
@@ -252,6 +422,40 @@ def _scale_gradient(gradient, factor):
             gradient.dense_shape,
         )
     return gradient * ops.cast(factor, gradient.dtype)
+
+
+def clip_by_global_norm(gradients, clip_norm):
+    """`tf.clip_by_global_norm`'s arithmetic in `keras.ops` (any backend).
+
+    The gradients are multiplied by `clip_norm * min(1 / norm, 1 /
+    clip_norm)`, `norm` being the global norm of all of them; a non-finite
+    norm makes every gradient non-finite (a loss-scaling optimizer then
+    skips the step).
+
+    Args:
+        gradients: list of tensors or None.
+        clip_norm: float or scalar tensor, the largest global norm.
+
+    Returns:
+        The list of clipped gradients (None stays None).
+
+    Example:
+
+    ```python
+    keras_ordered.models.carried_state.clip_by_global_norm(
+        [keras.ops.convert_to_tensor([3.0, 4.0])], 1.0
+    )  # [[0.6, 0.8]]
+    ```
+    """
+    present = [g for g in gradients if g is not None]
+    half_squares = [ops.sum(ops.square(ops.cast(g, "float32"))) / 2.0
+                    for g in present]
+    norm = ops.sqrt(ops.sum(ops.stack(half_squares)) * 2.0)
+    clip_norm = ops.cast(clip_norm, norm.dtype)
+    factor = clip_norm * ops.minimum(1.0 / norm, 1.0 / clip_norm)
+    factor = factor + (norm - norm)
+    return [None if g is None else g * ops.cast(factor, g.dtype)
+            for g in gradients]
 
 
 def clip_by_global_norm_across_replicas(gradients, clip_norm, replicas=None):
@@ -380,6 +584,9 @@ def carried_state(model, kind="train"):
     variables = _state_variables(model, kind)
     if variables is None:
         return None
+    if not backend.is_tensorflow():
+        _sync_jax_state(model)
+        return [np.array(ops.convert_to_numpy(v), "float32") for v in variables]
     strategy = model.distribute_strategy
     if strategy.num_replicas_in_sync == 1:
         return [np.asarray(v.numpy()) for v in variables]
@@ -411,6 +618,17 @@ def set_carried_state(model, arrays, kind="train"):
     variables = _state_variables(model, kind)
     if variables is None:
         return
+    if not backend.is_tensorflow():
+        _sync_jax_state(model)
+        for variable, array in zip(variables, arrays):
+            if tuple(np.shape(array)) != tuple(variable.shape):
+                raise ValueError(
+                    f"A carried state of shape {np.shape(array)} does not "
+                    f"fit the model's {tuple(variable.shape)}: resume with "
+                    "the batch size it was saved with."
+                )
+            variable.assign(np.asarray(array, "float32"))
+        return
     strategy = model.distribute_strategy
     if strategy.num_replicas_in_sync == 1:
         for variable, array in zip(variables, arrays):
@@ -434,6 +652,14 @@ def set_carried_state(model, arrays, kind="train"):
             variable.assign(array[replica * rows : (replica + 1) * rows])
 
     strategy.run(assign_rows)
+
+
+def _sync_jax_state(model):
+    """Inside JAX's `fit` the variables hold no values between steps
+    (the step's state lives in the trainer): put them back first."""
+    sync = getattr(model, "jax_state_sync", None)
+    if backend.name() == "jax" and sync is not None:
+        sync()
 
 
 def _state_variables(model, kind):

@@ -181,6 +181,10 @@ class _Batches:
                     return
                 yield owned_arrays(window)
 
+        if not backend.is_tensorflow():
+            # JAX and PyTorch: a Python generator of numpy batches, which
+            # `model.fit` reads on every backend.
+            return generate()
         ds = tf.data.Dataset.from_generator(
             generate, output_signature=self._signature()
         )
@@ -206,6 +210,8 @@ class _Batches:
                     yield owned_arrays(window)
                 epoch += 1
 
+        if not backend.is_tensorflow():
+            return generate()
         ds = tf.data.Dataset.from_generator(
             generate, output_signature=self._signature()
         )

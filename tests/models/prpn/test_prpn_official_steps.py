@@ -19,9 +19,12 @@ import os
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+
+# The recipe's training step on every backend (TensorFlow, JAX, PyTorch).
+pytestmark = [pytest.mark.backends, pytest.mark.trains]
 
 from conftest import require_data
+from harness import gradients as harness_gradients
 from keras_ordered.models.prpn import from_official_state_dict
 from keras_ordered.models.prpn.presets import PAPER_TRAINING
 from keras_ordered.training import BPTTBatches
@@ -85,14 +88,20 @@ def _first_step_gradients(model, window):
     x, y = window
     states = [np.zeros((x["token_ids"].shape[0], *s), "float32")
               for s in model.state_shapes()]
-    with tf.GradientTape() as tape:
+
+    def loss_of_window():
         outputs = model([x["token_ids"], *states], training=True)
         loss = keras.losses.sparse_categorical_crossentropy(
             y, outputs[0], from_logits=True
         )
-        loss = keras.ops.mean(loss)
-    gradients = tape.gradient(loss, model.trainable_weights)
-    return float(loss), np.asarray(outputs[1]), [np.asarray(g) for g in gradients]
+        return keras.ops.mean(loss), outputs[1]
+
+    # Every dropout is off: the forward pass is the same each time.
+    loss, distances = loss_of_window()
+    gradients = harness_gradients(lambda: loss_of_window()[0],
+                                  model.trainable_weights)
+    return (float(keras.ops.convert_to_numpy(loss)),
+            keras.ops.convert_to_numpy(distances), gradients)
 
 
 def _torch_adam_first_update(weights, gradients, settings):
@@ -143,21 +152,23 @@ def test_recipe_training_step_reproduces_the_official_steps(gates):
 
     # Five steps through the recipe's train_step and optimizer, one epoch
     # of one window each (Keras resets the loss metric every epoch).
-    before = [np.asarray(w, "float64") for w in model.trainable_weights]
+    before = [keras.ops.convert_to_numpy(w).astype("float64")
+              for w in model.trainable_weights]
     losses = []
     recorder = keras.callbacks.LambdaCallback(
         on_epoch_end=lambda epoch, logs: losses.append(logs["loss"])
     )
     model.fit(batches.stream(0), steps_per_epoch=1, epochs=1, verbose=0,
               shuffle=False, callbacks=[recorder])
+    weights = [keras.ops.convert_to_numpy(w) for w in model.trainable_weights]
     expected, decided = _torch_adam_first_update(before, gradients, settings)
     # (not vacuous: most weights have a gradient of their own)
     assert np.mean(np.concatenate([d.ravel() for d in decided])) > 0.5
-    for variable, want, where in zip(model.trainable_weights, expected,
-                                     decided):
-        np.testing.assert_allclose(np.asarray(variable)[where], want[where],
+    for variable, value, want, where in zip(model.trainable_weights, weights,
+                                            expected, decided):
+        np.testing.assert_allclose(value[where], want[where],
                                    atol=2e-6, rtol=0, err_msg=variable.path)
-        np.testing.assert_allclose(np.asarray(variable), want,
+        np.testing.assert_allclose(value, want,
                                    atol=settings["learning_rate"] * 2.01)
     # Windows 1-4 (the carried state continues: no reset after window 0).
     model.fit(batches.dataset(0, start_batch=1, steps_per_epoch=5),
@@ -181,7 +192,8 @@ def test_keras_adam_departs_from_the_official_first_update():
     for model in (official, departure):
         model.fit(_batches(record).stream(0), steps_per_epoch=1, epochs=1,
                   verbose=0, shuffle=False)
-    gaps = [np.max(np.abs(np.asarray(a) - np.asarray(b)))
+    gaps = [np.max(np.abs(keras.ops.convert_to_numpy(a)
+                          - keras.ops.convert_to_numpy(b)))
             for a, b in zip(official.trainable_weights,
                             departure.trainable_weights)]
     assert max(gaps) > 1e-4

@@ -1,0 +1,117 @@
+"""The language models train alike on TensorFlow, JAX and PyTorch.
+
+The same tiny ON-LSTM and PRPN language models (the same initial weights,
+saved here on TensorFlow; every dropout off, so that no random stream
+differs) train through `model.fit` and the carried-state step of each
+backend (tests/parity.py runs JAX and PyTorch in fresh processes): six
+windows of SGD with the global-norm clipping, the AWD window scaling, the
+AR/TAR penalties (ON-LSTM) and the state carried from window to window,
+then an evaluation with its own carried state. The losses, the weights
+and both carried states agree with TensorFlow's to float32 rounding (PRPN,
+whose hard gates amplify rounding, to a tolerance scaled by each array's
+size).
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from parity import run_on_backend
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                       reason="compares the other backends with TensorFlow"),
+]
+
+CODE = '''
+from keras_ordered.models import ONLSTMLanguageModel, PRPNLanguageModel
+from keras_ordered.models.carried_state import carried_state
+from keras_ordered.training import BPTTBatches
+
+vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+ids = np.random.default_rng(0).integers(0, 32, 3000).astype("int32")
+if ARGS["family"] == "onlstm":
+    model = ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary, dropout_output=0.0, dropout_hidden=0.0,
+        dropout_input=0.0, weight_drop=0.0)
+else:
+    model = PRPNLanguageModel.from_preset(
+        "tiny", vocabulary, dropout=0.0, input_dropout=0.0,
+        recurrent_dropout=0.0)
+with np.load(ARGS["weights"]) as initial:
+    model.set_weights([initial[f"arr_{i}"]
+                       for i in range(len(initial.files))])
+model.configure_bptt(batch_size=4, eval_batch_size=4, clip_norm=0.25)
+model.compile(optimizer=keras.optimizers.SGD(ARGS["learning_rate"]))
+batches = BPTTBatches(ids, 4, 20, variable_length=True, seed=3)
+history = model.fit(batches.stream(), steps_per_epoch=3, epochs=2,
+                    shuffle=False, verbose=0)
+evaluation = model.evaluate(batches.dataset(0, steps_per_epoch=3), steps=3,
+                            verbose=0, return_dict=True)
+save(losses=np.array(history.history["loss"] + [evaluation["loss"]]),
+     **{f"weight_{i}": w for i, w in enumerate(model.weights)},
+     **{f"train_state_{i}": s
+        for i, s in enumerate(carried_state(model, "train"))},
+     **{f"eval_state_{i}": s
+        for i, s in enumerate(carried_state(model, "eval"))})
+'''
+
+
+# PRPN's hard gates turn rounding differences into jumps: a smaller step
+# keeps its six steps in float32 rounding's reach.
+LEARNING_RATE = {"onlstm": 1.0, "prpn": 0.1}
+
+
+@pytest.fixture(scope="module")
+def initial_weights(tmp_path_factory):
+    """The initial weights of both models, made here on TensorFlow."""
+    paths = {}
+    for family in ("onlstm", "prpn"):
+        arrays = run_on_backend("tensorflow", '''
+from keras_ordered.models import ONLSTMLanguageModel, PRPNLanguageModel
+keras.utils.set_random_seed(1)
+vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+cls = ONLSTMLanguageModel if ARGS["family"] == "onlstm" else PRPNLanguageModel
+model = cls.from_preset("tiny", vocabulary)
+save(**{f"arr_{i}": w for i, w in enumerate(model.weights)})
+''', family=family)
+        path = tmp_path_factory.mktemp(family) / "initial.npz"
+        np.savez(path, **arrays)
+        paths[family] = str(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def trained(initial_weights):
+    """Each family's arrays after training, on each backend."""
+    return {
+        (family, backend): run_on_backend(
+            backend, CODE, family=family, weights=initial_weights[family],
+            learning_rate=LEARNING_RATE[family])
+        for family in ("onlstm", "prpn")
+        for backend in ("tensorflow", "jax", "torch")
+    }
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+@pytest.mark.parametrize("family, tolerance", [("onlstm", 1e-6),
+                                                ("prpn", 1e-4)])
+def test_training_matches_tensorflow(trained, initial_weights, family,
+                                     tolerance, backend):
+    want = trained[family, "tensorflow"]
+    got = trained[family, backend]
+    assert sorted(got) == sorted(want)
+    # Training moved the weights (the comparison is not of initial values).
+    with np.load(initial_weights[family]) as initial:
+        moved = max(np.max(np.abs(want[f"weight_{i}"] - initial[f"arr_{i}"]))
+                    for i in range(len(initial.files)))
+    assert moved > 1e-3
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
+    states = [key for key in want if "state" in key]
+    assert any(key.startswith("train_") for key in states)
+    assert any(key.startswith("eval_") for key in states)
+    for key in want:
+        scale = max(1.0, float(np.max(np.abs(want[key]))))
+        np.testing.assert_allclose(got[key], want[key], rtol=0,
+                                   atol=tolerance * scale, err_msg=key)
