@@ -1,6 +1,6 @@
 """Trees of a run's raw SGD weights against its NT-ASGD averaged weights, as JSON.
 
-A diagnostic of issue 23, item 7. The official ON-LSTM code parses with
+A diagnostic of which ON-LSTM layer parses. The official code parses with
 the model NT-ASGD averaged; short CPU runs never meet its trigger, and
 `--average-from-epoch N` starts the averaging anyway. This reads a run's
 latest backup (`<run>/backup`: the raw weights of SGD, and the running

@@ -1,6 +1,6 @@
 """Do a trained model's trees depend on the precision it is run in? JSON.
 
-A diagnostic of issue 23: ON-LSTM `small` runs trained under
+A diagnostic of the precision studies: ON-LSTM `small` runs trained under
 mixed_bfloat16 parse better than runs trained in float32. This separates
 the two places precision acts: each saved model is rebuilt under each
 dtype policy (its own weights, cast as the policy does) and parses the

@@ -5,7 +5,7 @@ code and the validation perplexity after a fixed number of steps, to set
 against the official implementation's figures on the same machine (quoted
 in benchmarks/README.md; there is no copy of that code here).
 
-The loop (issue 7, section 5): PTB; embedding 200, layers 600 / 600 / 200,
+The loop: PTB; embedding 200, layers 600 / 600 / 200,
 chunk size 10; batch 20, fixed windows of 70 tokens with the recurrent state
 carried from one window to the next; SGD, learning rate 30, gradient-norm
 clip 0.25, weight decay 1.2e-6; the paper's dropouts (output 0.45, between
@@ -27,8 +27,8 @@ streams, from the weights after every `--every` steps.
 `--treebank DIR` (the WSJ sample's `.mrg` folder) also parses its
 development split (wsj_0001-0099) with the final weights and reports the
 sentence F1 of every distance beside right-branching's: perplexity
-parity alone let a precision become the default while the trees broke
-(issue 23), so a change judged here is judged on trees too (over seeds:
+parity alone can pass a precision whose trees are worse, so a change
+judged here is judged on trees too (over seeds:
 benchmarks/parsing_quality.py and the rule for defaults).
 
 `--record DIR` also writes the run's result to DIR/seed_N.json (the

@@ -1,4 +1,4 @@
-"""The loop-level measurements behind issue 13's choices, as JSON.
+"""The loop-level measurements behind the recurrences' layouts, as JSON.
 
 Each entry times alternatives side by side in one process (interleaved,
 fastest of `--repeats` calls each), on the shapes of the `ptb` presets:

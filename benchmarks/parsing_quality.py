@@ -144,8 +144,8 @@ def train_seed(args, seed, extra):
                                        _end_with_parent, os.getpid()))
         if code >= 0:
             break
-        # Killed by a signal (TensorFlow's intermittent segmentation
-        # fault, issue 25): the recipe resumes from its last backup.
+        # Killed by a signal (e.g. a segmentation fault inside
+        # TensorFlow): the recipe resumes from its last backup.
         print(f"[seed {seed}] the recipe died of signal {-code}; resuming "
               "it from its backup", flush=True)
     if code != 0:

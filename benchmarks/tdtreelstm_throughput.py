@@ -28,8 +28,8 @@ The schedules are built before timing (they are prepared in the input
 pipeline, off the training step); `schedule_ms_per_batch` says what they
 cost in NumPy.
 
-Prints one JSON object. Target of issue 8: the tree model costs at most
-1.5x the sequential one per word.
+Prints one JSON object. The target: the tree model costs at most 1.5x the
+sequential one per training word.
 
     python benchmarks/tdtreelstm_throughput.py --data ../shared/data/wsj_sample/dep
 """

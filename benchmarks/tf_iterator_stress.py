@@ -1,4 +1,4 @@
-"""Stress test of the sequence behind issue 25's segmentation fault.
+"""Stress test of the sequence behind a segmentation fault in TensorFlow.
 
 Plain TensorFlow, nothing of keras_ordered: a generator-backed dataset
 (`tf.data.Dataset.from_generator`, prefetched, the window datasets'
@@ -6,8 +6,8 @@ options) distributed by a `OneDeviceStrategy`, from which a fresh iterator
 reads one batch and is then dropped half-read, again and again. That is
 what Keras' TensorFlow trainer does under an explicit strategy in `fit`
 and `evaluate` (`_maybe_symbolic_build`, then `epoch_iterator.reset()`),
-where both crashes of 2026-11-25 died (faulthandler's Python stack). The
-package no longer triggers it (`_keras_private.SymbolicBuildWithoutData`).
+where the package's recipes crashed (faulthandler's Python stack). The
+package avoids the sequence (`_keras_private.SymbolicBuildWithoutData`).
 
 Run it under gdb for a native backtrace if it crashes:
 

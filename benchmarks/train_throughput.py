@@ -46,8 +46,8 @@ from keras_ordered.training.options import DEFAULT_PRECISION  # noqa: E402
 from keras_ordered.training.optimizers import make_optimizer  # noqa: E402
 from keras_ordered.training.precision import training_policy  # noqa: E402
 
-# The official implementations' training throughput on this project's CPU,
-# as fractions of the float32 matmul rate (issue 13: ON-LSTM 350 tokens/s x
+# The official implementations' training throughput on a 2-core AVX-512
+# CPU, as fractions of the float32 matmul rate (ON-LSTM 350 tokens/s x
 # 151.2 MFLOP, PRPN 287 x 262.0 MFLOP, at a 209 GFLOP/s reference). Each run
 # reports `times_official`, its own fraction over these.
 OFFICIAL_FRACTION = {"onlstm": 0.25, "prpn": 0.36}
@@ -127,16 +127,16 @@ def training_throughput(family, preset, steps, jit_compile, precision,
                       jit_compile=jit_compile)
         if loop == "per-step":
             # PRPN: the reading network as `keras.layers.RNN` runs its cell,
-            # one step of all layers at a time (the version before issue 13,
-            # and the one PRPN runs under XLA).
+            # one step of all layers at a time (the path PRPN runs under XLA,
+            # against which the layer-by-layer loop is measured).
             del model.get_layer("reading_network").inner_loop
         model.configure_bptt(batch, batch, clip_norm=settings["clip_norm"])
     finally:
         keras.mixed_precision.set_global_policy(previous)
     rng = np.random.default_rng(0)
     ids = rng.integers(0, vocab_size, (batch, window + 1)).astype("int32")
-    # `reset` and `lr_scale` each own their memory (issue 25's rule: no
-    # two inputs backed by one NumPy buffer).
+    # `reset` and `lr_scale` each own their memory: no two inputs backed by
+    # one buffer (what the training batches guarantee too).
     x = {"token_ids": tf.constant(ids[:, :-1]),
          "reset": tf.ones((batch, 1), "float32"),
          "lr_scale": tf.ones((batch, 1), "float32")}

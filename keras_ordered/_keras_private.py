@@ -22,7 +22,7 @@ what moved) instead of a traceback deep inside a layer:
 - `Trainer._maybe_symbolic_build` (a private method of Keras' TensorFlow
   trainer): `SymbolicBuildWithoutData` overrides it so that `fit` and
   `evaluate` under a strategy do not leave a dataset iterator half-read
-  (the segmentation fault of issue 25; see the class).
+  (TensorFlow crashes when such an iterator is dropped; see the class).
 
 `tests/test_keras_private.py` checks that each still exists and behaves as
 these layers expect, and that a missing one fails here, naming the Keras
@@ -73,8 +73,9 @@ class SymbolicBuildWithoutData:
     half-read. For the recipes' datasets (`from_generator`, prefetched,
     distributed) dropping such an iterator while its generator still runs
     in a tf.data thread is where TensorFlow crashed with a segmentation
-    fault (issue 25: `epoch_iterator.reset` right after the symbolic build,
-    in `fit` and in the validation `evaluate`). The batch is only needed
+    fault (in `epoch_iterator.reset` right after the symbolic build, in
+    `fit` and in the validation `evaluate`;
+    `benchmarks/tf_iterator_stress.py` reproduces it in plain TensorFlow). The batch is only needed
     to build layers, compiled metrics or a compiled loss that are not
     built yet. When everything is built (the package's models are built
     when they are made, and compile no loss or metric objects that need

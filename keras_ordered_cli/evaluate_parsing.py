@@ -496,7 +496,8 @@ def run(args):
         PROTOCOL_PUNCTUATION.get(name, False) for name in protocols
     )
     if layout == "folder" and args.split is None and not protocols:
-        # The historical path, unchanged.
+        # A plain folder, no split and no protocol: `load_treebank` reads
+        # every tree of the folder; no protocol needs the punctuated copy.
         records = treebank_lib.load_treebank(directory)
         punct_records = None
     else:

@@ -13,7 +13,7 @@ DATA = os.environ.get(
 
 
 # The test files that take minutes, the longest first (durations of the
-# whole suite on a 2-core AVX2 CPU, 2026-11-26). `--dist loadfile` hands
+# whole suite on a 2-core AVX2 CPU). `--dist loadfile` hands
 # whole files to the two workers in collection order; collected first,
 # they run first, and the last files to run are short ones, so neither
 # worker waits on the other at the end.

@@ -32,7 +32,8 @@ def mark(phase):
         f.write(phase + "\n")
 
 
-# The method that writes a backup (`save` itself before issue 25).
+# The method that writes a backup: `_save`, or `save` in older checkouts of
+# the package, which these phases also run against to compare.
 WRITE = "_save" if hasattr(language_model.TrainingBackup, "_save") else "save"
 
 
@@ -50,7 +51,7 @@ class MarkingBackup(language_model.TrainingBackup):
         time.sleep(1.0)  # a backup long enough for a signal to land inside
         return getattr(super(), WRITE)(*args, **kwargs)
 
-    if WRITE == "save":  # the code before issue 25, for comparison
+    if WRITE == "save":  # an older checkout, for comparison
         save = _save
 
 

@@ -92,7 +92,7 @@ def _count_iterators(model_class, strategy):
 
 
 def test_symbolic_build_without_data_reads_no_extra_batch():
-    """Issue 25's crash site: Keras' symbolic build under a strategy opens
+    """Where TensorFlow crashed: Keras' symbolic build under a strategy opens
     an iterator, reads one batch and drops it half-read; the mixin builds
     without it once everything is built."""
     import tensorflow as tf

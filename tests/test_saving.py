@@ -183,8 +183,8 @@ def test_keras_without_keras_ordered_gives_a_short_error(tmp_path):
 
 
 def test_a_string_where_tokens_belong_is_a_type_error(saved):
-    # Issue 25: sentence_distances(["the cat sat"]) returned 11 distances,
-    # one per character.
+    # A plain string would be read one character per token (11 distances
+    # for "the cat sat"): it is refused, saying to pass a list of tokens.
     model, _ = saved
     with pytest.raises(TypeError) as info:
         model.sentence_distances(["the cat sat"])
@@ -201,7 +201,8 @@ def test_a_string_where_tokens_belong_is_a_type_error(saved):
 
 
 def test_missing_model_suggests_the_closest_shipped_name(tmp_path, monkeypatch):
-    # Issue 25: `--model prpn_ptb_quik` gave no hint of list-models.
+    # A misspelt shipped name (`--model prpn_ptb_quik`) gets the closest
+    # shipped name and a pointer to list-models.
     shipped_dir = tmp_path / "saved_models"
     for name in ("prpn_ptb_quick", "onlstm_ptb_small"):
         (shipped_dir / name).mkdir(parents=True)
@@ -227,8 +228,8 @@ def test_missing_model_suggests_the_closest_shipped_name(tmp_path, monkeypatch):
 
 
 def test_weights_file_given_as_a_model_names_the_keras_file(tmp_path, saved):
-    # Issue 25: `--model best.weights.h5` said "No model config found in
-    # the file" without saying to pass the .keras file beside it.
+    # A weights file given as a model (`--model best.weights.h5`) is
+    # answered with the .keras file to pass instead.
     model, _ = saved
     run = tmp_path / "run"
     run.mkdir()

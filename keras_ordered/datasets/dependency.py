@@ -53,8 +53,8 @@ SAMPLE_SPLITS = {
     "train": ("wsj_00*.dp", "wsj_01[0-3]*.dp"),
     "valid": ("wsj_014*.dp",),
 }
-"""The splits of the WSJ sample's dependency trees (issue 8): files
-wsj_0001-0139 train, wsj_0140-0149 validation."""
+"""The splits of the WSJ sample's dependency trees: files wsj_0001-0139
+train, wsj_0140-0149 validation."""
 
 
 class DependencyTree(collections.namedtuple(

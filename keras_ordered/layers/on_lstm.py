@@ -82,7 +82,8 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
     same initialisation and learning rate not the same training. Under the
     official training loop the official convention meets the learning-parity
     target and the inverted one misses it on one seed
-    (`benchmarks/learning_parity.py`, figures in benchmarks/README.md).
+    (`benchmarks/learning_parity.py`;
+    benchmarks/records/learning_parity_float32/NOTE.md).
 
     Args:
         units: int, dimensionality of the output and cell state. Must be a

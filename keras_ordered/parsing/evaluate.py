@@ -212,7 +212,7 @@ def shift_distances(distances, shift):
     outside the sentence take its smallest distance (never the first
     split). A model whose distances are aligned one word late parses
     better with `shift=1` than with `shift=0`: a collapsed PRPN run does
-    (benchmarks/README.md, "Parsing quality").
+    (benchmarks/README.md, `parsing_quality.py`).
 
     Args:
         distances: list of 1-D arrays, one per sentence.

@@ -445,7 +445,8 @@ class BucketedBatches:
         """A `tf.data.Dataset` of a generator function of batches.
 
         Each batch the generator yields is built fresh (`arrays`), so no
-        buffer is shared with TensorFlow (issue 25's aliasing rule).
+        buffer is shared with TensorFlow: a NumPy array that TensorFlow
+        still reads is never written again.
 
         Args:
             generator: function returning an iterator of batches (e.g.

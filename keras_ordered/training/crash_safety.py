@@ -182,9 +182,9 @@ class CtrlC:
 
     def __enter__(self):
         global _active
-        # A crash in native code (the intermittent segmentation fault of
-        # issue 25 hit a recipe's final evaluation) prints the Python stack
-        # of every thread on stderr (the recipe's log), to corner it.
+        # A crash in native code (a segmentation fault inside TensorFlow)
+        # prints the Python stack of every thread on stderr (the recipe's
+        # log), which says where in the run it happened.
         if not faulthandler.is_enabled():
             faulthandler.enable()
         if _active is not None:

@@ -1,8 +1,8 @@
 """The dtype policy a recipe trains under (`--precision`).
 
 float32 is every recipe's default: a precision becomes the default only
-where its trees, over seeds, match float32's
-(`benchmarks/parsing_quality.py`; issue 23's rule, docs/results.md).
+where its trees, over seeds, match float32's (the rule for defaults of
+`benchmarks/parsing_quality.py`; benchmarks/README.md, docs/results.md).
 """
 
 

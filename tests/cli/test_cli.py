@@ -129,8 +129,8 @@ def test_evaluate_errors(tmp_path, small_treebank, capsys):
 
 
 def test_truncated_mrg_file_is_named_with_its_line(tmp_path, capsys):
-    # Issue 25: "Tree.read(): expected ')' but got 'end-of-string' at index
-    # 299", naming no file.
+    # nltk's own error ("Tree.read(): expected ')' but got 'end-of-string'
+    # at index 299") names no file: the command names the file and line.
     folder = tmp_path / "mrg"
     folder.mkdir()
     (folder / "wsj_0001.mrg").write_text(SMALL_TREEBANK)
@@ -174,7 +174,7 @@ def test_parse_baseline_from_arguments_stdin_and_file(tmp_path, capsys, monkeypa
 
 
 def test_parse_input_errors(tmp_path, capsys, monkeypatch):
-    # A blank line is skipped (issue 44): it gives a blank line.
+    # A blank line is skipped: it gives a blank line.
     monkeypatch.setattr("sys.stdin", io.StringIO("a b\n\nc\n"))
     status, out, err = run(["parse", "--baseline", "balanced"], capsys)
     assert status == 0 and out == "(a b)\n\n(c)\n"
@@ -200,9 +200,9 @@ def test_parse_input_errors(tmp_path, capsys, monkeypatch):
 
 
 def test_parse_refuses_invalid_utf8_naming_the_line(tmp_path, capsys, monkeypatch):
-    # Issue 25: stdin repaired silently, --file gave "'utf-8' codec can't
-    # decode byte 0xff in position 0" naming neither file nor line. Now one
-    # policy: refused, with where.
+    # Invalid UTF-8 is refused the same way from stdin and from --file,
+    # naming the file and line (not Python's "'utf-8' codec can't decode
+    # byte 0xff in position 0").
     bad = b"the cat\n\xff dog\n"
     path = tmp_path / "latin1.txt"
     path.write_bytes(bad)
@@ -278,7 +278,8 @@ def test_cli_decoders_are_the_parsing_decoders():
 
 
 def test_numeric_options_are_validated_by_the_parser(capsys):
-    # Issue 25: `parse --batch-size 0` said "range() arg 3 must not be zero".
+    # `parse --batch-size 0` is a usage error naming the option, not a
+    # Python error from inside the command.
     import argparse
 
     parser = cli.build_parser()
@@ -387,8 +388,8 @@ def test_parse_model_reads_the_split_tokens(fake_model, capsys):
 
 
 def test_parse_long_sentences_within_max_length(fake_model, capsys):
-    # Issue 25: 400 tokens (the default --max-length) and 3,000 tokens
-    # (depth 2,999 with rising distances) printed a RecursionError.
+    # 400 tokens (the default --max-length) and 3,000 tokens (depth 2,999
+    # with rising distances) parse: the tree building does not recurse.
     for length, extra in ((400, []), (3000, ["--max-length", "30000"])):
         sentence = " ".join(["word"] * length)
         for distance in ("forget", "input"):  # left- and right-branching
@@ -460,8 +461,8 @@ def test_evaluate_model_and_baselines_in_one_table(fake_model, small_treebank,
 
 def test_each_command_points_a_model_to_the_command_that_takes_it(
         monkeypatch, small_treebank, capsys):
-    # Issue 25: `evaluate` given a TD-TreeLSTM pointed to
-    # `evaluate-parsing`, which refuses it.
+    # Each command given a model it does not take names the command that
+    # takes it (a TD-TreeLSTM: `score`, not `evaluate-parsing`).
     from keras_ordered.datasets.dependency import DependencyVocabulary
     from keras_ordered.models import TDTreeLSTMLanguageModel
 
@@ -636,7 +637,7 @@ def test_real_tiny_prpn_end_to_end(tmp_path, small_treebank, capsys):
     assert 0 <= scores["sentence_f1"] <= 100
 
 
-# --- --decoder right|left|both (issue 46) -------------------------------------
+# --- --decoder right|left|both ---------------------------------------------
 
 
 def _table_rows(out):

@@ -1,4 +1,4 @@
-"""`keras-ordered parse --format text|svg|png [--distances]` (issue 46).
+"""`keras-ordered parse --format text|svg|png [--distances]`.
 
 Drawn trees: a Unicode drawing in the terminal, SVG and PNG files (the
 `draw` extra), bars of the syntactic distances under the words, and bad

@@ -1,4 +1,4 @@
-"""`keras-ordered parse` on input as people have it (issue 44, part 4).
+"""`keras-ordered parse` on input as people have it.
 
 Byte-order marks, blank lines, control characters, one bad line among
 good ones (`--on-error skip`), capitalised words, and output that nltk

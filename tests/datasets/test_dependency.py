@@ -170,9 +170,8 @@ def test_vocabulary_min_count_lowercase_and_specials():
 
 
 def test_bad_heads_give_one_error_and_no_nltk_warning(tmp_path):
-    # Issue 25: a bad head gave a clear error preceded by two lines of
-    # nltk's UserWarning ("The graph doesn't contain a node that depends on
-    # the root element.").
+    # A bad head is one clear error, with no nltk UserWarning ("The graph
+    # doesn't contain a node that depends on the root element.") before it.
     import warnings
 
     for rows, message in (

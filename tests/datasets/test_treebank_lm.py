@@ -55,9 +55,9 @@ def test_no_sentence_short_enough_is_an_error():
 def test_batches_handed_to_tf_data_own_their_memory(monkeypatch, kind, method):
     # tf.data may take a generator's numpy arrays without copying them and
     # TensorFlow may then write a result into an input buffer it thinks no
-    # other tensor holds: a sentence batch's `reset` and `lr_scale` were
-    # one array, and under 2 replicas `lr_scale` became 0 on one replica in
-    # about one run of three (issue 11). Every array must be its own.
+    # other tensor holds: had a sentence batch's `reset` and `lr_scale`
+    # been one array, under 2 replicas `lr_scale` could read 0 on one
+    # replica (its gradients lost for the step). Every array must be its own.
     import tensorflow as tf
 
     from keras_ordered.training import BPTTBatches

@@ -426,7 +426,7 @@ def test_tokenize_python_and_validation():
     assert text.tokenize_python([]) == []
     assert text.tokenize_python(["", "a  b"]) == [[], ["a", "b"]]
     assert text.tokenize_python([b"caf\xc3\xa9 ."]) == [["café", "."]]
-    # Invalid UTF-8 is refused, naming the sentence (issue 25): bytes,
+    # Invalid UTF-8 is refused, naming the sentence and column: bytes,
     # an undecodable byte as sys.argv escapes it, a lone surrogate.
     for lines, message in (
         ([b"ok", b"caf\xc3\xa9 \xff."], "Sentence 2 is not valid UTF-8 "

@@ -313,7 +313,7 @@ def test_parse_bracketed_several_top_level_bracketings():
     assert nodes == [("S", 2, 4)]
 
 
-# The discrepancies of issue 24, with what the C program prints ---------------
+# Corner cases of the C program (wrappers, labels, error rows), as it prints them
 
 CAT = "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))"
 CAT_FLAT = "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (DT the) (NN mat))) (. .))"

@@ -1,5 +1,5 @@
-"""Issue 24, parts 2-4: named evaluation protocols, the LDC layout of the
-full WSJ, and several models (seeds) at once."""
+"""Named evaluation protocols, the LDC layout of the full WSJ, and several
+models (seeds) at once."""
 
 import json
 import os

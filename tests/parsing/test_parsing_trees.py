@@ -151,7 +151,7 @@ def test_depth():
     assert trees_lib.spans_depth([], 0) == 0
 
 
-# --- no recursion: any sentence length (issue 25) ----------------------------
+# --- no recursion: any sentence length -------------------------------------
 
 
 def test_iterative_parser_matches_the_recursive_reference():
@@ -215,7 +215,7 @@ def test_fold_tree_and_token_lists():
         distances_to_tree("the cat sat", [0.0] * 11)
 
 
-# --- the left decoder: the parser's mirror image (issue 46) -------------------
+# --- the left decoder: the parser's mirror image ----------------------------
 
 
 def recursive_left_brackets(words, distances):

@@ -1,5 +1,5 @@
 """Trees you can look at: `to_nltk`, `_repr_svg_` and the drawings of
-`keras_ordered.parsing.drawing` (issue 46)."""
+`keras_ordered.parsing.drawing`."""
 
 import io
 import sys

@@ -1,4 +1,4 @@
-"""The one direction of imports (issue 26), checked by import-linter with
+"""The one direction of imports, checked by import-linter with
 the contracts of `.importlinter`: layers of the package import only the
 layers below them, and no package's modules import each other in a
 circle."""

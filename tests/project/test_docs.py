@@ -175,11 +175,11 @@ def test_doc_relative_links_lead_to_files(page):
 
 @pytest.mark.slow
 def test_serve_client_snippet_runs_as_printed(tmp_path):
-    # Issue 25: the Serve client snippet failed as written (NameError:
-    # keras_ordered), which a shared namespace of README blocks hid. Run it exactly
-    # as printed, alone, in a fresh Python process (the SavedModel is
-    # loaded with TensorFlow as a client does; TF Serving's model server
-    # itself is not available here).
+    # The Serve client snippet run exactly as printed, alone, in a fresh
+    # Python process, so that a name it uses without importing it (a
+    # shared namespace of blocks would hide that) fails here. The
+    # SavedModel is loaded with TensorFlow as a client does; TF Serving's
+    # model server itself is not available here.
     import subprocess
     import sys
 

@@ -1,5 +1,5 @@
 """Long jobs killed with SIGKILL at a random moment resume and lose at most
-the trial or seed in flight (issue 25): a keras-tuner search and the
+the trial or seed in flight: a keras-tuner search and the
 multi-seed benchmark benchmarks/parsing_quality.py."""
 
 import json

@@ -1,5 +1,5 @@
 """Ctrl-C (a real SIGINT) stops a recipe within seconds wherever it is, the
-backup stays whole, and the same command resumes (issue 25)."""
+backup stays whole, and the same command resumes."""
 
 import json
 import os
@@ -17,8 +17,8 @@ from conftest import require_data
 
 pytestmark = pytest.mark.slow  # interrupts recipe subprocesses
 
-# A correctness bound for a loaded 2-core CPU, not a speed target: before
-# the fix, a Ctrl-C in the first training step waited for the whole step.
+# A correctness bound for a loaded 2-core CPU, not a speed target: a Ctrl-C
+# in the first training step must not wait for the whole step to end.
 STOP_SECONDS = 15
 
 
@@ -135,8 +135,8 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
 
 @pytest.mark.slow
 def test_a_native_crash_in_a_recipe_prints_the_python_stack():
-    # Issue 25: an intermittent segmentation fault killed recipes with no
-    # trace; within `CtrlC` (every recipe's main) faulthandler names where.
+    # A segmentation fault in native code leaves no Python traceback;
+    # within `CtrlC` (every recipe's main) faulthandler names where it was.
     code = (
         "import ctypes\n"
         "from keras_ordered.training.crash_safety import CtrlC\n"

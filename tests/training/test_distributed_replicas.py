@@ -1,4 +1,4 @@
-"""Several replicas train the model one device trains (issue 11, part 1).
+"""Several replicas train the model one device trains.
 
 The CPU is split into 2 logical devices (`split_cpu`), which TensorFlow
 accepts only before it starts: the measurements run in one child process

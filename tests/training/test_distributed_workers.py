@@ -1,4 +1,4 @@
-"""Multi-worker training on TensorFlow's own engine (issue 11, part 2).
+"""Multi-worker training on TensorFlow's own engine.
 
 Two worker processes on 127.0.0.1 (ports free at run time, `TF_CONFIG` as
 TensorFlow documents it) train with `CustomTrainingLoop` around

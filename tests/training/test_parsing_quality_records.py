@@ -231,8 +231,8 @@ def test_f1_per_epoch_over_the_seeds_from_their_history(study, monkeypatch,
 def test_f1_per_epoch_of_several_distances_and_which_leads(
         study, monkeypatch, capsys):
     """--epoch-distances: each named distance's F1 per epoch over the
-    seeds, and at each epoch how many seeds each one leads (item 7 of
-    issue 23 asks which layer's forget gate parses best)."""
+    seeds, and at each epoch how many seeds each one leads (which layer's
+    forget gate parses best, epoch by epoch)."""
     tmp_path, treebank = study
     script = _load_script()
     other = "layer3/forget"

@@ -163,7 +163,8 @@ def test_finished_run_says_so_and_a_changed_layout_is_refused(
     out = capsys.readouterr().out
     assert "Resuming from epoch 1, window 3 of 6" in out
     # The progress lines count the run's epochs: the rest of epoch 1 is
-    # epoch 1 of 2 (Keras' own bar, in a `fit` of 1 epoch, said nothing).
+    # epoch 1 of 2 (Keras' own bar, in a `fit` of 1 epoch, would say
+    # nothing).
     assert "Epoch 1/2" in out and "Epoch 2/2" in out
     # history.csv: one row per epoch across the crash, as the finished run.
     assert [row["epoch"] for row in read_epoch_history(

@@ -1,6 +1,5 @@
-"""Training defects found against the official code (issue 7, section 1):
-gradient clipping under loss scaling, and the best checkpoint under
-averaged SGD."""
+"""Training as the official code trains: gradient clipping under loss
+scaling, and the best checkpoint under averaged SGD."""
 
 import os
 

@@ -1,5 +1,5 @@
 """The recipes' shared shape: option groups, the one `main` wrapper, the
-bucketed batches (issue 26, part 2)."""
+bucketed batches."""
 
 import argparse
 

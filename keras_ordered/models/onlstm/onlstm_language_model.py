@@ -77,7 +77,7 @@ class ONLSTMLanguageModel(
         "Regularizing and Optimizing LSTM Language Models", ICLR 2018.
     """
 
-    # The token loss as two XLA-compiled passes (`keras_ordered.training.
+    # The token loss as two XLA-compiled passes (`keras_ordered.models.
     # losses`): faster, equal to float32 rounding; the learning-parity
     # runs with it are in benchmarks/README.md.
     fused_token_loss = True

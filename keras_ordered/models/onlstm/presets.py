@@ -6,10 +6,9 @@ default `--precision` for it; float32 when absent), and what the recipes'
 `--help` quotes: `description`, `parameters` (with the
 10,000-word PTB vocabulary; tests/training/test_recipe_usability.py
 checks it), and what their warning for a preset too long for a CPU
-quotes: `cpu_minutes_per_epoch` (training plus validation on this project's 2-core
-CPU, measured with `benchmarks/preset_epoch_time.py` on 2026-11-23 after
-the faster recurrence of issue 13; `small` and `medium` from their
-recipe runs).
+quotes: `cpu_minutes_per_epoch` (training plus validation on a 2-core
+CPU, measured with `benchmarks/preset_epoch_time.py`; `small` and `medium`
+from their recipe runs; benchmarks/README.md).
 """
 
 from keras_ordered.models.base import lookup_preset
@@ -61,12 +60,10 @@ PRESETS = {
         "seeds it parses better than in float32 (benchmarks/README.md).",
         "parameters": 4870200,  # with the 10,000-word PTB vocabulary
         "cpu_minutes_per_epoch": 3.1,
-        # The recipe's default --precision for this preset. Over 5 seeds
-        # each, mixed_bfloat16 passes the rule for defaults against
-        # float32 (development sentence F1 40.5 +- 5.4 against 34.6 +- 1.5,
-        # validation perplexity +0.7 %; benchmarks/README.md, "ON-LSTM
-        # `small`, mixed_bfloat16"). `--precision float32` trains as the
-        # official code.
+        # The recipe's default --precision for this preset: over 5 seeds
+        # mixed_bfloat16 passes the rule for defaults against float32
+        # (benchmarks/records/onlstm_small_mixed_bfloat16/NOTE.md).
+        # `--precision float32` trains as the official code.
         "precision": "mixed_bfloat16",
         "model": {
             "embedding_dim": 200,
@@ -82,12 +79,9 @@ PRESETS = {
         },
         "training": {**PAPER_TRAINING, "bptt": 35, "epochs": 6},
     },
-    # The learning-parity benchmark's shape trained for 6 epochs: trees
-    # over perplexity. Over 5 seeds (development sentence F1) layer 2's
-    # forget gate scores 43.5 +- 3.0, 3 seeds at right-branching + 2
-    # (`small`: 40.5 +- 5.4, 1 seed), layer 3's as much (43.5 +- 4.2);
-    # validation perplexity 139.3 against `small`'s 119.6
-    # (benchmarks/README.md, "ON-LSTM `medium`").
+    # The learning-parity benchmark's shape trained for 6 epochs: it trades
+    # perplexity for trees, its layer 2 parsing better than `small`'s over
+    # seeds (benchmarks/records/onlstm_small_parity_epochs6/NOTE.md).
     "medium": {
         "description": "A CPU-sized model (embedding 200, 600/600/200, "
         "chunk 10) with the paper's dropouts, no AR/TAR and fixed windows "
@@ -96,9 +90,8 @@ PRESETS = {
         "parameters": 7727880,  # with the 10,000-word PTB vocabulary
         "cpu_minutes_per_epoch": 4.5,
         # As for `small`: mixed_bfloat16 passes the rule for defaults at
-        # this shape (learning-parity benchmark, 5 seeds a precision:
-        # development sentence F1 41.6 against float32's 41.4, validation
-        # perplexity +1.7 %; benchmarks/README.md).
+        # this shape (the learning-parity benchmark over 5 seeds a
+        # precision; benchmarks/records/learning_parity_mixed_bfloat16/NOTE.md).
         "precision": "mixed_bfloat16",
         "model": {
             "embedding_dim": 200,

@@ -7,9 +7,8 @@ what the recipes' `--help` quotes: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
 tests/training/test_recipe_usability.py), and what their warning for a
 preset too long for a CPU quotes: `cpu_minutes_per_epoch` (training plus
-validation on this project's 2-core CPU, measured with
-`benchmarks/preset_epoch_time.py` on 2026-11-23 after issue 13's faster
-reading and predict networks; `quick` and `up` from their recipe runs).
+validation on a 2-core CPU, measured with `benchmarks/preset_epoch_time.py`;
+`quick` and `up` from their recipe runs; benchmarks/README.md).
 
 Notes on the training settings:
 
@@ -19,12 +18,10 @@ Notes on the training settings:
   the decay is coupled L2 added to the gradient, as the official code's
   `torch.optim.Adam`). `optimizer: "keras_adam"` (the recipes' `--adam
   keras`) takes Keras' Adam instead, whose decay is decoupled: a departure.
-- `quick` and `small` read the parsing network as the official code
-  builds it, with as many channels as the hidden size (`parser_units`
-  unset). Their narrower parsers of before (64 and 128 channels) were not
-  shown to parse as well: with `quick`'s seed 1111 the 64-channel parser
-  gave sentence F1 20.5 (bfloat16) and 40.7 (float32), the official width
-  46.8 and 44.8 (issue 23); `parser_units` stays an option of the model.
+- `quick` and `small` build the parsing network as the official code
+  does, with as many channels as the hidden size (`parser_units` unset):
+  a narrower parser was not shown to parse as well. `parser_units` is an
+  option of the model.
 - `reduce_lr_patience: 2`, `reduce_lr_factor: 0.5`: as the official code's
   PyTorch `ReduceLROnPlateau(patience=2, threshold=0)`, the learning rate
   is halved once more than 2 epochs in a row (i.e. the 3rd) brought no
@@ -133,7 +130,7 @@ PRESETS = {
         "parser 256 channels as the official code, 15 slots) with lighter "
         "dropout.",
         "parameters": 3740794,  # with the 10,000-word PTB vocabulary
-        # float32 with the official parser width, idle cores, 2026-11-26
+        # float32, idle cores
         # (benchmarks/preset_epoch_time.py --presets small --steps 20).
         "cpu_minutes_per_epoch": 3.7,
         "model": {
@@ -157,9 +154,8 @@ PRESETS = {
         },
     },
     # The quick path to a parsing model on a CPU (README, quick start): 2
-    # epochs; 600-700 s of training in float32 with the official parser
-    # width on the lightly shared 2-core CPU (benchmarks/README.md,
-    # "Parsing quality", 2026-11-25).
+    # epochs in float32 (its seed study: benchmarks/README.md,
+    # `parsing_quality.py`).
     "quick": {
         "description": "A parsing model in 2 epochs on a CPU (embedding "
         "128, 2 layers of 128, parser 128 channels as the official code, "

@@ -168,11 +168,11 @@ class ParsingEvaluation(keras.callbacks.Callback):
                 tf.summary.scalar(f"corpus_f1/{name}", scores["corpus_f1"])
             name = self.model.default_distance
             records = self.records[: self.num_trees]
-            # The drawn trees are parsed again, on their own, as before
-            # drawings existed: this pass traces its own functions, and
-            # without it TensorFlow's per-op random seeds after the first
-            # epoch, hence the training runs and their trees, would differ
-            # from those of earlier versions for the same --seed.
+            # The drawn trees are parsed again, in a pass of their own: it
+            # traces its own functions, which keeps TensorFlow's per-op
+            # random seeds of the following epochs, hence a run and its
+            # trees for a given --seed, those of the committed study
+            # records (benchmarks/records/).
             distances = self.model.sentence_distances(
                 [list(r.words) for r in records], normalized=True
             )[name]

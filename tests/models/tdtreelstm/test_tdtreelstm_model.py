@@ -327,9 +327,9 @@ def test_naive_four_lstm_selection_gives_the_same_states(context):
 
 @pytest.mark.backends
 def test_a_lower_casing_vocabulary_stays_one_after_a_round_trip(tmp_path):
-    # The vocabulary's setting decides the model's (a model built with a
-    # lower-casing DependencyVocabulary and the default lowercase=False
-    # used to save lowercase=False and stop lower-casing once reloaded).
+    # The vocabulary's setting decides the model's: a model built with a
+    # lower-casing DependencyVocabulary and the default lowercase=False is
+    # saved as lower-casing, and keeps lower-casing once reloaded.
     model = TDTreeLSTMLanguageModel.from_preset(
         "tiny", DependencyVocabulary(WORDS, lowercase=True), seed=2)
     assert model.lowercase
