@@ -138,3 +138,20 @@ def has_float64():
 
     return bool(jax.config.read("jax_enable_x64"))
 
+
+def gpu_visible():
+    """Whether the backend sees a GPU (TensorFlow's physical GPUs, JAX's
+    devices, `torch.cuda`)."""
+    if is_tensorflow():
+        tf = require_tensorflow("listing GPUs")
+        return bool(tf.config.list_physical_devices("GPU"))
+    if name() == "jax":
+        import jax
+
+        return any(device.platform == "gpu" for device in jax.devices())
+    if name() == "torch":
+        import torch
+
+        return bool(torch.cuda.is_available())
+    return False
+

@@ -416,10 +416,17 @@ class GatedAttention(keras.layers.Layer):
             shape=(self.units,), name="bias", initializer=bias_initializer
         )
 
+    # Set by `prpn_cell.jax_reading_loop` for the steps of one JAX scan
+    # (None: `seed_generator`).
+    _step_seeds = None
+
     def _drop(self, x, training):
         if not training or self.dropout == 0.0:
             return x
-        return keras.random.dropout(x, self.dropout, seed=self.seed_generator)
+        seed = self.seed_generator
+        if self._step_seeds is not None:
+            seed = self._step_seeds.next()
+        return keras.random.dropout(x, self.dropout, seed=seed)
 
     def call(self, inputs, training=False, return_attention_scores=False):
         if len(inputs) == 4:

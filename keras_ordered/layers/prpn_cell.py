@@ -15,6 +15,7 @@ from keras import ops
 
 # A private Keras API (one mask per sequence): see keras_ordered._keras_private.
 from keras_ordered._keras_private import DropoutRNNCell
+from keras_ordered._keras_private import backend_rnn
 from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.gated_attention import GatedAttention
 from keras_ordered.layers._checks import check_rate as _check_rate
@@ -470,11 +471,18 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
         ones = ops.ones((1, self.units), dtype=self.compute_dtype)
         return keras.random.dropout(ones, rate, seed=self.seed_generator)
 
+    # Set by `jax_reading_loop` for the steps of one JAX scan: the seeds of
+    # the dropouts drawn afresh at every step (None: `seed_generator`).
+    _step_seeds = None
+
     def _step_dropout(self, x, rate):
         # Fresh element-wise dropout, drawn at every step.
         if rate == 0.0:
             return x
-        return keras.random.dropout(x, rate, seed=self.seed_generator)
+        seed = self.seed_generator
+        if self._step_seeds is not None:
+            seed = self._step_seeds.next()
+        return keras.random.dropout(x, rate, seed=seed)
 
     # -- one step -----------------------------------------------------------
     def call(self, inputs, states, training=False):
@@ -532,6 +540,84 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
             "recurrent_initializer": serialize(self.recurrent_initializer),
             "seed": self.seed,
         }
+
+
+class StepSeeds:
+    """The dropout seeds of one step of a JAX scan, from that step's key.
+
+    Under `jax.lax.scan` a step is traced once: a dropout drawn from a
+    `keras.random.SeedGenerator` inside it would draw the same mask at
+    every step (and leak the generator's traced state out of the scan).
+    `jax_reading_loop` gives each step its own key instead, drawn from the
+    cell's generator before the loop; every draw of the step folds a
+    counter into it.
+
+    Args:
+        key: a JAX PRNG key (`uint32[2]`).
+    """
+
+    def __init__(self, key):
+        self._key = key
+        self._count = 0
+
+    def next(self):
+        import jax  # JAX's loop only
+
+        self._count += 1
+        return jax.random.fold_in(self._key, self._count)
+
+
+def jax_reading_loop(rnn, sequences, initial_state, mask=None,
+                     training=False):
+    """`keras.layers.RNN(PRPNReadingCell(...))`'s loop on JAX, with the
+    per-step dropouts drawn afresh at every step as on the other backends.
+
+    The keys of the steps, drawn from the cell's `seed_generator` before
+    the loop, travel beside the inputs through the scan; each step hands
+    them to the cell and its attentions (`StepSeeds`). Without per-step
+    dropout (inference, or rates of 0) this is `keras.layers.RNN`'s loop.
+
+    Args:
+        rnn: the `keras.layers.RNN` of a `PRPNReadingCell`.
+        sequences, initial_state, mask, training: as
+            `keras.layers.RNN.inner_loop`'s.
+
+    Returns:
+        `(last_output, outputs, states)`, as `keras.layers.RNN.inner_loop`.
+    """
+    cell = rnn.cell
+    per_step = training and (
+        cell.dropout or cell.layer_dropout or cell.attention_dropout)
+    if not per_step:
+        return keras.layers.RNN.inner_loop(rnn, sequences, initial_state,
+                                           mask, training=training)
+    batch, steps = ops.shape(sequences)[0], sequences.shape[1]
+    keys = keras.random.randint((steps, 2), 0, 2**31 - 1,
+                                seed=cell.seed_generator)
+    keys = ops.broadcast_to(ops.cast(keys, "uint32")[None],
+                            (batch, steps, 2))
+    layers = [cell, *cell.attentions]
+
+    def step(inputs, states):
+        inputs, key = inputs
+        seeds = StepSeeds(key[0])
+        for layer in layers:
+            layer._step_seeds = seeds
+        try:
+            output, new_states = cell(inputs, states, training=training)
+        finally:
+            for layer in layers:
+                layer._step_seeds = None
+        return output, new_states
+
+    if not rnn.return_sequences:
+        raise ValueError("jax_reading_loop returns all outputs.")
+    return backend_rnn(
+        step, (sequences, keys), initial_state,
+        go_backwards=rnn.go_backwards, mask=mask, unroll=rnn.unroll,
+        input_length=steps, zero_output_for_mask=rnn.zero_output_for_mask,
+        return_all_outputs=True,
+    )
 
 
 def reading_network_loop(cell, sequences, initial_state, training=False):

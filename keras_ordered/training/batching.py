@@ -24,6 +24,7 @@ streams it always receives.)
 
 import math
 
+import keras
 import numpy as np
 
 from keras_ordered.models.gfl.vocabulary import EOS_ID
@@ -182,9 +183,7 @@ class _Batches:
                 yield owned_arrays(window)
 
         if not backend.is_tensorflow():
-            # JAX and PyTorch: a Python generator of numpy batches, which
-            # `model.fit` reads on every backend.
-            return generate()
+            return WindowSequence(generate, end - start_batch)
         ds = tf.data.Dataset.from_generator(
             generate, output_signature=self._signature()
         )
@@ -211,11 +210,47 @@ class _Batches:
                 epoch += 1
 
         if not backend.is_tensorflow():
+            # One iterator over all epochs, as `model.fit` keeps it.
             return generate()
         ds = tf.data.Dataset.from_generator(
             generate, output_signature=self._signature()
         )
         return _with_options(ds.prefetch(2))
+
+
+class WindowSequence(keras.utils.PyDataset):
+    """The windows of one epoch on JAX and PyTorch (no `tf.data`): a
+    `keras.utils.PyDataset` that `model.fit` and `model.evaluate` read on
+    every backend, again at every epoch (validation data).
+
+    Windows are read in order (`__getitem__(0)` starts the epoch again):
+    the carried state needs them so.
+
+    Args:
+        generate: function returning a generator of the epoch's batches.
+        length: int, the number of batches it yields.
+    """
+
+    def __init__(self, generate, length):
+        super().__init__()
+        self._generate = generate
+        self._length = int(length)
+        self._iterator = None
+        self._next = 0
+
+    @property
+    def num_batches(self):
+        return self._length
+
+    def __getitem__(self, index):
+        if index == 0 or self._iterator is None:
+            self._iterator, self._next = self._generate(), 0
+        if index != self._next:
+            raise IndexError(
+                f"Windows are read in order: window {self._next} comes "
+                f"next, not {index}.")
+        self._next += 1
+        return next(self._iterator)
 
 
 class BPTTBatches(_Batches):

@@ -72,6 +72,7 @@ TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:12345", "127.0.0.1:12346"]},
 ```
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -109,6 +110,14 @@ def split_cpu(count):
     """
     if not isinstance(count, int) or count < 1:
         raise ValueError(f"`count` must be an integer >= 1. Received {count}")
+    if not backend.is_tensorflow():
+        if len(_backend_devices()) != count:
+            raise ValueError(
+                f"Splitting the CPU into {count} devices is TensorFlow's; on "
+                "JAX start the process with XLA_FLAGS=--xla_force_host_"
+                f"platform_device_count={count} instead."
+            )
+        return
     cpu = tf.config.list_physical_devices("CPU")[0]
     current = tf.config.get_logical_device_configuration(cpu)
     if current is not None and len(current) == count:
@@ -156,6 +165,8 @@ def make_strategy(name="auto"):
         raise ValueError(
             f"Unknown strategy {name!r}: use one of {', '.join(STRATEGIES)}."
         )
+    if not backend.is_tensorflow():
+        return BackendDevices(name)
     if name == "multi-worker":
         if not os.environ.get("TF_CONFIG"):
             raise ValueError(
@@ -183,9 +194,94 @@ def make_strategy(name="auto"):
     return tf.distribute.OneDeviceStrategy(gpus[0] if gpus else "/cpu:0")
 
 
+class BackendDevices:
+    """What the recipes use of a strategy, on JAX and PyTorch.
+
+    One process trains on the backend's devices. On JAX with several
+    devices, `"auto"` and `"mirrored"` set `keras.distribution.DataParallel`
+    over them (each batch sharded along its rows, the weights replicated);
+    the batch stays one array, so the carried-state step sees one replica
+    (`num_replicas_in_sync` is 1). `"one-device"` keeps the first device;
+    `"multi-worker"` is TensorFlow's.
+
+    Args:
+        name: a `make_strategy` name.
+
+    Example:
+
+    ```python
+    # KERAS_BACKEND=jax, XLA_FLAGS=--xla_force_host_platform_device_count=2
+    devices = keras_ordered.training.distributed.make_strategy("auto")
+    devices.extended.worker_devices  # ['cpu:0', 'cpu:1']
+    ```
+    """
+
+    num_replicas_in_sync = 1
+
+    def __init__(self, name="auto"):
+        if name == "multi-worker":
+            raise ValueError(
+                "--strategy multi-worker is TensorFlow's "
+                "(MultiWorkerMirroredStrategy): train with KERAS_BACKEND="
+                "tensorflow, or on one machine's devices with --strategy auto."
+            )
+        devices = _backend_devices()
+        self.distribution = None
+        if name in ("auto", "mirrored") and len(devices) > 1:
+            if backend.name() != "jax":
+                raise ValueError(
+                    f"{len(devices)} devices on {backend.name()}: this "
+                    "package trains on several devices with JAX "
+                    "(keras.distribution) or TensorFlow (tf.distribute); use "
+                    "--strategy one-device here."
+                )
+            self.distribution = keras.distribution.DataParallel(
+                devices=devices)
+            keras.distribution.set_distribution(self.distribution)
+        else:
+            devices = devices[:1]
+        self.extended = _Extended(worker_devices=[str(d) for d in devices])
+
+    def scope(self):
+        """A context for building the model (the distribution is set for
+        the whole process)."""
+        return contextlib.nullcontext()
+
+
+class _Extended:
+    def __init__(self, worker_devices):
+        self.worker_devices = worker_devices
+
+
+def _backend_devices():
+    """The devices training uses on JAX or PyTorch: the accelerators if
+    any, else the CPUs."""
+    if backend.name() == "jax":
+        import jax
+
+        accelerators = [d for d in jax.devices() if d.platform != "cpu"]
+        return accelerators or jax.devices("cpu")
+    if backend.name() == "torch":
+        import torch
+
+        if torch.cuda.is_available():
+            return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    return ["cpu:0"]
+
+
 def is_multi_worker(strategy):
     """Whether `strategy` spans several workers (needs `CustomTrainingLoop`)."""
+    if isinstance(strategy, BackendDevices):
+        return False
     return isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+
+
+def model_scope(model):
+    """The scope variables of `model` are created in: its strategy's on
+    TensorFlow, none on the other backends."""
+    if not backend.is_tensorflow():
+        return contextlib.nullcontext()
+    return model.distribute_strategy.scope()
 
 
 def is_chief(strategy=None):

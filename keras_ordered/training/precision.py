@@ -43,7 +43,7 @@ def training_policy(precision="auto", mixed_precision=False, gpus=None,
             f"Unknown precision {precision!r}: expected one of {PRECISIONS}."
         )
     if gpus is None:
-        gpus = bool(tf.config.list_physical_devices("GPU"))
+        gpus = backend.gpu_visible()
     if mixed_precision:
         return "mixed_float16" if gpus else "mixed_bfloat16"
     if precision != "auto":
@@ -76,7 +76,7 @@ def emulated_bfloat16_warning(policy, gpus=None, native_bfloat16=None):
     if policy != "mixed_bfloat16":
         return None
     if gpus is None:
-        gpus = bool(tf.config.list_physical_devices("GPU"))
+        gpus = backend.gpu_visible()
     if native_bfloat16 is None:
         native_bfloat16 = cpu_has_native_bfloat16()
     if gpus or native_bfloat16:

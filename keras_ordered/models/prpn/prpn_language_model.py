@@ -90,6 +90,7 @@ from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
+from keras_ordered.layers.prpn_cell import jax_reading_loop
 from keras_ordered.layers.prpn_cell import reading_network_loop
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.models.base import PresetMixin
@@ -450,6 +451,9 @@ def _reading_inner_loop(rnn, owner, sequences, initial_state, mask,
     loop over the cell under XLA, with a mask, backwards or unrolled."""
     model = owner["model"]() if "model" in owner else None
     xla = model is not None and model._jit_compile is True
+    if keras.backend.backend() == "jax":
+        return jax_reading_loop(rnn, sequences, initial_state, mask,
+                                training=training)
     if (mask is not None or rnn.go_backwards or rnn.unroll or xla
             or keras.backend.backend() != "tensorflow"):
         return keras.layers.RNN.inner_loop(

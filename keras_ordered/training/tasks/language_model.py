@@ -55,6 +55,7 @@ from keras_ordered.training.distributed import barrier
 from keras_ordered.training.distributed import is_chief
 from keras_ordered.training.distributed import is_multi_worker
 from keras_ordered.training.distributed import make_strategy
+from keras_ordered.training.distributed import model_scope
 from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
 from keras_ordered.training.driver import run_recipe
@@ -145,7 +146,7 @@ def cpu_warning(name, preset, presets):
     epochs = preset["training"]["epochs"]
     if not minutes or minutes * epochs < 180:
         return None
-    if tf.config.list_physical_devices("GPU"):
+    if backend.gpu_visible():
         return None
     alternatives = [
         f"--preset {other} (~{_duration(p['cpu_minutes_per_epoch'])} per "
@@ -908,9 +909,9 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
     train_batch = None
     if train_vars is not None and train_vars.train is not None:
         train_batch = int(train_vars.train[0].shape[0]) * (
-            tf.distribute.get_strategy().num_replicas_in_sync
+            backend.replicas_in_sync()
         )
-    with model.distribute_strategy.scope():
+    with model_scope(model):
         model.configure_bptt(train_batch, batch_size, clip_norm=clip)
     model.test_function = None  # re-trace with the new state variables
     if sentence_level:
