@@ -17,8 +17,12 @@ Example:
 """
 
 import importlib
+import importlib.util
+import sys
 
 import keras
+
+from keras_ordered import _quiet
 
 INSTALL_HINT = "pip install 'tensorflow>=2.21,<2.22'"
 
@@ -73,6 +77,10 @@ def require_tensorflow(feature):
             one line: the feature, and the command that installs it.
     """
     try:
+        if "tensorflow" not in sys.modules and _quiet.quiet_requested():
+            # A recipe or command on another backend: TensorFlow's start-up
+            # log silenced, as on TensorFlow (keras_ordered._quiet).
+            return _quiet.import_tensorflow()
         return importlib.import_module("tensorflow")
     except ImportError as error:
         if getattr(error, "name", None) not in (None, "tensorflow"):
@@ -154,4 +162,17 @@ def gpu_visible():
 
         return bool(torch.cuda.is_available())
     return False
+
+
+def import_installed_tensorflow():
+    """On another backend, imports TensorFlow if it is installed, with its
+    start-up log silenced when a recipe asked for quiet (Keras imports it
+    anyway, loudly, for `keras.utils.set_random_seed` and TensorBoard).
+    Nothing happens on TensorFlow or without it."""
+    if is_tensorflow() or "tensorflow" in sys.modules:
+        return
+    if importlib.util.find_spec("tensorflow") is None:
+        return
+    if _quiet.quiet_requested():
+        _quiet.import_tensorflow()
 

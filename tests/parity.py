@@ -55,15 +55,17 @@ def require_backend(backend):
         pytest.skip(message)
 
 
-def run_on_backend(backend, code, timeout=900, **args):
+def run_on_backend(backend, code, timeout=900, env=None, **args):
     """Runs `code` with `KERAS_BACKEND=backend` in a new Python process
-    (the repository and tests/ on its path) and returns the arrays it
-    passed to `save`, as a dict of NumPy arrays."""
+    (the repository and tests/ on its path, `env` added to its
+    environment) and returns the arrays it passed to `save`, as a dict of
+    NumPy arrays."""
     require_backend(backend)
     with tempfile.TemporaryDirectory(prefix="parity_") as folder:
         out = os.path.join(folder, "out.npz")
-        env = dict(os.environ, KERAS_BACKEND=backend, PARITY_OUT=out,
-                   PARITY_ARGS=json.dumps(args), TF_CPP_MIN_LOG_LEVEL="3")
+        env = dict(os.environ, **(env or {}), KERAS_BACKEND=backend,
+                   PARITY_OUT=out, PARITY_ARGS=json.dumps(args),
+                   TF_CPP_MIN_LOG_LEVEL="3")
         env["PYTHONPATH"] = os.pathsep.join(
             [REPO, TESTS] + [p for p in [env.get("PYTHONPATH")] if p])
         script = PRELUDE + textwrap.dedent(code) + EPILOGUE

@@ -37,6 +37,8 @@ assert run_recipe(parser, task, ["--output", ""]) == 2
 import os
 import sys
 
+from keras_ordered import backend
+
 from keras_ordered.training.callbacks import TrainingBackup
 from keras_ordered.training.crash_safety import CtrlC
 
@@ -69,6 +71,9 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
     if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     interrupted = interrupted or epoch_backup_interrupted
+    # On JAX or PyTorch, Keras still seeds TensorFlow and writes TensorBoard
+    # summaries through it when it is installed: import it now, quietly.
+    backend.import_installed_tensorflow()
 
     try:
         return CtrlC(lambda: interrupted(args)).call(task, args, **kwargs)

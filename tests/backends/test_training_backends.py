@@ -115,3 +115,31 @@ def test_training_matches_tensorflow(trained, initial_weights, family,
         scale = max(1.0, float(np.max(np.abs(want[key]))))
         np.testing.assert_allclose(got[key], want[key], rtol=0,
                                    atol=tolerance * scale, err_msg=key)
+
+
+# ON-LSTM on one JAX device and on two (keras.distribution.DataParallel
+# over a CPU split in two by XLA_FLAGS, through the recipes' device
+# holder): each batch's rows are sharded over the devices, the weights
+# replicated; the arithmetic is that of one device.
+DATA_PARALLEL = """
+from keras_ordered.training.distributed import make_strategy
+devices = make_strategy("auto")
+assert len(devices.extended.worker_devices) == ARGS["devices"], (
+    devices.extended.worker_devices)
+""" + CODE
+
+
+def test_data_parallel_on_jax_gives_the_weights_of_one_device(
+        initial_weights):
+    runs = {
+        count: run_on_backend(
+            "jax", DATA_PARALLEL, family="onlstm", devices=count,
+            weights=initial_weights["onlstm"], learning_rate=1.0,
+            env={"XLA_FLAGS":
+                 f"--xla_force_host_platform_device_count={count}"})
+        for count in (1, 2)
+    }
+    assert sorted(runs[1]) == sorted(runs[2])
+    for key in runs[1]:
+        np.testing.assert_allclose(runs[2][key], runs[1][key], rtol=0,
+                                   atol=1e-6, err_msg=key)

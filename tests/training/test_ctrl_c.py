@@ -14,6 +14,7 @@ import pytest
 
 from conftest import REPO
 from conftest import require_data
+from parity import require_backend
 
 pytestmark = pytest.mark.slow  # interrupts recipe subprocesses
 
@@ -33,12 +34,13 @@ def _command(output, phases, sentences):
             "--verbose", "2", "--output", str(output)]
 
 
-def _start(command):
+def _start(command, backend="tensorflow"):
     # As a user runs it: TensorFlow's log settings not inherited from the
     # tests, and SIGINT at its default, as from a terminal, even when the
     # tests run in the background (`cmd &` starts them with SIGINT ignored).
     environment = {k: v for k, v in os.environ.items()
                    if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_ORDERED_TF_LOGS")}
+    environment["KERAS_BACKEND"] = backend
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=REPO, env=environment,
@@ -71,15 +73,22 @@ def _check_backup_whole(folder):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "phase", ["train", "validation", "parsing", "backup", "final"]
+    "phase, backend",
+    [("train", "tensorflow"), ("validation", "tensorflow"),
+     ("parsing", "tensorflow"), ("backup", "tensorflow"),
+     ("final", "tensorflow"),
+     # The other backends' training: interrupted in the middle of an
+     # epoch (a backup of the carried state), resumed from its window.
+     ("backup", "jax"), ("backup", "torch")],
 )
 def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
-        tmp_path, phase):
+        tmp_path, phase, backend):
+    require_backend(backend)
     output, phases = tmp_path / "run", tmp_path / "phases"
     # Enough sentences that parsing lasts past the signal when it is the
     # phase interrupted; a handful elsewhere, where it only costs time.
     command = _command(output, phases, 400 if phase == "parsing" else 20)
-    process = _start(command)
+    process = _start(command, backend)
     _wait_for(process, phases, phase)
     time.sleep(0.2)  # inside the phase
     sent = time.time()
@@ -113,7 +122,7 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
             "same command again to start over).")
     assert not (output / "results.json").exists()
 
-    process = _start(command)
+    process = _start(command, backend)
     out, err = process.communicate(timeout=600)
     assert process.returncode == 0, err
     if meta is None:
