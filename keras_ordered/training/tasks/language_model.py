@@ -236,9 +236,9 @@ def build_parser(description, presets, default_output):
         "epsilon before the bias correction; a departure)",
     )
     parser.add_argument("--jit-compile", action="store_true",
-                        help="XLA-compile the train step (one compilation per "
-                        "window length: use with fixed-length windows; "
-                        "default: off)")
+                        help="XLA-compile the train step on TensorFlow (one "
+                        "compilation per window length: use with fixed-length "
+                        "windows; default: off; JAX always compiles it)")
     parser.add_argument("--fixed-length", action="store_true",
                         help="fixed-length windows instead of the AWD "
                         "schedule of variable lengths (default: the "
@@ -854,8 +854,9 @@ def _build_model(args, model_class, vocabulary, settings, batch,
     with strategy.scope():
         model = model_class.from_preset(args.preset, vocabulary,
                                         seed=args.seed, **args.model_args)
+        # JAX runs a step op by op unless it is compiled: its step always is.
         model.compile(optimizer=make_optimizer(settings),
-                      jit_compile=args.jit_compile)
+                      jit_compile=args.jit_compile or backend.name() == "jax")
         model.configure_bptt(batch, eval_batch,
                              clip_norm=settings["clip_norm"])
     return model
