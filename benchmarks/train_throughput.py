@@ -38,7 +38,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
@@ -60,6 +59,8 @@ FAMILIES = {
 
 def matmul_flops(dtype="float32", size=2048, repeats=20):
     """FLOP/s of a chain of `repeats` dependent `size`^3 products."""
+    import tensorflow as tf
+
     a = tf.cast(tf.random.normal((size, size)), dtype)
     b = tf.cast(tf.random.normal((size, size)) / size**0.5, dtype)
 
@@ -113,6 +114,8 @@ FLOPS_PER_TOKEN = {"onlstm": onlstm_flops_per_token,
 
 def training_throughput(family, preset, steps, jit_compile, precision,
                         vocab_size, batch=None, window=None, loop="default"):
+    import tensorflow as tf
+
     model_class, get_preset = FAMILIES[family]
     settings = get_preset(preset)["training"]
     batch = batch or settings["batch_size"]

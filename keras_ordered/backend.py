@@ -176,3 +176,9 @@ def import_installed_tensorflow():
     if _quiet.quiet_requested():
         _quiet.import_tensorflow()
 
+
+def tensorflow_installed():
+    """Whether TensorFlow can be imported (whatever the backend)."""
+    return ("tensorflow" in sys.modules
+            or importlib.util.find_spec("tensorflow") is not None)
+

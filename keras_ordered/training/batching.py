@@ -133,7 +133,7 @@ def owned_arrays(window):
     Returns:
         The same structure, each array copied.
     """
-    return tf.nest.map_structure(np.array, window)
+    return keras.tree.map_structure(np.array, window)
 
 
 class _Batches:

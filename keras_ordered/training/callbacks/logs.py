@@ -65,7 +65,7 @@ class StepLogger(keras.callbacks.Callback):
         self.start_batch = 0
 
     def on_train_batch_end(self, batch, logs=None):
-        if not self.every or not logs:
+        if not self.every or not logs or not self.log_dir:
             return
         step = self.epoch * self.steps_per_epoch + self.start_batch + batch + 1
         if step % self.every:

@@ -628,8 +628,16 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
     """
     if chief:
         os.makedirs(args.output, exist_ok=True)
+    # TensorBoard summaries are written through TensorFlow's `tf.summary`:
+    # none without TensorFlow (JAX or PyTorch alone), said once.
     log_dir = os.path.join(args.output, "logs")
-    step_logger = StepLogger(os.path.join(log_dir, "steps"),
+    if not backend.tensorflow_installed():
+        if chief:
+            print("TensorBoard summaries need TensorFlow, which is not "
+                  "installed: none are written (the epochs' figures are in "
+                  "history.csv).")
+        log_dir = None
+    step_logger = StepLogger(log_dir and os.path.join(log_dir, "steps"),
                              every=args.log_every if chief else 0,
                              steps_per_epoch=steps)
     callbacks = [LearningRateLogger(), step_logger]
@@ -673,11 +681,10 @@ def _make_callbacks(args, settings, data, steps, fingerprint, chief):
         # rate, NT-ASGD, the parsing F1): one row per epoch, kept across
         # resumptions (the F1 curve a seed study compares across seeds).
         history = EpochHistory(os.path.join(args.output, "history.csv"))
-        callbacks += [
-            best,
-            keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
-            history,
-        ]
+        callbacks += [best, history]
+        if log_dir:
+            callbacks.insert(-1, keras.callbacks.TensorBoard(
+                log_dir, update_freq="epoch"))
     backup = TrainingBackup(
         os.path.join(args.output, "backup"),
         save_freq=args.save_freq,
