@@ -6,7 +6,8 @@ differs) train through `model.fit` and the carried-state step of each
 backend (tests/parity.py runs JAX and PyTorch in fresh processes): six
 windows of SGD with the global-norm clipping, the AWD window scaling, the
 AR/TAR penalties (ON-LSTM) and the state carried from window to window,
-then an evaluation with its own carried state. The losses, the weights
+then an evaluation with its own carried state; the ON-LSTM under NT-ASGD
+(validation and the evaluation on the averaged weights). The losses, the weights
 and both carried states agree with TensorFlow's to float32 rounding (PRPN,
 whose hard gates amplify rounding, to a tolerance scaled by each array's
 size).
@@ -25,6 +26,7 @@ pytestmark = [
 ]
 
 CODE = '''
+import contextlib
 from keras_ordered.models import ONLSTMLanguageModel, PRPNLanguageModel
 from keras_ordered.models.carried_state import carried_state
 from keras_ordered.training import BPTTBatches
@@ -45,11 +47,21 @@ with np.load(ARGS["weights"]) as initial:
 model.configure_bptt(batch_size=4, eval_batch_size=4, clip_norm=0.25)
 model.compile(optimizer=keras.optimizers.SGD(ARGS["learning_rate"]))
 batches = BPTTBatches(ids, 4, 20, variable_length=True, seed=3)
+callbacks = []
+if ARGS["family"] == "onlstm":
+    # NT-ASGD, averaging from the second epoch (validation and the final
+    # evaluation on the averaged weights).
+    from keras_ordered.training.callbacks import NTASGD
+    callbacks.append(NTASGD(verbose=0, average_from_epoch=2))
 history = model.fit(batches.stream(), steps_per_epoch=3, epochs=2,
-                    shuffle=False, verbose=0)
-evaluation = model.evaluate(batches.dataset(0, steps_per_epoch=3), steps=3,
-                            verbose=0, return_dict=True)
-save(losses=np.array(history.history["loss"] + [evaluation["loss"]]),
+                    shuffle=False, verbose=0, callbacks=callbacks,
+                    validation_data=batches.dataset(0, steps_per_epoch=2))
+with (callbacks[0].validated_weights() if callbacks
+      else contextlib.nullcontext()):
+    evaluation = model.evaluate(batches.dataset(0, steps_per_epoch=3),
+                                steps=3, verbose=0, return_dict=True)
+save(losses=np.array(history.history["loss"] + history.history["val_loss"]
+                    + [evaluation["loss"]]),
      **{f"weight_{i}": w for i, w in enumerate(model.weights)},
      **{f"train_state_{i}": s
         for i, s in enumerate(carried_state(model, "train"))},
