@@ -299,6 +299,11 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
       whole batch (`recurrent_dropout`, the official `rdropout`);
     - the attended cell state `c~` is not dropped.
 
+    On JAX, run the training loop with `jax_reading_loop` (the language
+    model does): `keras.layers.RNN`'s `lax.scan` traces one step, so the
+    per-step dropouts drawn from the layer's seed generator there would
+    repeat one mask at every step.
+
     Args:
         units: int, LSTM size `d` of every layer (the paper's 1200).
         num_layers: int, `L` (the paper's 2).
