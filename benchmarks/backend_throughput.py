@@ -244,6 +244,10 @@ def main():
     parser.add_argument("--precision", nargs="+", default=["float32"],
                         choices=["float32", "mixed_bfloat16"])
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="measure the official code and the package "
+                        "this many times, alternating, and print the "
+                        "medians")
     parser.add_argument("--official", default=None, metavar="DIR",
                         help="the folder of the official code and its "
                         "harness (../shared/reference); not measured "
@@ -276,23 +280,59 @@ def main():
         lines.append(dict(line, kind="matmul", backend=backend))
         print(json.dumps(lines[-1]), flush=True)
     for family in args.model:
-        if args.official:
-            lines.append(official(family, args))
-            print(json.dumps(lines[-1]), flush=True)
-        for precision in args.precision:
-            for backend in backends:
-                command = me + ["--child", "package", "--model", family,
-                                "--precision", precision, "--preset",
-                                args.preset, "--steps", str(args.steps)]
-                line = run_child(command, dict(env, KERAS_BACKEND=backend))
-                line.setdefault("backend", backend)
-                line.setdefault("model", family)
-                line.setdefault("precision", precision)
-                line["kind"] = "package"
-                lines.append(line)
-                summarise(line, lines)
-                print(json.dumps(line), flush=True)
+        for repeat in range(args.repeats):
+            # Official and package one after the other, `--repeats` times:
+            # a change of load touches both.
+            if args.official:
+                lines.append(dict(official(family, args), repeat=repeat))
+                print(json.dumps(lines[-1]), flush=True)
+            for precision in args.precision:
+                for backend in backends:
+                    command = me + ["--child", "package", "--model", family,
+                                    "--precision", precision, "--preset",
+                                    args.preset, "--steps", str(args.steps)]
+                    line = run_child(command,
+                                     dict(env, KERAS_BACKEND=backend))
+                    line.setdefault("backend", backend)
+                    line.setdefault("model", family)
+                    line.setdefault("precision", precision)
+                    line.update(kind="package", repeat=repeat)
+                    lines.append(line)
+                    summarise(line, [other for other in lines if
+                                     other.get("repeat") in (None, repeat)])
+                    print(json.dumps(line), flush=True)
+        if args.repeats > 1:
+            print(json.dumps(median_summary(family, lines)), flush=True)
     return 0
+
+
+def median_summary(family, lines):
+    """The medians over the repeats, per backend and precision, and the
+    ratio of the package's median to the official code's."""
+    def median(values):
+        return round(statistics.median(values), 1) if values else None
+
+    official_rates = [
+        line.get("tokens_per_s_median", line.get("tokens_per_s"))
+        for line in lines if line.get("kind") == "official"
+        and line.get("model") == family and "error" not in line]
+    summary = {"kind": "summary", "model": family,
+               "official_tokens_per_second": median(official_rates),
+               "package": {}}
+    for line in lines:
+        if (line.get("kind") == "package" and line.get("model") == family
+                and "tokens_per_second" in line):
+            key = f"{line['backend']}/{line['precision']}"
+            summary["package"].setdefault(key, []).append(
+                line["tokens_per_second"])
+    for key, rates in summary["package"].items():
+        rate = median(rates)
+        summary["package"][key] = {
+            "tokens_per_second": rate,
+            "times_official": (round(rate / summary[
+                "official_tokens_per_second"], 2)
+                if summary["official_tokens_per_second"] else None)}
+    return summary
 
 
 def summarise(line, lines):

@@ -37,6 +37,8 @@ import random
 import keras
 from keras import ops
 
+from keras_ordered.layers._checks import check_positive_int
+
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
 class FanInUniform(keras.initializers.Initializer):
@@ -78,10 +80,8 @@ class FanInUniform(keras.initializers.Initializer):
         # As Keras' random initializers: without a seed, one drawn from
         # Python's generator (so `keras.utils.set_random_seed` fixes it).
         self.seed = random.randint(1, int(1e9)) if seed is None else seed
-        if fan_in is not None and (not isinstance(fan_in, int) or fan_in < 1):
-            raise ValueError(
-                f"`fan_in` must be a positive integer or None. Received: {fan_in}"
-            )
+        if fan_in is not None:
+            check_positive_int("fan_in", fan_in)
         self.fan_in = fan_in
 
     def __call__(self, shape, dtype=None):
@@ -170,10 +170,7 @@ def memory_gates(
     # d_2 = 0.8 > d_4 = 0.3 closes x_1 off from x_4.
     ```
     """
-    if not isinstance(num_slots, int) or num_slots < 1:
-        raise ValueError(
-            f"`num_slots` must be a positive integer. Received: {num_slots}"
-        )
+    check_positive_int("num_slots", num_slots)
     if resolution <= 0:
         raise ValueError(
             f"`resolution` must be > 0 (tau = 2 / resolution). "
@@ -250,11 +247,7 @@ class MemoryGates(keras.layers.Layer):
 
     def __init__(self, num_slots, resolution=0.1, hard=True, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(num_slots, int) or num_slots < 1:
-            raise ValueError(
-                "`num_slots` must be a positive integer. "
-                f"Received: num_slots={num_slots}"
-            )
+        check_positive_int("num_slots", num_slots)
         if not resolution > 0:
             raise ValueError(
                 "`resolution` must be > 0: the gate temperature is "

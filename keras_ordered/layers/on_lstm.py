@@ -12,6 +12,7 @@ from keras import ops
 # deriving from it and resets them afterwards: the life cycle of a
 # DropConnect mask) and `backend_rnn` (the loop `keras.layers.RNN` runs) are
 # private Keras APIs, imported through the one shim that explains them.
+from keras_ordered.layers._checks import check_positive_int
 from keras_ordered._keras_private import DropoutRNNCell
 from keras_ordered._keras_private import backend_rnn
 
@@ -144,15 +145,8 @@ class ONLSTMCell(keras.layers.Layer, DropoutRNNCell):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
-        if not isinstance(chunk_size, int) or chunk_size <= 0:
-            raise ValueError(
-                "`chunk_size` must be a positive integer. "
-                f"Received: chunk_size={chunk_size}"
-            )
+        check_positive_int("units", units)
+        check_positive_int("chunk_size", chunk_size)
         if units % chunk_size != 0:
             raise ValueError(
                 f"`units` ({units}) must be divisible by `chunk_size` "

@@ -14,6 +14,7 @@ import keras
 from keras import ops
 
 # A private Keras API (one mask per sequence): see keras_ordered._keras_private.
+from keras_ordered.layers._checks import check_positive_int
 from keras_ordered._keras_private import DropoutRNNCell
 from keras_ordered._keras_private import backend_rnn
 from keras_ordered.layers.gated_attention import FanInUniform
@@ -155,10 +156,7 @@ class LayerNormLSTMCell(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
+        check_positive_int("units", units)
         self.units = units
         self.epsilon = float(epsilon)
         self.seed = seed
@@ -301,6 +299,11 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
       whole batch (`recurrent_dropout`, the official `rdropout`);
     - the attended cell state `c~` is not dropped.
 
+    On JAX, run the training loop with `jax_reading_loop` (the language
+    model does): `keras.layers.RNN`'s `lax.scan` traces one step, so the
+    per-step dropouts drawn from the layer's seed generator there would
+    repeat one mask at every step.
+
     Args:
         units: int, LSTM size `d` of every layer (the paper's 1200).
         num_layers: int, `L` (the paper's 2).
@@ -363,11 +366,7 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
             ("num_layers", num_layers),
             ("num_slots", num_slots),
         ):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: "
-                    f"{name}={value}"
-                )
+            check_positive_int(name, value)
         self.units = units
         self.num_layers = num_layers
         self.num_slots = num_slots

@@ -10,6 +10,7 @@ import math
 import keras
 from keras import ops
 
+from keras_ordered.layers._checks import check_positive_int
 from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.parsing_conv import GlobalBatchNormalization
 from keras_ordered.layers.gated_attention import GatedAttention
@@ -177,11 +178,7 @@ class PRPNPredictNetwork(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         for name, value in (("output_dim", output_dim), ("num_slots", num_slots)):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: "
-                    f"{name}={value}"
-                )
+            check_positive_int(name, value)
         self.output_dim = output_dim
         self.num_slots = num_slots
         self.dropout = _check_rate("dropout", dropout)

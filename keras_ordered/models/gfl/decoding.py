@@ -48,6 +48,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_ordered.layers._checks import check_positive_int
 from keras_ordered import backend
 
 _NEG = -1e9
@@ -330,10 +331,7 @@ def beam_search(
     result = beam_search(step_fn, [], [], np.array([2, 4]), 1, 2, beam_size=3)
     ```
     """
-    if not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(
-            f"`beam_size` must be a positive integer. Received: {beam_size!r}"
-        )
+    check_positive_int("beam_size", beam_size)
     if _implementation(implementation) == "tensorflow":
         return _beam_search_tensorflow(
             step_fn, states, constants, max_lengths, go_id, eos_id, beam_size,

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from keras_ordered.layers._checks import check_positive_int
 from keras_ordered._tokens import check_token_lists
 from keras_ordered.parsing import linearize
 
@@ -160,10 +161,7 @@ def parse_sentences(
             "`beam_size` must be None (greedy) or a positive integer. "
             f"Received: {beam_size!r}"
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(
-            f"`batch_size` must be a positive integer. Received: {batch_size!r}"
-        )
+    check_positive_int("batch_size", batch_size)
     if keep_attention and beam_size is not None:
         raise ValueError("`keep_attention` needs greedy decoding (beam_size=None).")
     sentences, tags = _check_sentences(sentences, tags)

@@ -21,6 +21,8 @@ import collections.abc
 
 import numpy as np
 
+from keras_ordered.layers._checks import check_positive_int
+
 PAD = "<pad>"
 UNK = "<unk>"
 GO = "<go>"
@@ -249,8 +251,7 @@ def load_word_vectors(path, vocabulary, dim, scale=0.05, seed=0):
         number of vocabulary words the file had. Load it into a model with
         `GFLParser.set_source_embeddings(matrix)`.
     """
-    if not isinstance(dim, int) or dim <= 0:
-        raise ValueError(f"`dim` must be a positive integer. Received: {dim!r}")
+    check_positive_int("dim", dim)
     lowercase = getattr(vocabulary, "lowercase", False)
     index = {w: i for i, w in enumerate(vocabulary)}
     rng = np.random.default_rng(seed)

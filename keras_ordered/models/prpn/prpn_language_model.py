@@ -85,6 +85,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_ordered.layers._checks import check_positive_int
 from keras_ordered import backend
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.gated_attention import MemoryGates
@@ -195,11 +196,7 @@ class PRPNLanguageModel(
             ("num_slots", num_slots),
             ("lookback", lookback),
         ):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: "
-                    f"{name}={value}"
-                )
+            check_positive_int(name, value)
         if parser_units is None:
             parser_units = hidden_dim
         dropout = _check_rate("dropout", dropout)
