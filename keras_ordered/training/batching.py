@@ -242,7 +242,12 @@ class WindowSequence(keras.utils.PyDataset):
     def num_batches(self):
         return self._length
 
+    def __len__(self):
+        return self._length
+
     def __getitem__(self, index):
+        if index >= self._length:
+            raise IndexError(f"An epoch of {self._length} windows.")
         if index == 0 or self._iterator is None:
             self._iterator, self._next = self._generate(), 0
         if index != self._next:
