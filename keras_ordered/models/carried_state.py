@@ -295,9 +295,7 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
         trainable, optimizer_variables = self.optimizer.stateless_apply(
             optimizer_variables, grads, trainable
         )
-        non_trainable = list(non_trainable)
-        for i, new in zip(where, new_states):
-            non_trainable[i] = ops.cast(jax.lax.stop_gradient(new), "float32")
+        non_trainable = self._with_states(non_trainable, where, new_states)
         token_loss = local_sum / ops.maximum(total_count, 1.0)
         logs, metric_variables = self._stateless_metrics(
             metric_variables, token_loss, total_count
@@ -319,6 +317,15 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
         (JAX's pure step reads and returns them there)."""
         ids = [id(v) for v in self.non_trainable_variables]
         return [ids.index(id(v)) for v in self._carried_variables(kind)]
+
+    @staticmethod
+    def _with_states(non_trainable, where, new_states):
+        """JAX's non-trainable state with the carried states at `where`
+        replaced by `new_states` (float32, no gradient through them)."""
+        non_trainable = list(non_trainable)
+        for i, new in zip(where, new_states):
+            non_trainable[i] = ops.cast(ops.stop_gradient(new), "float32")
+        return non_trainable
 
     def _stateless_metrics(self, metric_variables, token_loss, tokens):
         tracker = self._token_loss_tracker
@@ -377,9 +384,7 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
         logits, new_states = self.split_outputs(outputs)
         local_sum = self._token_loss_sum(y, logits, x.get("loss_mask"))
         total_count = self._token_count(x, y)
-        non_trainable = list(non_trainable)
-        for i, new in zip(where, new_states):
-            non_trainable[i] = ops.cast(new, "float32")
+        non_trainable = self._with_states(non_trainable, where, new_states)
         token_loss = local_sum / ops.maximum(total_count, 1.0)
         logs, metric_variables = self._stateless_metrics(
             metric_variables, token_loss, total_count
