@@ -132,7 +132,7 @@ def training_throughput(family, preset, steps, jit_compile, precision,
             # PRPN: the reading network as `keras.layers.RNN` runs its cell,
             # one step of all layers at a time (the path PRPN runs under XLA,
             # against which the layer-by-layer loop is measured).
-            del model.get_layer("reading_network").inner_loop
+            model.get_layer("reading_network").layer_loop = False
         model.configure_bptt(batch, batch, clip_norm=settings["clip_norm"])
     finally:
         keras.mixed_precision.set_global_policy(previous)

@@ -16,6 +16,7 @@ from keras_ordered.layers.on_lstm import cumax
 from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import LayerNormLSTMCell
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
+from keras_ordered.layers.prpn_cell import PRPNReadingNetwork
 from keras_ordered.layers.prpn_cell import StdLayerNormalization
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.layers.tree_lstm import LeftDependentLSTM

@@ -2,7 +2,8 @@
 
 `StdLayerNormalization` is the official PRPN layer normalisation,
 `LayerNormLSTMCell` the LSTM of the reading network, `PRPNReadingCell` one
-step of the whole (multi-layer) reading network, for `keras.layers.RNN`.
+step of the whole (multi-layer) reading network, `PRPNReadingNetwork` the
+recurrent layer running it (`keras.layers.RNN` with a loop per backend).
 
 Reference:
     Shen, Lin, Huang, Courville. "Neural Language Modeling by Jointly
@@ -299,10 +300,10 @@ class PRPNReadingCell(keras.layers.Layer, DropoutRNNCell):
       whole batch (`recurrent_dropout`, the official `rdropout`);
     - the attended cell state `c~` is not dropped.
 
-    On JAX, run the training loop with `jax_reading_loop` (the language
-    model does): `keras.layers.RNN`'s `lax.scan` traces one step, so the
-    per-step dropouts drawn from the layer's seed generator there would
-    repeat one mask at every step.
+    Run it in `PRPNReadingNetwork` (the language model does): on JAX,
+    `keras.layers.RNN`'s `lax.scan` traces one step, so the per-step
+    dropouts drawn from the layer's seed generator there would repeat one
+    mask at every step; `PRPNReadingNetwork` gives each step its own key.
 
     Args:
         units: int, LSTM size `d` of every layer (the paper's 1200).
@@ -617,6 +618,87 @@ def jax_reading_loop(rnn, sequences, initial_state, mask=None,
         input_length=steps, zero_output_for_mask=rnn.zero_output_for_mask,
         return_all_outputs=True,
     )
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
+class PRPNReadingNetwork(keras.layers.RNN):
+    """PRPN's reading network: `keras.layers.RNN` over a `PRPNReadingCell`,
+    with a faster loop per backend.
+
+    The values are those of `keras.layers.RNN(cell)`; only the loop
+    differs:
+
+    - TensorFlow, `layer_loop=True` (without a mask, `go_backwards` or
+      `unroll`): `reading_network_loop`, one layer after the other with the
+      input products outside the loop and a hand-written backward pass;
+    - JAX: `jax_reading_loop`, the cell step by step with the per-step
+      dropouts drawn from a fresh key at every step of the scan;
+    - otherwise (PyTorch, `layer_loop=False`, a mask, `go_backwards`,
+      `unroll`): `keras.layers.RNN`'s loop over the cell.
+
+    The layer-by-layer loop does not compile with XLA (its TensorArrays
+    have no static shape inside a Keras train step): a model compiled with
+    `jit_compile=True` sets `layer_loop` to False (`PRPNLanguageModel`
+    does so in `compile`).
+
+    Args:
+        cell: a `PRPNReadingCell`.
+        layer_loop: bool, whether TensorFlow runs the layer-by-layer loop.
+        return_state, go_backwards, stateful, unroll, zero_output_for_mask:
+            as in `keras.layers.RNN`. The outputs are always the whole
+            sequence (`return_sequences=True`).
+        **kwargs: base layer keyword arguments.
+
+    Example:
+
+    ```python
+    cell = keras_ordered.layers.PRPNReadingCell(32, num_layers=2, num_slots=4)
+    reading = keras_ordered.layers.PRPNReadingNetwork(cell, return_state=True)
+    embeddings = keras.random.normal((2, 7, 16))
+    gates = keras_ordered.layers.memory_gates(
+        keras.random.uniform((2, 7)), num_slots=4
+    )
+    outputs, *tapes = reading(keras.ops.concatenate([embeddings, gates], -1))
+    ```
+
+    Reference:
+        Shen, Lin, Huang, Courville. "Neural Language Modeling by Jointly
+        Learning Syntax and Lexicon". ICLR 2018.
+    """
+
+    def __init__(self, cell, layer_loop=True, return_state=False,
+                 go_backwards=False, stateful=False, unroll=False,
+                 zero_output_for_mask=False, **kwargs):
+        if not isinstance(cell, PRPNReadingCell):
+            raise TypeError(
+                "PRPNReadingNetwork runs a PRPNReadingCell; got "
+                f"{type(cell).__name__}. Use keras.layers.RNN for other "
+                "cells.")
+        if not kwargs.pop("return_sequences", True):
+            raise ValueError("PRPNReadingNetwork returns the whole sequence "
+                             "(return_sequences=True).")
+        super().__init__(
+            cell, return_sequences=True, return_state=return_state,
+            go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+            zero_output_for_mask=zero_output_for_mask, **kwargs)
+        self.layer_loop = bool(layer_loop)
+
+    def inner_loop(self, sequences, initial_state, mask, training=False):
+        if keras.backend.backend() == "jax":
+            return jax_reading_loop(self, sequences, initial_state, mask,
+                                    training=training)
+        if (keras.backend.backend() == "tensorflow" and self.layer_loop
+                and mask is None and not self.go_backwards
+                and not self.unroll):
+            return reading_network_loop(self.cell, sequences, initial_state,
+                                        training=training)
+        return super().inner_loop(sequences, initial_state, mask,
+                                  training=training)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("return_sequences", None)
+        return {**config, "layer_loop": self.layer_loop}
 
 
 def reading_network_loop(cell, sequences, initial_state, training=False):

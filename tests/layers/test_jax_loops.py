@@ -7,6 +7,7 @@ import pytest
 
 from keras_ordered.layers import ONLSTM
 from keras_ordered.layers import PRPNReadingCell
+from keras_ordered.layers import PRPNReadingNetwork
 
 pytestmark = [
     pytest.mark.backends,
@@ -41,7 +42,7 @@ def test_onlstm_is_one_scan(training):
 def test_prpn_reading_network_is_one_scan(training):
     x = np.random.default_rng(1).normal(size=(2, 7, 6)).astype("float32")
     cell = PRPNReadingCell(6, num_layers=2, num_slots=3, dropout=0.2, seed=2)
-    layer = keras.layers.RNN(cell, return_sequences=True)
+    layer = PRPNReadingNetwork(cell)
     program = _program(layer, x, training)
     assert program.count("scan[") == 1, program
     assert "while[" not in program

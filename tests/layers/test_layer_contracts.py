@@ -27,6 +27,7 @@ from keras_ordered.layers import ONLSTMCell
 from keras_ordered.layers import ParsingConv
 from keras_ordered.layers import PRPNPredictNetwork
 from keras_ordered.layers import PRPNReadingCell
+from keras_ordered.layers import PRPNReadingNetwork
 from keras_ordered.layers import StdLayerNormalization
 from keras_ordered.layers import TopDownTreeLSTM
 
@@ -85,6 +86,14 @@ CASES = [
      {"inputs": np.concatenate([normal(2, 3), uniform(2, 3)], -1),
       "states": [normal(2, 12) for _ in range(4)]},
      dict(build=False, expected_output_shape=[(2, 4)] + [(2, 12)] * 4)),
+    ("prpn_reading_network", PRPNReadingNetwork,
+     dict(cell=PRPNReadingCell(units=4, num_layers=2, num_slots=3, dropout=0.3,
+                               layer_dropout=0.3, recurrent_dropout=0.3,
+                               attention_dropout=0.3, seed=1),
+          return_state=True),
+     np.concatenate([normal(2, 5, 3), uniform(2, 5, 3)], -1),
+     dict(expected_output_shape=[(2, 5, 4)] + [(2, 12)] * 4,
+          expected_num_trainable_weights=24, training=True)),
     ("prpn_predict", PRPNPredictNetwork,
      dict(output_dim=6, num_slots=3, dropout=0.0, input_dropout=0.0,
           attention_dropout=0.0),

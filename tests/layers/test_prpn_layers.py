@@ -630,25 +630,19 @@ def test_windowed_attention_equals_attention_over_the_windows(training):
 
 
 def _reading_network_pair(dropout):
-    import functools
-
-    from keras_ordered.layers.prpn_cell import reading_network_loop
+    from keras_ordered.layers import PRPNReadingNetwork
 
     cell = PRPNReadingCell(8, num_layers=2, num_slots=4, dropout=dropout,
                            layer_dropout=dropout, recurrent_dropout=dropout,
                            attention_dropout=dropout, seed=3)
-    rnn = keras.layers.RNN(cell, return_sequences=True, return_state=True)
+    rnn = PRPNReadingNetwork(cell, return_state=True, layer_loop=False)
     rng = np.random.default_rng(0)
     inputs = np.concatenate(
         [rng.normal(size=(3, 6, 5)), rng.uniform(size=(3, 6, 4))], -1
     ).astype("float32")
     states = [rng.normal(size=(3, 32)).astype("float32") for _ in range(4)]
     reference = [to_numpy(t) for t in rnn(inputs, initial_state=states)]
-    rnn.inner_loop = functools.partial(
-        lambda layer, sequences, initial_state, mask, training=False:
-        reading_network_loop(layer.cell, sequences, initial_state, training),
-        rnn,
-    )
+    rnn.layer_loop = True
     return rnn, inputs, states, reference
 
 
@@ -668,7 +662,7 @@ def test_layerwise_reading_loop_equals_the_per_step_cell():
         return tape.gradient(loss, rnn.trainable_variables)
 
     fast_grads = gradients()
-    del rnn.inner_loop
+    rnn.layer_loop = False
     for a, b in zip(fast_grads, gradients()):
         np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4,
                                    atol=1e-5)
@@ -682,6 +676,39 @@ def test_layerwise_reading_loop_applies_dropout_in_training_only():
                                rtol=1e-5, atol=1e-5)
     training = rnn(inputs, initial_state=states, training=True)
     assert not np.allclose(to_numpy(training[0]), reference[0], atol=1e-3)
+
+
+def test_reading_network_round_trips_and_refuses_other_cells():
+    from keras_ordered.layers import PRPNReadingNetwork
+
+    cell = PRPNReadingCell(8, num_layers=2, num_slots=4, seed=3)
+    layer = PRPNReadingNetwork(cell, return_state=True, layer_loop=False)
+    inputs = np.random.default_rng(1).uniform(size=(2, 5, 9)).astype(
+        "float32")
+    want = [to_numpy(t) for t in layer(inputs)]
+    copy = PRPNReadingNetwork.from_config(layer.get_config())
+    assert copy.layer_loop is False and copy.return_sequences
+    copy(inputs)
+    copy.set_weights(layer.get_weights())
+    for a, b in zip([to_numpy(t) for t in copy(inputs)], want):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="PRPNReadingCell"):
+        PRPNReadingNetwork(keras.layers.LSTMCell(4))
+    with pytest.raises(ValueError, match="return_sequences"):
+        PRPNReadingNetwork(cell, return_sequences=False)
+
+
+def test_jit_compile_runs_the_reading_network_step_by_step():
+    from keras_ordered.models import PRPNLanguageModel
+
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(10)]
+    model = PRPNLanguageModel.from_preset("tiny", vocabulary)
+    reading = model.get_layer("reading_network")
+    assert reading.layer_loop
+    model.compile(optimizer="sgd", jit_compile=True)
+    assert not reading.layer_loop
+    model.jit_compile = False
+    assert reading.layer_loop
 
 
 def _reading_problem(b, t, m, d, kernel_dtype="float32", seed=1):

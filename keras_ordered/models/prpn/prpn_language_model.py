@@ -78,8 +78,6 @@ a strategy with several replicas, so that N replicas train the model one
 device trains on the same global batch).
 """
 
-import functools
-import weakref
 
 import keras
 import numpy as np
@@ -91,8 +89,7 @@ from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.parsing_conv import ParsingConv
 from keras_ordered.layers.prpn_cell import PRPNReadingCell
-from keras_ordered.layers.prpn_cell import jax_reading_loop
-from keras_ordered.layers.prpn_cell import reading_network_loop
+from keras_ordered.layers.prpn_cell import PRPNReadingNetwork
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
@@ -234,7 +231,7 @@ class PRPNLanguageModel(
             num_slots, resolution=resolution, hard=hard_gates,
             name="memory_gates",
         )
-        reading = keras.layers.RNN(
+        reading = PRPNReadingNetwork(
             PRPNReadingCell(
                 hidden_dim,
                 num_layers=num_layers,
@@ -246,19 +243,8 @@ class PRPNLanguageModel(
                 seed=seed_for(3),
                 name="reading_cell",
             ),
-            return_sequences=True,
             return_state=True,
             name="reading_network",
-        )
-        # The same network, one layer after the other with the input
-        # projections outside the loop (`reading_network_loop`); the layer
-        # stays a `keras.layers.RNN`, so saved weights keep their paths.
-        # Under XLA (the model compiled with `jit_compile=True`) it runs the
-        # cell step by step: the layer-by-layer loop does not compile with
-        # XLA yet (TensorArray shapes inside the Keras train step).
-        owner = {}
-        reading.inner_loop = functools.partial(
-            _reading_inner_loop, reading, owner
         )
         predictor = PRPNPredictNetwork(
             embedding_dim,
@@ -325,8 +311,6 @@ class PRPNLanguageModel(
             outputs=[logits, distance_output, *new_states],
             **kwargs,
         )
-
-        owner["model"] = weakref.ref(self)
 
         # === Config ===
         self._set_vocabulary(vocabulary_size, words)
@@ -420,6 +404,20 @@ class PRPNLanguageModel(
             {"parser/distance": ops.cast(outputs[1], "float32")},
         )
 
+    # --- training ---------------------------------------------------------
+    @property
+    def jit_compile(self):
+        """`keras.Model.jit_compile`. Set to True (by `compile` or later),
+        the reading network runs its cell step by step, the loop XLA
+        compiles (`PRPNReadingNetwork.layer_loop`)."""
+        return keras.Model.jit_compile.fget(self)
+
+    @jit_compile.setter
+    def jit_compile(self, value):
+        keras.Model.jit_compile.fset(self, value)
+        self.get_layer("reading_network").layer_loop = (
+            self._jit_compile is not True)
+
     # --- config ---------------------------------------------------------
     def get_config(self):
         return {
@@ -440,22 +438,3 @@ class PRPNLanguageModel(
             "synchronized_batch_norm": self.synchronized_batch_norm,
         }
 
-
-def _reading_inner_loop(rnn, owner, sequences, initial_state, mask,
-                        training=False):
-    """The reading network's loop: `reading_network_loop` (layer by layer,
-    hand-written backward) on TensorFlow, `keras.layers.RNN`'s step-by-step
-    loop over the cell under XLA, with a mask, backwards or unrolled."""
-    model = owner["model"]() if "model" in owner else None
-    xla = model is not None and model._jit_compile is True
-    if keras.backend.backend() == "jax":
-        return jax_reading_loop(rnn, sequences, initial_state, mask,
-                                training=training)
-    if (mask is not None or rnn.go_backwards or rnn.unroll or xla
-            or keras.backend.backend() != "tensorflow"):
-        return keras.layers.RNN.inner_loop(
-            rnn, sequences, initial_state, mask, training=training
-        )
-    return reading_network_loop(
-        rnn.cell, sequences, initial_state, training=training
-    )
