@@ -10,8 +10,12 @@ instead of Keras' messages (which, for a class Keras cannot find, print the
 model's whole configuration).
 """
 
+import contextlib
+import json
 import os
 import re
+import shutil
+import tempfile
 import zipfile
 
 from keras_ordered import shipped
@@ -128,6 +132,87 @@ def check_model_file(filepath):
     return path
 
 
+# Groups of the weights file that a layer's class once named: Keras files a
+# model's layers by their class names, and PRPN's reading network, a
+# `keras.layers.RNN` in files of keras-ordered 0.1, is a
+# `PRPNReadingNetwork` since 0.2 (same variables).
+_RENAMED_WEIGHT_GROUPS = {
+    "PRPNLanguageModel": {"layers/rnn": "layers/prpn_reading_network"},
+}
+_WEIGHTS_MEMBER = "model.weights.h5"
+
+
+def rename_weight_groups(weights_file, class_name):
+    """Renames, in place, the groups of an `.weights.h5` file of a model of
+    `class_name` written before one of its layers changed class. Returns
+    whether anything was renamed."""
+    import h5py  # a Keras dependency
+
+    renamed = False
+    with h5py.File(weights_file, "r+") as store:
+        for old, new in _RENAMED_WEIGHT_GROUPS.get(class_name, {}).items():
+            if old in store and new not in store:
+                store.move(old, new)
+                renamed = True
+    return renamed
+
+
+def _needs_renaming(weights_file, class_name):
+    import h5py
+
+    renames = _RENAMED_WEIGHT_GROUPS.get(class_name, {})
+    if not renames:
+        return False
+    with h5py.File(weights_file, "r") as store:
+        return any(old in store and new not in store
+                   for old, new in renames.items())
+
+
+@contextlib.contextmanager
+def current_layout(path, class_name=None):
+    """`path`, or a temporary copy of it in the current weights layout.
+
+    A `.keras` archive (its class read from its config) or a
+    `.weights.h5` file of a model of `class_name`, written by an earlier
+    version whose layer classes Keras filed the weights under, is copied
+    with those groups renamed (`rename_weight_groups`); the copy is
+    removed on leaving. Other files are given as they are.
+    """
+    folder = None
+    try:
+        if path.endswith(".weights.h5") and class_name is not None:
+            if _needs_renaming(path, class_name):
+                folder = tempfile.mkdtemp(prefix="keras_ordered_")
+                copy = os.path.join(folder, os.path.basename(path))
+                shutil.copyfile(path, copy)
+                rename_weight_groups(copy, class_name)
+                path = copy
+        elif path.endswith(".keras") and zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+                if CONFIG_FILENAME in names and _WEIGHTS_MEMBER in names:
+                    config = json.loads(archive.read(CONFIG_FILENAME))
+                    class_name = config.get("class_name")
+                    if class_name in _RENAMED_WEIGHT_GROUPS:
+                        folder = tempfile.mkdtemp(prefix="keras_ordered_")
+                        weights = archive.extract(_WEIGHTS_MEMBER, folder)
+                        if rename_weight_groups(weights, class_name):
+                            copy = os.path.join(folder, "model.keras")
+                            with zipfile.ZipFile(copy, "w") as out:
+                                for name in names:
+                                    if name == _WEIGHTS_MEMBER:
+                                        out.write(weights, name)
+                                    else:
+                                        out.writestr(
+                                            archive.getinfo(name),
+                                            archive.read(name))
+                            path = copy
+        yield path
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Loads a model saved with `model.save("model.keras")`.
 
@@ -171,12 +256,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     # imports them itself): this module sits below `models` and `training`
     # and never imports them (the import-linter contract in .importlinter).
     try:
-        return keras.saving.load_model(
-            path,
-            custom_objects=custom_objects,
-            compile=compile,
-            safe_mode=safe_mode,
-        )
+        with current_layout(path) as current:
+            return keras.saving.load_model(
+                current,
+                custom_objects=custom_objects,
+                compile=compile,
+                safe_mode=safe_mode,
+            )
     except Exception as error:  # Keras raises many types; one line for all
         if "No model config found" in str(error):
             raise ValueError(_weights_only(path)) from None

@@ -226,6 +226,50 @@ class TestCase:
             f"{cls.__name__}: keras.saving's round trip changed the config")
         return revived
 
+    # --- models ----------------------------------------------------------
+    def run_precision_test(self, make_model, float32_layers=()):
+        """A model built with `make_model(dtype=...)` under a float32 global
+        policy: under `mixed_float16` and `mixed_bfloat16` every layer but
+        those named in `float32_layers` computes in the half dtype with
+        float32 variables, and the global policy is left as it was; the
+        config keeps the policy, and `from_config` with `dtype="float32"`
+        gives a float32 model with the same variables."""
+        assert keras.config.dtype_policy().name == "float32"
+        for policy, half in (("mixed_float16", "float16"),
+                             ("mixed_bfloat16", "bfloat16")):
+            model = make_model(dtype=policy)
+            assert keras.config.dtype_policy().name == "float32"
+            layers = list(model._flatten_layers(include_self=True))
+            for layer in layers:
+                if layer.name in float32_layers:
+                    assert layer.compute_dtype == "float32", layer.name
+                    continue
+                assert layer.compute_dtype == half, (
+                    f"{layer.name} ({type(layer).__name__}) computes in "
+                    f"{layer.compute_dtype} under {policy}")
+            for variable in model.weights:
+                assert variable.dtype == "float32", variable.path
+            config = model.get_config()
+            revived = type(model).from_config(config)
+            assert revived.dtype_policy.name == policy
+            copy = type(model).from_config({**config, "dtype": "float32"})
+            assert keras.config.dtype_policy().name == "float32"
+            assert {layer.compute_dtype for layer in
+                    copy._flatten_layers(include_self=True)} == {"float32"}
+            assert [(v.path, tuple(v.shape)) for v in copy.weights] == [
+                (v.path, tuple(v.shape)) for v in model.weights]
+
+    def run_preset_test(self, make_model, names):
+        """`make_model("tiny")` builds, and `make_model` of a misspelt
+        name raises a ValueError that lists every name of `names`."""
+        assert "tiny" in names
+        make_model("tiny")
+        with pytest.raises(ValueError) as error:
+            make_model("tinyy")
+        for name in names:
+            assert repr(name) in str(error.value) or name in str(
+                error.value), (name, str(error.value))
+
     # --- layers ----------------------------------------------------------
     def run_layer_test(
         self,

@@ -241,3 +241,47 @@ def test_weights_file_given_as_a_model_names_the_keras_file(tmp_path, saved):
     message = check_one_line(info.value, weights)
     assert "holds weights only" in message
     assert f"pass the `.keras` model file beside it: {str(run / 'model.keras')!r}" in message
+
+
+def _as_version_0_1(weights_file):
+    """Files a PRPN weights file's reading network as keras-ordered 0.1 did
+    (under its class then, `keras.layers.RNN`)."""
+    import h5py
+
+    with h5py.File(weights_file, "r+") as store:
+        store.move("layers/prpn_reading_network", "layers/rnn")
+
+
+def test_prpn_files_of_version_0_1_still_load(tmp_path):
+    import keras
+
+    from harness import tiny_prpn_lm
+
+    model = tiny_prpn_lm(seed=4)
+    # A .keras archive of 0.1: its weights member with the old group.
+    model.save(tmp_path / "new.keras")
+    folder = tmp_path / "unpacked"
+    with zipfile.ZipFile(tmp_path / "new.keras") as archive:
+        archive.extractall(folder)
+        names = archive.namelist()
+    _as_version_0_1(folder / "model.weights.h5")
+    old = tmp_path / "old.keras"
+    with zipfile.ZipFile(old, "w") as archive:
+        for name in names:
+            archive.write(folder / name, name)
+    with pytest.raises(ValueError):  # Keras alone misses the reading network
+        keras.saving.load_model(old)
+    restored = saving.load_model(str(old), compile=False)
+    for a, b in zip(restored.weights, model.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a),
+                                      keras.ops.convert_to_numpy(b))
+    assert not any(p.name.startswith("keras_ordered_")
+                   for p in tmp_path.iterdir())
+    # A .weights.h5 file of 0.1, through the model's load_weights.
+    model.save_weights(tmp_path / "old.weights.h5")
+    _as_version_0_1(tmp_path / "old.weights.h5")
+    fresh = tiny_prpn_lm(seed=5)
+    fresh.load_weights(tmp_path / "old.weights.h5")
+    for a, b in zip(fresh.weights, model.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a),
+                                      keras.ops.convert_to_numpy(b))

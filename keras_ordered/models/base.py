@@ -8,6 +8,7 @@ only rely on the small protocol defined here, never on a concrete model.
 """
 
 import collections.abc
+import contextlib
 import copy
 import json
 import os
@@ -130,6 +131,37 @@ def check_vocabulary(vocabulary):
             "model needs `<eos>` (sentence ends) and `<unk>`."
         )
     return len(words), words
+
+
+@contextlib.contextmanager
+def dtype_policy_scope(dtype):
+    """Layers made inside take the dtype policy `dtype`.
+
+    A model builds its layers in its constructor; run inside this scope,
+    every layer, its sublayers included, takes the model's `dtype` (a
+    policy, its name or its serialized config) instead of the global policy,
+    which is restored on leaving. `None` leaves the global policy.
+    """
+    if dtype is None:
+        yield
+        return
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(keras.dtype_policies.get(dtype))
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+def base_model_config(model):
+    """The keyword arguments every model's config starts with: its name,
+    whether it is trainable and its dtype policy (as keras-hub's
+    `Backbone.get_config` gives them)."""
+    return {
+        "name": model.name,
+        "trainable": model.trainable,
+        "dtype": keras.dtype_policies.serialize(model.dtype_policy),
+    }
 
 
 def lookup_preset(presets, name, family):

@@ -65,6 +65,8 @@ from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.attention_decoder import INPUT_FEEDING
 from keras_ordered.layers.attention_decoder import AttentionDecoder
 from keras_ordered.models.base import Vocabulary
+from keras_ordered.models.base import dtype_policy_scope
+from keras_ordered.models.base import base_model_config
 from keras_ordered.models.gfl import decoding
 from keras_ordered.models.gfl.presets import get_preset
 from keras_ordered.models.gfl.vocabulary import EOS_ID
@@ -161,7 +163,10 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
         lowercase: bool or None, lower-case source words; None takes the
             `SourceVocabulary`'s setting (False for a list or a size).
         seed: int or None, seed of the dropouts.
-        **kwargs: `keras.Model` keyword arguments (`name`).
+        dtype: the dtype policy of every layer of the model (a
+            `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
+            None: the global policy. Kept in the config.
+        **kwargs: `keras.Model` keyword arguments (`name`, `trainable`).
 
     Example:
 
@@ -197,109 +202,111 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
         dropout=0.3,
         lowercase=None,
         seed=None,
+        dtype=None,
         **kwargs,
     ):
-        if lowercase is None:
-            lowercase = bool(getattr(source_vocabulary, "lowercase", False))
-        source_size, source_tokens = _check_vocabulary(
-            source_vocabulary, SourceVocabulary, "source_vocabulary", lowercase
-        )
-        target_size, target_tokens = _check_vocabulary(
-            target_vocabulary, TargetVocabulary, "target_vocabulary", False
-        )
-        _positive_int("embedding_dim", embedding_dim)
-        _positive_int("units", units)
-        _positive_int("num_layers", num_layers)
-        if target_embedding_dim is not None:
-            _positive_int("target_embedding_dim", target_embedding_dim)
-        if attention_units is not None:
-            _positive_int("attention_units", attention_units)
-        if input_feeding not in INPUT_FEEDING:
-            raise ValueError(
-                "`input_feeding` must be 'top' (the paper's reading), "
-                f"'bottom' or None. Received: input_feeding={input_feeding!r}"
+        with dtype_policy_scope(dtype):
+            if lowercase is None:
+                lowercase = bool(getattr(source_vocabulary, "lowercase", False))
+            source_size, source_tokens = _check_vocabulary(
+                source_vocabulary, SourceVocabulary, "source_vocabulary", lowercase
             )
-        dropout = check_rate("dropout", dropout)
+            target_size, target_tokens = _check_vocabulary(
+                target_vocabulary, TargetVocabulary, "target_vocabulary", False
+            )
+            _positive_int("embedding_dim", embedding_dim)
+            _positive_int("units", units)
+            _positive_int("num_layers", num_layers)
+            if target_embedding_dim is not None:
+                _positive_int("target_embedding_dim", target_embedding_dim)
+            if attention_units is not None:
+                _positive_int("attention_units", attention_units)
+            if input_feeding not in INPUT_FEEDING:
+                raise ValueError(
+                    "`input_feeding` must be 'top' (the paper's reading), "
+                    f"'bottom' or None. Received: input_feeding={input_feeding!r}"
+                )
+            dropout = check_rate("dropout", dropout)
 
-        def seed_for(k):
-            return None if seed is None else seed + 100 * k
+            def seed_for(k):
+                return None if seed is None else seed + 100 * k
 
-        # === Layers ===
-        source_embedding = keras.layers.Embedding(
-            source_size, embedding_dim, name="source_embedding"
-        )
-        target_embedding = keras.layers.Embedding(
-            target_size,
-            target_embedding_dim or units,
-            name="target_embedding",
-        )
-        encoder_layers = [
-            keras.layers.LSTM(
+            # === Layers ===
+            source_embedding = keras.layers.Embedding(
+                source_size, embedding_dim, name="source_embedding"
+            )
+            target_embedding = keras.layers.Embedding(
+                target_size,
+                target_embedding_dim or units,
+                name="target_embedding",
+            )
+            encoder_layers = [
+                keras.layers.LSTM(
+                    units,
+                    return_sequences=True,
+                    return_state=True,
+                    name=f"encoder_lstm_{index + 1}",
+                )
+                for index in range(num_layers)
+            ]
+            encoder_dropouts = [
+                keras.layers.Dropout(
+                    dropout, seed=seed_for(index + 1), name=f"encoder_dropout_{index + 1}"
+                )
+                for index in range(num_layers - 1)
+            ]
+            decoder = AttentionDecoder(
                 units,
-                return_sequences=True,
-                return_state=True,
-                name=f"encoder_lstm_{index + 1}",
+                num_layers=num_layers,
+                attention=attention,
+                attention_units=attention_units,
+                input_feeding=input_feeding,
+                dropout=dropout,
+                seed=seed_for(num_layers + 1),
+                name="decoder",
             )
-            for index in range(num_layers)
-        ]
-        encoder_dropouts = [
-            keras.layers.Dropout(
-                dropout, seed=seed_for(index + 1), name=f"encoder_dropout_{index + 1}"
+            output_dropout = keras.layers.Dropout(
+                dropout, seed=seed_for(num_layers + 2), name="output_dropout"
             )
-            for index in range(num_layers - 1)
-        ]
-        decoder = AttentionDecoder(
-            units,
-            num_layers=num_layers,
-            attention=attention,
-            attention_units=attention_units,
-            input_feeding=input_feeding,
-            dropout=dropout,
-            seed=seed_for(num_layers + 1),
-            name="decoder",
-        )
-        output_dropout = keras.layers.Dropout(
-            dropout, seed=seed_for(num_layers + 2), name="output_dropout"
-        )
-        output_layer = keras.layers.Dense(target_size, name="output_projection")
+            output_layer = keras.layers.Dense(target_size, name="output_projection")
 
-        # === Functional graph ===
-        source_ids = keras.Input((None,), dtype="int32", name="source_ids")
-        target_in = keras.Input((None,), dtype="int32", name="target_in")
-        memory, source_mask, encoder_states = _encode(
-            source_embedding, encoder_layers, encoder_dropouts, source_ids
-        )
-        embedded_targets = target_embedding(target_in)
-        features, _ = decoder(
-            [embedded_targets, memory, source_mask, *encoder_states]
-        )
-        logits = keras.layers.Activation("linear", dtype="float32", name="logits")(
-            output_layer(output_dropout(features))
-        )
-        super().__init__(inputs=[source_ids, target_in], outputs=logits, **kwargs)
+            # === Functional graph ===
+            source_ids = keras.Input((None,), dtype="int32", name="source_ids")
+            target_in = keras.Input((None,), dtype="int32", name="target_in")
+            memory, source_mask, encoder_states = _encode(
+                source_embedding, encoder_layers, encoder_dropouts, source_ids
+            )
+            embedded_targets = target_embedding(target_in)
+            features, _ = decoder(
+                [embedded_targets, memory, source_mask, *encoder_states]
+            )
+            logits = keras.layers.Activation("linear", dtype="float32", name="logits")(
+                output_layer(output_dropout(features))
+            )
+            super().__init__(inputs=[source_ids, target_in], outputs=logits, **kwargs)
 
-        # === Config ===
-        self.source_vocabulary = source_tokens
-        self.target_vocabulary = target_tokens
-        self.source_vocabulary_size = source_size
-        self.target_vocabulary_size = target_size
-        self.embedding_dim = embedding_dim
-        self.target_embedding_dim = target_embedding_dim
-        self.units = units
-        self.num_layers = num_layers
-        self.attention = bool(attention)
-        self.attention_units = attention_units
-        self.input_feeding = input_feeding
-        self.dropout = dropout
-        self.lowercase = bool(lowercase)
-        self.seed = seed
-        self.source_embedding = source_embedding
-        self.target_embedding = target_embedding
-        self.encoder_layers = encoder_layers
-        self.encoder_dropouts = encoder_dropouts
-        self.decoder = decoder
-        self.output_layer = output_layer
-        self._decode_cache = _FunctionCache()
+            # === Config ===
+            self.source_vocabulary = source_tokens
+            self.target_vocabulary = target_tokens
+            self.source_vocabulary_size = source_size
+            self.target_vocabulary_size = target_size
+            self.embedding_dim = embedding_dim
+            self.target_embedding_dim = target_embedding_dim
+            self.units = units
+            self.num_layers = num_layers
+            self.attention = bool(attention)
+            self.attention_units = attention_units
+            self.input_feeding = input_feeding
+            self.dropout = dropout
+            self.lowercase = bool(lowercase)
+            self.seed = seed
+            self.source_embedding = source_embedding
+            self.target_embedding = target_embedding
+            self.encoder_layers = encoder_layers
+            self.encoder_dropouts = encoder_dropouts
+            self.decoder = decoder
+            self.output_layer = output_layer
+            self._decode_cache = _FunctionCache()
 
     # --- training ---------------------------------------------------------
     def compile(self, optimizer="adam", loss="auto", **kwargs):
@@ -619,7 +626,7 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
             return size if vocabulary is None else Vocabulary(list(vocabulary))
 
         return {
-            "name": self.name,
+            **base_model_config(self),
             "source_vocabulary": vocabulary_config(
                 self.source_vocabulary, self.source_vocabulary_size
             ),

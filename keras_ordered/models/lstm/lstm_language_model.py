@@ -15,6 +15,8 @@ from keras_ordered.models.awd import awd_graph
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
+from keras_ordered.models.base import dtype_policy_scope
+from keras_ordered.models.base import base_model_config
 from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.models.lstm.presets import get_preset
 
@@ -101,7 +103,10 @@ class LSTMLanguageModel(
         tar_beta: float, temporal activation regularisation weight.
         tie_weights: bool, share the embedding and softmax matrices.
         seed: int or None.
-        **kwargs: `keras.Model` keyword arguments (`name`, `dtype`).
+        dtype: the dtype policy of every layer of the model (a
+            `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
+            None: the global policy. Kept in the config.
+        **kwargs: `keras.Model` keyword arguments (`name`, `trainable`).
 
     Example:
 
@@ -135,44 +140,46 @@ class LSTMLanguageModel(
         tar_beta=1.0,
         tie_weights=True,
         seed=None,
+        dtype=None,
         **kwargs,
     ):
-        vocabulary_size, words = check_vocabulary(vocabulary)
-        hidden_dims = [int(h) for h in hidden_dims]
+        with dtype_policy_scope(dtype):
+            vocabulary_size, words = check_vocabulary(vocabulary)
+            hidden_dims = [int(h) for h in hidden_dims]
 
-        # === Layers and functional graph ===
-        def lstm_layer(index, units, layer_seed):
-            return keras.layers.LSTM(
-                units,
-                return_sequences=True,
-                return_state=True,
-                seed=layer_seed,
-                name=f"lstm_{index + 1}",
+            # === Layers and functional graph ===
+            def lstm_layer(index, units, layer_seed):
+                return keras.layers.LSTM(
+                    units,
+                    return_sequences=True,
+                    return_state=True,
+                    seed=layer_seed,
+                    name=f"lstm_{index + 1}",
+                )
+
+            inputs, outputs, layers = awd_graph(
+                vocabulary_size, embedding_dim, hidden_dims, lstm_layer,
+                dropout_output, dropout_hidden, dropout_input, dropout_embedding,
+                ar_alpha, tar_beta, tie_weights=tie_weights, seed=seed,
             )
+            super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
-        inputs, outputs, layers = awd_graph(
-            vocabulary_size, embedding_dim, hidden_dims, lstm_layer,
-            dropout_output, dropout_hidden, dropout_input, dropout_embedding,
-            ar_alpha, tar_beta, tie_weights=tie_weights, seed=seed,
-        )
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-
-        # === Config ===
-        self._set_vocabulary(vocabulary_size, words)
-        self.embedding_dim = embedding_dim
-        self.hidden_dims = hidden_dims
-        self.dropout_output = dropout_output
-        self.dropout_hidden = dropout_hidden
-        self.dropout_input = dropout_input
-        self.dropout_embedding = dropout_embedding
-        self.ar_alpha = ar_alpha
-        self.tar_beta = tar_beta
-        self.tie_weights = tie_weights
-        self.seed = seed
-        self.embedding = layers["embedding"]
-        self.rnn_layers = layers["rnn_layers"]
-        self.output_layer = layers["output_layer"]
-        self._set_distance_names()
+            # === Config ===
+            self._set_vocabulary(vocabulary_size, words)
+            self.embedding_dim = embedding_dim
+            self.hidden_dims = hidden_dims
+            self.dropout_output = dropout_output
+            self.dropout_hidden = dropout_hidden
+            self.dropout_input = dropout_input
+            self.dropout_embedding = dropout_embedding
+            self.ar_alpha = ar_alpha
+            self.tar_beta = tar_beta
+            self.tie_weights = tie_weights
+            self.seed = seed
+            self.embedding = layers["embedding"]
+            self.rnn_layers = layers["rnn_layers"]
+            self.output_layer = layers["output_layer"]
+            self._set_distance_names()
 
     def _layer_distances(self, layer, x, h0, c0):
         sequences, _, _ = layer(x, initial_state=[h0, c0], training=False)
@@ -182,7 +189,7 @@ class LSTMLanguageModel(
     # --- config ---------------------------------------------------------
     def get_config(self):
         return {
-            "name": self.name,
+            **base_model_config(self),
             "vocabulary": self._vocabulary_config(),
             "embedding_dim": self.embedding_dim,
             "hidden_dims": list(self.hidden_dims),

@@ -79,12 +79,15 @@ device trains on the same global batch).
 """
 
 
+import os
+
 import keras
 import numpy as np
 from keras import ops
 
 from keras_ordered.layers._checks import check_positive_int
 from keras_ordered import backend
+from keras_ordered import saving
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.gated_attention import MemoryGates
 from keras_ordered.layers.parsing_conv import ParsingConv
@@ -94,6 +97,8 @@ from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
+from keras_ordered.models.base import dtype_policy_scope
+from keras_ordered.models.base import base_model_config
 from keras_ordered.models.prpn.presets import get_preset
 from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.layers._checks import check_rate as _check_rate
@@ -147,7 +152,10 @@ class PRPNLanguageModel(
             per-replica statistics, 2 replicas train another model than 1
             on the same global batch (a replica normalises half of it: 0.1
             apart in the weights after 3 SGD steps of the `tiny` preset).
-        **kwargs: `keras.Model` keyword arguments (`name`, `dtype`).
+        dtype: the dtype policy of every layer of the model (a
+            `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
+            None: the global policy. Kept in the config.
+        **kwargs: `keras.Model` keyword arguments (`name`, `trainable`).
 
     Example:
 
@@ -183,160 +191,162 @@ class PRPNLanguageModel(
         recurrent_dropout=0.5,
         seed=None,
         synchronized_batch_norm=None,
+        dtype=None,
         **kwargs,
     ):
-        vocabulary_size, words = check_vocabulary(vocabulary)
-        for name, value in (
-            ("embedding_dim", embedding_dim),
-            ("hidden_dim", hidden_dim),
-            ("num_layers", num_layers),
-            ("num_slots", num_slots),
-            ("lookback", lookback),
-        ):
-            check_positive_int(name, value)
-        if parser_units is None:
-            parser_units = hidden_dim
-        dropout = _check_rate("dropout", dropout)
-        input_dropout = _check_rate("input_dropout", input_dropout)
-        recurrent_dropout = _check_rate("recurrent_dropout", recurrent_dropout)
+        with dtype_policy_scope(dtype):
+            vocabulary_size, words = check_vocabulary(vocabulary)
+            for name, value in (
+                ("embedding_dim", embedding_dim),
+                ("hidden_dim", hidden_dim),
+                ("num_layers", num_layers),
+                ("num_slots", num_slots),
+                ("lookback", lookback),
+            ):
+                check_positive_int(name, value)
+            if parser_units is None:
+                parser_units = hidden_dim
+            dropout = _check_rate("dropout", dropout)
+            input_dropout = _check_rate("input_dropout", input_dropout)
+            recurrent_dropout = _check_rate("recurrent_dropout", recurrent_dropout)
 
-        def seed_for(k):
-            return None if seed is None else seed + 100 * k
+            def seed_for(k):
+                return None if seed is None else seed + 100 * k
 
-        synchronized = synchronized_batch_norm
-        if synchronized is None:
-            synchronized = backend.replicas_in_sync() > 1
+            synchronized = synchronized_batch_norm
+            if synchronized is None:
+                synchronized = backend.replicas_in_sync() > 1
 
-        # === Layers ===
-        embedding = EmbeddingDropout(
-            vocabulary_size,
-            embedding_dim,
-            rate=0.0,
-            use_output_bias=True,
-            # The official init_weights: uniform(+-0.01); output bias 0.
-            embeddings_initializer=keras.initializers.RandomUniform(
-                -0.01, 0.01, seed=seed_for(1)
-            ),
-            name="embedding",
-        )
-        parser = ParsingConv(
-            parser_units,
-            lookback=lookback,
-            dropout=input_dropout,
-            seed=seed_for(2),
-            synchronized=bool(synchronized),
-            name="parsing_network",
-        )
-        gates = MemoryGates(
-            num_slots, resolution=resolution, hard=hard_gates,
-            name="memory_gates",
-        )
-        reading = PRPNReadingNetwork(
-            PRPNReadingCell(
-                hidden_dim,
-                num_layers=num_layers,
-                num_slots=num_slots,
+            # === Layers ===
+            embedding = EmbeddingDropout(
+                vocabulary_size,
+                embedding_dim,
+                rate=0.0,
+                use_output_bias=True,
+                # The official init_weights: uniform(+-0.01); output bias 0.
+                embeddings_initializer=keras.initializers.RandomUniform(
+                    -0.01, 0.01, seed=seed_for(1)
+                ),
+                name="embedding",
+            )
+            parser = ParsingConv(
+                parser_units,
+                lookback=lookback,
+                dropout=input_dropout,
+                seed=seed_for(2),
+                synchronized=bool(synchronized),
+                name="parsing_network",
+            )
+            gates = MemoryGates(
+                num_slots, resolution=resolution, hard=hard_gates,
+                name="memory_gates",
+            )
+            reading = PRPNReadingNetwork(
+                PRPNReadingCell(
+                    hidden_dim,
+                    num_layers=num_layers,
+                    num_slots=num_slots,
+                    dropout=dropout,
+                    layer_dropout=input_dropout,
+                    recurrent_dropout=recurrent_dropout,
+                    attention_dropout=input_dropout,
+                    seed=seed_for(3),
+                    name="reading_cell",
+                ),
+                return_state=True,
+                name="reading_network",
+            )
+            predictor = PRPNPredictNetwork(
+                embedding_dim,
+                num_slots,
                 dropout=dropout,
-                layer_dropout=input_dropout,
-                recurrent_dropout=recurrent_dropout,
+                input_dropout=input_dropout,
                 attention_dropout=input_dropout,
-                seed=seed_for(3),
-                name="reading_cell",
-            ),
-            return_state=True,
-            name="reading_network",
-        )
-        predictor = PRPNPredictNetwork(
-            embedding_dim,
-            num_slots,
-            dropout=dropout,
-            input_dropout=input_dropout,
-            attention_dropout=input_dropout,
-            seed=seed_for(4),
-            synchronized=bool(synchronized),
-            name="predict_network",
-        )
+                seed=seed_for(4),
+                synchronized=bool(synchronized),
+                name="predict_network",
+            )
 
-        # === Functional graph ===
-        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
-        embedding_history = keras.Input(
-            (lookback, embedding_dim), name="embedding_history"
-        )
-        distance_history = keras.Input((num_slots,), name="distance_history")
-        distance_mask = keras.Input((num_slots,), name="distance_mask")
-        tapes = []
-        for index in range(num_layers):
-            for kind in ("h", "c"):
-                tapes.append(
-                    keras.Input(
-                        (num_slots, hidden_dim), name=f"memory_{kind}_{index + 1}"
+            # === Functional graph ===
+            token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+            embedding_history = keras.Input(
+                (lookback, embedding_dim), name="embedding_history"
+            )
+            distance_history = keras.Input((num_slots,), name="distance_history")
+            distance_mask = keras.Input((num_slots,), name="distance_mask")
+            tapes = []
+            for index in range(num_layers):
+                for kind in ("h", "c"):
+                    tapes.append(
+                        keras.Input(
+                            (num_slots, hidden_dim), name=f"memory_{kind}_{index + 1}"
+                        )
                     )
-                )
 
-        embedded = embedding(token_ids)
-        distances, next_distances = parser([embedded, embedding_history])
-        reading_gates = gates([distances, distance_history, distance_mask])
-        predict_gates = gates(
-            [distances, distance_history, distance_mask, next_distances]
-        )
-        step_inputs = ops.concatenate(
-            [embedded, ops.cast(reading_gates, embedded.dtype)], axis=-1
-        )
-        flat = (-1, num_slots * hidden_dim)
-        hidden, *new_flat_tapes = reading(
-            step_inputs, initial_state=[ops.reshape(t, flat) for t in tapes]
-        )
-        top_tape = tapes[-2]  # memory_h_L at the start of the window
-        features = predictor([hidden, top_tape, predict_gates])
-        logits = keras.layers.Activation("linear", dtype="float32", name="logits")(
-            embedding(features, reverse=True)
-        )
-        distance_output = keras.layers.Activation(
-            "linear", dtype="float32", name="distances"
-        )(distances)
-        new_states = [
-            ops.concatenate(
-                [ops.cast(embedding_history, embedded.dtype), embedded], axis=1
-            )[:, -lookback:],
-            ops.concatenate([distance_history, distances], axis=1)[:, -num_slots:],
-            ops.concatenate(
-                [distance_mask, ops.ones_like(distances)], axis=1
-            )[:, -num_slots:],
-        ]
-        shape = (-1, num_slots, hidden_dim)
-        new_states += [ops.reshape(t, shape) for t in new_flat_tapes]
-        super().__init__(
-            inputs=[token_ids, embedding_history, distance_history,
-                    distance_mask, *tapes],
-            outputs=[logits, distance_output, *new_states],
-            **kwargs,
-        )
+            embedded = embedding(token_ids)
+            distances, next_distances = parser([embedded, embedding_history])
+            reading_gates = gates([distances, distance_history, distance_mask])
+            predict_gates = gates(
+                [distances, distance_history, distance_mask, next_distances]
+            )
+            step_inputs = ops.concatenate(
+                [embedded, ops.cast(reading_gates, embedded.dtype)], axis=-1
+            )
+            flat = (-1, num_slots * hidden_dim)
+            hidden, *new_flat_tapes = reading(
+                step_inputs, initial_state=[ops.reshape(t, flat) for t in tapes]
+            )
+            top_tape = tapes[-2]  # memory_h_L at the start of the window
+            features = predictor([hidden, top_tape, predict_gates])
+            logits = keras.layers.Activation("linear", dtype="float32", name="logits")(
+                embedding(features, reverse=True)
+            )
+            distance_output = keras.layers.Activation(
+                "linear", dtype="float32", name="distances"
+            )(distances)
+            new_states = [
+                ops.concatenate(
+                    [ops.cast(embedding_history, embedded.dtype), embedded], axis=1
+                )[:, -lookback:],
+                ops.concatenate([distance_history, distances], axis=1)[:, -num_slots:],
+                ops.concatenate(
+                    [distance_mask, ops.ones_like(distances)], axis=1
+                )[:, -num_slots:],
+            ]
+            shape = (-1, num_slots, hidden_dim)
+            new_states += [ops.reshape(t, shape) for t in new_flat_tapes]
+            super().__init__(
+                inputs=[token_ids, embedding_history, distance_history,
+                        distance_mask, *tapes],
+                outputs=[logits, distance_output, *new_states],
+                **kwargs,
+            )
 
-        # === Config ===
-        self._set_vocabulary(vocabulary_size, words)
-        self.embedding_dim = embedding_dim
-        self.hidden_dim = hidden_dim
-        self.num_layers = num_layers
-        self.num_slots = num_slots
-        self.lookback = lookback
-        self.parser_units = parser_units
-        self.resolution = float(resolution)
-        self.hard_gates = bool(hard_gates)
-        self.dropout = dropout
-        self.input_dropout = input_dropout
-        self.recurrent_dropout = recurrent_dropout
-        self.seed = seed
-        self.synchronized_batch_norm = synchronized_batch_norm
-        self.embedding = embedding
-        self.parser = parser
-        self.distance_names = ["parser/distance"]
-        self.default_distance = "parser/distance"
-        self.state_names = ["embedding_history", "distance_history",
-                            "distance_mask"] + [
-            f"memory_{kind}_{index + 1}"
-            for index in range(num_layers)
-            for kind in ("h", "c")
-        ]
+            # === Config ===
+            self._set_vocabulary(vocabulary_size, words)
+            self.embedding_dim = embedding_dim
+            self.hidden_dim = hidden_dim
+            self.num_layers = num_layers
+            self.num_slots = num_slots
+            self.lookback = lookback
+            self.parser_units = parser_units
+            self.resolution = float(resolution)
+            self.hard_gates = bool(hard_gates)
+            self.dropout = dropout
+            self.input_dropout = input_dropout
+            self.recurrent_dropout = recurrent_dropout
+            self.seed = seed
+            self.synchronized_batch_norm = synchronized_batch_norm
+            self.embedding = embedding
+            self.parser = parser
+            self.distance_names = ["parser/distance"]
+            self.default_distance = "parser/distance"
+            self.state_names = ["embedding_history", "distance_history",
+                                "distance_mask"] + [
+                f"memory_{kind}_{index + 1}"
+                for index in range(num_layers)
+                for kind in ("h", "c")
+            ]
 
     # --- state ------------------------------------------------------------
     def state_shapes(self):
@@ -404,6 +414,15 @@ class PRPNLanguageModel(
             {"parser/distance": ops.cast(outputs[1], "float32")},
         )
 
+    # --- saving -----------------------------------------------------------
+    def load_weights(self, filepath, *args, **kwargs):
+        """`keras.Model.load_weights`, reading also the `.weights.h5` files
+        of keras-ordered 0.1, where the reading network was a
+        `keras.layers.RNN` (`keras_ordered.saving.current_layout`)."""
+        with saving.current_layout(os.fspath(filepath),
+                                   type(self).__name__) as path:
+            return super().load_weights(path, *args, **kwargs)
+
     # --- training ---------------------------------------------------------
     @property
     def jit_compile(self):
@@ -421,7 +440,7 @@ class PRPNLanguageModel(
     # --- config ---------------------------------------------------------
     def get_config(self):
         return {
-            "name": self.name,
+            **base_model_config(self),
             "vocabulary": self._vocabulary_config(),
             "embedding_dim": self.embedding_dim,
             "hidden_dim": self.hidden_dim,

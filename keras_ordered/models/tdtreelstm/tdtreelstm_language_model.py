@@ -58,6 +58,8 @@ from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.tree_lstm import LeftDependentLSTM
 from keras_ordered.layers.tree_lstm import TopDownTreeLSTM
 from keras_ordered.models.base import Vocabulary
+from keras_ordered.models.base import dtype_policy_scope
+from keras_ordered.models.base import base_model_config
 from keras_ordered.models.tdtreelstm import nce
 from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
@@ -149,7 +151,10 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
             (`initRange`, 0.1).
         lowercase: bool, lower-case words before the vocabulary lookup.
         seed: int or None, seed of the dropout and the noise samples.
-        **kwargs: `keras.Model` keyword arguments (`name`).
+        dtype: the dtype policy of every layer of the model (a
+            `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
+            None: the global policy. Kept in the config.
+        **kwargs: `keras.Model` keyword arguments (`name`, `trainable`).
 
     Example:
 
@@ -186,90 +191,92 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
         init_range=0.1,
         lowercase=False,
         seed=None,
+        dtype=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        size, words = _vocabulary(vocabulary, lowercase)
-        _positive_int("embedding_dim", embedding_dim)
-        _positive_int("units", units)
-        _positive_int("num_layers", num_layers)
-        _positive_int("ld_layers", ld_layers)
-        _positive_int("nce_samples", nce_samples)
-        if ld_units is not None:
-            _positive_int("ld_units", ld_units)
-        if loss not in LOSSES:
-            raise ValueError(
-                f"`loss` must be 'softmax' (full softmax) or 'nce'. Received: "
-                f"loss={loss!r}"
-            )
-        if not init_range > 0:
-            raise ValueError(f"`init_range` must be positive. Received: {init_range}")
-        self.dropout_rate = check_rate("dropout", dropout)
-        self.vocabulary = words
-        self.vocabulary_size = size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.num_layers = num_layers
-        self.loss_name = loss
-        self.ld = bool(ld)
-        self.ld_units = ld_units
-        self.ld_layers = ld_layers
-        self.nce_samples = nce_samples
-        self.nce_power = float(nce_power)
-        self.nce_log_z = float(nce_log_z)
-        self.initial_value = float(initial_value)
-        self.init_range = float(init_range)
-        if isinstance(vocabulary, DependencyVocabulary):
-            # The vocabulary's own setting decides (and is what the config
-            # saves): a lower-casing vocabulary must stay one after a
-            # `.keras` round trip.
-            if lowercase and not vocabulary.lowercase:
+        with dtype_policy_scope(dtype):
+            super().__init__(**kwargs)
+            size, words = _vocabulary(vocabulary, lowercase)
+            _positive_int("embedding_dim", embedding_dim)
+            _positive_int("units", units)
+            _positive_int("num_layers", num_layers)
+            _positive_int("ld_layers", ld_layers)
+            _positive_int("nce_samples", nce_samples)
+            if ld_units is not None:
+                _positive_int("ld_units", ld_units)
+            if loss not in LOSSES:
                 raise ValueError(
-                    "`lowercase=True` contradicts the DependencyVocabulary "
-                    "given, which keeps the case: build the vocabulary with "
-                    "lowercase=True instead."
+                    f"`loss` must be 'softmax' (full softmax) or 'nce'. Received: "
+                    f"loss={loss!r}"
                 )
-            lowercase = vocabulary.lowercase
-        self.lowercase = bool(lowercase)
-        self.seed = seed
-        self.clip_norm = None
+            if not init_range > 0:
+                raise ValueError(f"`init_range` must be positive. Received: {init_range}")
+            self.dropout_rate = check_rate("dropout", dropout)
+            self.vocabulary = words
+            self.vocabulary_size = size
+            self.embedding_dim = embedding_dim
+            self.units = units
+            self.num_layers = num_layers
+            self.loss_name = loss
+            self.ld = bool(ld)
+            self.ld_units = ld_units
+            self.ld_layers = ld_layers
+            self.nce_samples = nce_samples
+            self.nce_power = float(nce_power)
+            self.nce_log_z = float(nce_log_z)
+            self.initial_value = float(initial_value)
+            self.init_range = float(init_range)
+            if isinstance(vocabulary, DependencyVocabulary):
+                # The vocabulary's own setting decides (and is what the config
+                # saves): a lower-casing vocabulary must stay one after a
+                # `.keras` round trip.
+                if lowercase and not vocabulary.lowercase:
+                    raise ValueError(
+                        "`lowercase=True` contradicts the DependencyVocabulary "
+                        "given, which keeps the case: build the vocabulary with "
+                        "lowercase=True instead."
+                    )
+                lowercase = vocabulary.lowercase
+            self.lowercase = bool(lowercase)
+            self.seed = seed
+            self.clip_norm = None
 
-        def uniform(offset):
-            return keras.initializers.RandomUniform(
-                -init_range, init_range,
-                seed=None if seed is None else seed + offset)
+            def uniform(offset):
+                return keras.initializers.RandomUniform(
+                    -init_range, init_range,
+                    seed=None if seed is None else seed + offset)
 
-        # === Layers ===
-        self.embedding = keras.layers.Embedding(
-            size, embedding_dim, embeddings_initializer=uniform(1),
-            name="word_embedding")
-        self.left_dependent_lstm = None
-        if self.ld:
-            self.left_dependent_lstm = LeftDependentLSTM(
-                ld_units or units, num_layers=ld_layers,
-                initial_value=initial_value, kernel_initializer=uniform(2),
-                recurrent_initializer=uniform(3), bias_initializer=uniform(4),
-                name="left_dependent_lstm")
-        self.tree_lstm = TopDownTreeLSTM(
-            units, num_layers=num_layers,
-            context_dim=(ld_units or units) if self.ld else None,
-            initial_value=initial_value, kernel_initializer=uniform(5),
-            recurrent_initializer=uniform(6), bias_initializer=uniform(7),
-            name="generation_lstms")
-        self.output_dropout = keras.layers.Dropout(
-            self.dropout_rate, seed=None if seed is None else seed + 8,
-            name="output_dropout")
-        self._unigram_counts = (None if unigram_counts is None
-                                else np.asarray(unigram_counts, "float64"))
-        if self._unigram_counts is not None and self._unigram_counts.shape != (size,):
-            raise ValueError(
-                f"`unigram_counts` needs one count per vocabulary word "
-                f"({size}). Received shape {self._unigram_counts.shape}"
-            )
-        self.noise_seed = keras.random.SeedGenerator(
-            None if seed is None else seed + 9)
-        self._token_loss_tracker = keras.metrics.Mean(name="loss")
-        self._build_weights()
+            # === Layers ===
+            self.embedding = keras.layers.Embedding(
+                size, embedding_dim, embeddings_initializer=uniform(1),
+                name="word_embedding")
+            self.left_dependent_lstm = None
+            if self.ld:
+                self.left_dependent_lstm = LeftDependentLSTM(
+                    ld_units or units, num_layers=ld_layers,
+                    initial_value=initial_value, kernel_initializer=uniform(2),
+                    recurrent_initializer=uniform(3), bias_initializer=uniform(4),
+                    name="left_dependent_lstm")
+            self.tree_lstm = TopDownTreeLSTM(
+                units, num_layers=num_layers,
+                context_dim=(ld_units or units) if self.ld else None,
+                initial_value=initial_value, kernel_initializer=uniform(5),
+                recurrent_initializer=uniform(6), bias_initializer=uniform(7),
+                name="generation_lstms")
+            self.output_dropout = keras.layers.Dropout(
+                self.dropout_rate, seed=None if seed is None else seed + 8,
+                name="output_dropout")
+            self._unigram_counts = (None if unigram_counts is None
+                                    else np.asarray(unigram_counts, "float64"))
+            if self._unigram_counts is not None and self._unigram_counts.shape != (size,):
+                raise ValueError(
+                    f"`unigram_counts` needs one count per vocabulary word "
+                    f"({size}). Received shape {self._unigram_counts.shape}"
+                )
+            self.noise_seed = keras.random.SeedGenerator(
+                None if seed is None else seed + 9)
+            self._token_loss_tracker = keras.metrics.Mean(name="loss")
+            self._build_weights()
 
     # --- weights ------------------------------------------------------------
     def _build_weights(self):
@@ -603,7 +610,7 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
 
     def get_config(self):
         return {
-            "name": self.name,
+            **base_model_config(self),
             "vocabulary": (self.vocabulary_size if self.vocabulary is None
                            else Vocabulary(list(self.vocabulary))),
             "embedding_dim": self.embedding_dim,

@@ -762,9 +762,8 @@ def _evaluate(args, model_class, model, loop, strategy, settings, policy,
         # Trained under a mixed policy: evaluate and save a float32 copy, so
         # that the figures follow the official (float32) protocol and the
         # saved model computes in float32 wherever it is loaded.
-        model = _float32_copy(model, args, model_class, data.vocabulary,
-                              settings, batches.batch, batches.eval_batch,
-                              strategy)
+        model = _float32_copy(model, settings, batches.batch,
+                              batches.eval_batch, strategy)
         print(f"Trained under {policy}; evaluating in float32.")
     results["evaluation_precision"] = (
         "float32" if loop is None else policy
@@ -869,18 +868,18 @@ def _build_model(args, model_class, vocabulary, settings, batch,
     return model
 
 
-def _float32_copy(model, args, model_class, vocabulary, settings, batch,
-                  eval_batch, strategy):
-    """A float32 model of the same preset holding `model`'s weights."""
-    previous = keras.mixed_precision.global_policy().name
-    keras.mixed_precision.set_global_policy("float32")
-    try:
-        copy = _build_model(args, model_class, vocabulary, settings, batch,
-                            eval_batch, strategy)
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
-    # The same preset built the same way: the same variables in the same
-    # order, the optimizer's too (the saved model can go on training).
+def _float32_copy(model, settings, batch, eval_batch, strategy):
+    """A float32 model of `model`'s config holding its weights, compiled
+    and configured as the recipe does."""
+    with strategy.scope():
+        copy = type(model).from_config({**model.get_config(),
+                                        "dtype": "float32"})
+        copy.compile(optimizer=make_optimizer(settings),
+                     jit_compile=model.jit_compile)
+        copy.configure_bptt(batch, eval_batch,
+                            clip_norm=settings["clip_norm"])
+    # The same config: the same variables in the same order, the
+    # optimizer's too (the saved model can go on training).
     pairs = [(copy.weights, model.weights)]
     source_optimizer = getattr(model.optimizer, "inner_optimizer",
                                model.optimizer)

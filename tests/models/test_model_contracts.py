@@ -1,0 +1,87 @@
+"""Every model family keeps the Keras contracts keras-hub holds its
+backbones to: the config carries `trainable` and the dtype policy (a float32
+copy of a mixed-precision model is `from_config` with a dtype), every layer
+of a mixed-precision model computes in the half dtype, and a misspelt preset
+raises an error that lists the presets (tests/harness.py,
+`run_precision_test` and `run_preset_test`)."""
+
+import keras
+import pytest
+
+from harness import LM_VOCAB
+from harness import gfl_vocabularies
+from harness import tree_vocabulary
+from keras_ordered.models import GFLParser
+from keras_ordered.models import LSTMLanguageModel
+from keras_ordered.models import ONLSTMLanguageModel
+from keras_ordered.models import PRPNLanguageModel
+from keras_ordered.models import TDTreeLSTMLanguageModel
+from keras_ordered.models.gfl.presets import PRESETS as GFL_PRESETS
+from keras_ordered.models.lstm.presets import PRESETS as LSTM_PRESETS
+from keras_ordered.models.onlstm.presets import PRESETS as ONLSTM_PRESETS
+from keras_ordered.models.prpn.presets import PRESETS as PRPN_PRESETS
+from keras_ordered.models.tdtreelstm.presets import PRESETS as TD_PRESETS
+
+pytestmark = pytest.mark.backends
+
+
+def build(family, preset="tiny", **kwargs):
+    if family == "gfl":
+        return GFLParser.from_preset(preset, *gfl_vocabularies(), seed=1,
+                                     **kwargs)
+    if family == "tdtreelstm":
+        return TDTreeLSTMLanguageModel.from_preset(
+            preset, tree_vocabulary(), seed=1, **kwargs)
+    cls = {"lstm": LSTMLanguageModel, "onlstm": ONLSTMLanguageModel,
+           "prpn": PRPNLanguageModel}[family]
+    return cls.from_preset(preset, LM_VOCAB, seed=1, **kwargs)
+
+
+FAMILIES = {
+    "lstm": LSTM_PRESETS,
+    "onlstm": ONLSTM_PRESETS,
+    "prpn": PRPN_PRESETS,
+    "tdtreelstm": TD_PRESETS,
+    "gfl": GFL_PRESETS,
+}
+
+# Layers made float32 on purpose under a mixed policy: the logits and
+# distances (the losses and the parser read float32), and the AWD models'
+# tied embedding, whose reverse direction computes the logits (its gradient
+# products run in the half dtype: `EmbeddingDropout`).
+FLOAT32_LAYERS = {
+    "lstm": ("logits", "embedding"),
+    "onlstm": ("logits", "embedding"),
+    "prpn": ("logits", "distances"),
+    "tdtreelstm": (),
+    "gfl": ("logits",),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_config_keeps_trainable_and_the_dtype_policy(family):
+    model = build(family, dtype="mixed_bfloat16", trainable=False)
+    config = model.get_config()
+    assert config["trainable"] is False
+    assert keras.dtype_policies.get(config["dtype"]).name == "mixed_bfloat16"
+    revived = type(model).from_config(config)
+    assert revived.trainable is False and not revived.trainable_weights
+    assert revived.dtype_policy.name == "mixed_bfloat16"
+    assert revived.get_config() == config
+    # The default: the global policy, trainable.
+    plain = build(family).get_config()
+    assert plain["trainable"] is True
+    assert keras.dtype_policies.get(plain["dtype"]).name == "float32"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_layer_takes_the_model_policy(harness, family):
+    harness.run_precision_test(
+        lambda dtype: build(family, dtype=dtype),
+        float32_layers=FLOAT32_LAYERS[family])
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_misspelt_preset_lists_the_presets(harness, family):
+    harness.run_preset_test(lambda preset: build(family, preset),
+                            sorted(FAMILIES[family]))
