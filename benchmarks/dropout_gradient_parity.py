@@ -51,6 +51,14 @@ from keras_ordered.models import PRPNLanguageModel
 
 args = json.loads(sys.argv[1])
 model = PRPNLanguageModel.from_preset(args["model"])
+if args["mask_seed"]:
+    # Other masks: every dropout's seed moved by the same amount on both
+    # backends.
+    for variable in model.non_trainable_variables:
+        if variable.path.endswith("seed_generator_state"):
+            state = keras.ops.convert_to_numpy(variable)
+            variable.assign(np.array(
+                [state[0] + 1000 * args["mask_seed"], state[1]], state.dtype))
 cell = model.get_layer("reading_network").cell
 parser = model.get_layer("parsing_network")
 parser_dropouts = {id(layer) for layer in parser._flatten_layers()}
@@ -199,6 +207,8 @@ def main(argv=None):
                         help="dropout draws per backend (two halves)")
     parser.add_argument("--keep", choices=["all", "parser", "reading"],
                         default="all", help="which dropouts stay on")
+    parser.add_argument("--mask-seed", type=int, default=0,
+                        help="moves every dropout's seed (0: the model's)")
     parser.add_argument("--backends", nargs=2, default=["tensorflow", "jax"])
     parser.add_argument("--data", default=os.path.join(
         os.environ.get("KERAS_ORDERED_DATA", "../shared/data"), "ptb"),
@@ -212,7 +222,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="gradient_parity_") as folder:
         ids_path = os.path.join(folder, "ids.npy")
         np.save(ids_path, batch_ids(args.data, vocabulary))
-        common = dict(model=args.model, ids=ids_path)
+        common = dict(model=args.model, ids=ids_path,
+                      mask_seed=args.mask_seed)
         runs = {}
         for backend in args.backends:
             runs[backend] = run = run_child(
@@ -221,6 +232,7 @@ def main(argv=None):
             losses = run["losses"]
             print(json.dumps({
                 "backend": backend, "keep": args.keep, "draws": args.draws,
+                "mask_seed": args.mask_seed,
                 "train_loss": round(float(losses.mean()), 5),
                 "train_loss_error": round(
                     float(losses.std() / np.sqrt(len(losses))), 5),
@@ -244,7 +256,8 @@ def main(argv=None):
                      ((first, "b"), (second, "b")), ((first, "a"),
                      (second, "b")), ((first, "b"), (second, "a"))]:
             print(json.dumps({
-                "keep": args.keep, "pair": f"{a[0]}[{a[1]}] {b[0]}[{b[1]}]",
+                "keep": args.keep, "mask_seed": args.mask_seed,
+                "pair": f"{a[0]}[{a[1]}] {b[0]}[{b[1]}]",
                 "z_squared": z_squared((runs[a[0]], a[1]),
                                        (runs[b[0]], b[1]))}))
 
