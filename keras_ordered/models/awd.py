@@ -177,10 +177,6 @@ class AWDLanguageModelMixin:
     def state_shapes(self):
         return [(h,) for h in self.hidden_dims for _ in range(2)]
 
-    def initial_state(self, batch_size):
-        """Zero states `[h_1, c_1, ..., h_L, c_L]` as float32 arrays."""
-        return [np.zeros((batch_size, *s), "float32") for s in self.state_shapes()]
-
     # --- distances --------------------------------------------------------
     def syntactic_distances(self, token_ids, states=None):
         """Per-layer syntactic distances, in inference mode.

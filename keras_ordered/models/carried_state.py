@@ -55,6 +55,12 @@ class CarriedStateMixin(SymbolicBuildWithoutData):
     # in where its learning with it was checked (benchmarks/README.md).
     fused_token_loss = False
 
+    def initial_state(self, batch_size):
+        """The zero state (the start of a text): one float32 array
+        `(batch_size, *shape)` per entry of `state_shapes()`."""
+        return [np.zeros((batch_size, *shape), "float32")
+                for shape in self.state_shapes()]
+
     def configure_bptt(self, batch_size, eval_batch_size=None, clip_norm=None):
         """Creates the carried-state variables.
 

@@ -358,13 +358,6 @@ class PRPNLanguageModel(
             (self.num_slots,),
         ] + [tape] * (2 * self.num_layers)
 
-    def initial_state(self, batch_size):
-        """The zero state (start of a text) as a list of float32 arrays."""
-        return [
-            np.zeros((batch_size, *shape), "float32")
-            for shape in self.state_shapes()
-        ]
-
     def split_outputs(self, outputs):
         """`(logits, new_states)` from the model's outputs."""
         return outputs[0], list(outputs[2:])
