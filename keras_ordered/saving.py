@@ -142,30 +142,33 @@ _RENAMED_WEIGHT_GROUPS = {
 _WEIGHTS_MEMBER = "model.weights.h5"
 
 
+def _pending_renames(store, class_name):
+    """The `(old, new)` group names of an open weights file still to rename."""
+    return [(old, new)
+            for old, new in _RENAMED_WEIGHT_GROUPS.get(class_name, {}).items()
+            if old in store and new not in store]
+
+
 def rename_weight_groups(weights_file, class_name):
     """Renames, in place, the groups of an `.weights.h5` file of a model of
     `class_name` written before one of its layers changed class. Returns
     whether anything was renamed."""
     import h5py  # a Keras dependency
 
-    renamed = False
     with h5py.File(weights_file, "r+") as store:
-        for old, new in _RENAMED_WEIGHT_GROUPS.get(class_name, {}).items():
-            if old in store and new not in store:
-                store.move(old, new)
-                renamed = True
-    return renamed
+        renames = _pending_renames(store, class_name)
+        for old, new in renames:
+            store.move(old, new)
+    return bool(renames)
 
 
 def _needs_renaming(weights_file, class_name):
     import h5py
 
-    renames = _RENAMED_WEIGHT_GROUPS.get(class_name, {})
-    if not renames:
+    if class_name not in _RENAMED_WEIGHT_GROUPS:
         return False
     with h5py.File(weights_file, "r") as store:
-        return any(old in store and new not in store
-                   for old, new in renames.items())
+        return bool(_pending_renames(store, class_name))
 
 
 @contextlib.contextmanager
