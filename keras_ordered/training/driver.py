@@ -54,8 +54,9 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
         argv: list of arguments (None: `sys.argv[1:]`).
         interrupted: function `(args)` called after Ctrl-C: prints what
             the run keeps and how to resume, returns 130 (default:
-            `epoch_backup_interrupted`, for recipes that back up at epoch
-            ends in `OUTPUT/backup`).
+            `backup_interrupted`, for recipes run by
+            `keras_ordered.training.runner.Runner`, whose backups are in
+            `OUTPUT/backup`).
         on_error: function `(args, error)` for any other exception: returns
             an exit status, or None to let the error propagate (default:
             propagate).
@@ -70,7 +71,7 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
         args.verbose = 1 if sys.stdout.isatty() else 2
     if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
-    interrupted = interrupted or epoch_backup_interrupted
+    interrupted = interrupted or backup_interrupted
     # On JAX or PyTorch, Keras still seeds TensorFlow and writes TensorBoard
     # summaries through it when it is installed: import it now, quietly.
     backend.import_installed_tensorflow()
@@ -89,18 +90,21 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
         return status
 
 
-def epoch_backup_interrupted(args):
-    """After Ctrl-C: what `OUTPUT/backup` holds and how to resume; 130."""
-
+def backup_interrupted(args):
+    """After Ctrl-C: the latest backup in `OUTPUT/backup` is whole (a save
+    cut short is removed); says where it stands and how to resume; 130."""
     backup = TrainingBackup(os.path.join(args.output, "backup"))
     backup.remove_partial_saves()
     meta = backup.latest()
     if meta is None:
-        message = ("Interrupted before the first epoch ended: nothing to "
-                   "resume (run the same command again to start over).")
+        message = ("Interrupted before the first backup: nothing to resume "
+                   "(run the same command again to start over).")
     else:
-        message = (f"Interrupted. The backup in {backup.directory} holds "
-                   f"{meta['epoch']} finished epoch(s): run the same "
-                   "command again to resume from it.")
+        epoch, next_batch = meta["epoch"], meta.get("next_batch", 0)
+        position = (f"epoch {epoch + 1}, window {next_batch}" if next_batch
+                    else f"start of epoch {epoch + 1}")
+        message = (f"Interrupted. The backup in {backup.directory} is whole "
+                   f"({position}): run the same command again to resume "
+                   "from it.")
     print(f"\n{message}", file=sys.stderr)
     return 130

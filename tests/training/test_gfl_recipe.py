@@ -183,7 +183,7 @@ def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
     status = recipe(tmp_path, "--epochs", "2", callbacks=[crash])
     assert status == 130
     err = capsys.readouterr().err
-    assert "holds 1 finished epoch(s): run the same command again" in err
+    assert "is whole (start of epoch 2): run the same command again" in err
     assert not (tmp_path / "results.json").exists()
 
     recorder = _Recorder()

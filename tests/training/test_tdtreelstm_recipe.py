@@ -227,7 +227,7 @@ def test_throughput_benchmark_prints_json():
 def test_killed_run_resumes_from_the_last_epoch(tmp_path, capsys):
     crash = CrashAtEpoch(at=1)
     assert recipe(tmp_path, "--epochs", "2", callbacks=[crash]) == 130
-    assert "holds 1 finished epoch(s)" in capsys.readouterr().err
+    assert "is whole (start of epoch 2)" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
     assert recipe(tmp_path, "--epochs", "2") == 0
     out = capsys.readouterr().out

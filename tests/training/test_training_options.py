@@ -176,7 +176,7 @@ def test_run_recipe_default_interruption_says_how_to_resume(tmp_path, capsys):
     status = run_recipe(_parser(), task, ["--output", str(tmp_path / "run")])
     assert status == 130
     err = capsys.readouterr().err
-    assert "Interrupted before the first epoch ended: nothing to resume" in err
+    assert "Interrupted before the first backup: nothing to resume" in err
 
 
 class _Lengths(BucketedBatches):

@@ -1,23 +1,21 @@
-"""The machinery of `recipes/wsj_gfl.py`: a supervised LSTM+A constituency
+"""The task of `recipes/wsj_gfl.py`: a supervised LSTM+A constituency
 parser (Vinyals et al., 2015) trained on Penn Treebank `.mrg` files.
 
-Everything the recipe does is here, importable and testable: the options
-(`build_parser`), the data (`GFLBatches`: teacher-forcing batches of
-linearized trees, in a fixed order per epoch so that a resumed run sees
-what an uninterrupted one would), `model.fit` under
-`tf.distribute.MirroredStrategy` with progress bars, TensorBoard, the
-validation EVALB F1 every epoch (`EVALBValidation`), crash-safe backups at
-epoch ends (`TrainingBackup`), and the final test evaluation with greedy
-and beam decoding (EVALB F1 for all lengths and <= 40, malformed rate,
-sentences per second) written to `results.json` beside `model.keras`.
+The options (`build_parser`) and the hooks `GFLTask` gives
+`keras_ordered.training.runner.Runner`: the data (`GFLBatches`:
+teacher-forcing batches of linearized trees, in a fixed order per epoch so
+that a resumed run sees what an uninterrupted one would), the model and
+its optimizer, the validation EVALB F1 every epoch (`EVALBValidation`,
+which the best checkpoint watches), and the final test evaluation with
+greedy and beam decoding (EVALB F1 for all lengths and <= 40, malformed
+rate, sentences per second). The runner does the rest: the strategy,
+progress bars, TensorBoard, crash-safe backups at epoch ends, the resume,
+`model.keras` and `results.json`.
 """
 
-import json
 import os
-import time
 
 import keras
-import numpy as np
 
 from keras_ordered_cli.option_types import non_negative_int
 from keras_ordered_cli.option_types import positive_int
@@ -34,13 +32,9 @@ from keras_ordered.parsing import linearize
 from keras_ordered.training import options
 from keras_ordered.training.batching import GFLBatches
 from keras_ordered.training.callbacks import EVALBValidation
-from keras_ordered.training.callbacks import LearningRateLogger
-from keras_ordered.training.callbacks import ResumableModelCheckpoint
-from keras_ordered.training.callbacks import StopOnCtrlC
-from keras_ordered.training.callbacks import TrainingBackup
-from keras_ordered.training.crash_safety import save_run
-from keras_ordered.training.distributed import make_strategy
 from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.runner import Runner
+from keras_ordered.training.runner import Task
 
 TRAINING = {
     "paper": {
@@ -183,194 +177,189 @@ def load_splits(args):
 
 def train(args, callbacks=()):
     """Trains, evaluates and saves a GFL parser as `args` say; returns 0."""
-    _check_args(args)
+    return Runner(GFLTask(args), callbacks).run()
 
-    preset = get_preset(args.preset)
-    settings = dict(TRAINING[args.preset])
-    for key in ("epochs", "batch_size", "learning_rate", "min_count"):
-        if getattr(args, key) is not None:
-            settings[key] = getattr(args, key)
-    beam_size = args.beam_size or preset["decoding"]["beam_size"]
-    splits = load_splits(args)
 
-    keras.utils.set_random_seed(args.seed)
-    train_trees = splits["train"]
-    source_vocabulary = SourceVocabulary.from_sentences(
-        (t.leaves() for t in train_trees), min_count=settings["min_count"]
-    )
-    train_targets = [linearize.linearize(t, clean=False) for t in train_trees]
-    target_vocabulary = TargetVocabulary.from_sequences(train_targets)
+class GFLTask(Task):
+    """The hooks of the GFL recipe (`keras_ordered.training.runner`).
 
-    def encode(trees, targets=None):
-        targets = targets or [linearize.linearize(t, clean=False) for t in trees]
-        sources, encoded = [], []
-        for tree, target in zip(trees, targets):
-            if all(symbol in target_vocabulary for symbol in target):
-                sources.append(source_vocabulary.encode(tree.leaves()[::-1]))
-                encoded.append(target_vocabulary.encode(target))
-        return sources, encoded
+    Teacher-forcing batches of linearized trees in a fixed order per epoch,
+    the validation EVALB F1 every epoch (the best checkpoint keeps its
+    best), backups at epoch ends, and the test evaluation with greedy and
+    beam decoding.
 
-    train_batches = GFLBatches(*encode(train_trees, train_targets),
-                               settings["batch_size"], seed=args.seed)
-    valid_sources, valid_targets = encode(splits["valid"])
-    if len(valid_sources) < len(splits["valid"]):
-        print(f"note: {len(splits['valid']) - len(valid_sources)} validation "
-              "tree(s) have a label the training trees lack: left out of the "
-              "validation loss (not of the EVALB F1).")
-    valid_batches = (
-        GFLBatches(valid_sources, valid_targets, args.eval_batch_size,
-                   shuffle=False) if valid_sources else None
-    )
-    steps = len(train_batches)
-    if args.steps_per_epoch:
-        steps = min(steps, args.steps_per_epoch)
-    epochs = settings["epochs"]
+    Args:
+        args: the options of `build_parser()`.
+    """
 
-    strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
-    overrides = {"seed": args.seed}
-    if args.no_attention:
-        overrides["attention"] = False
-    with strategy.scope():
-        model = GFLParser.from_preset(args.preset, source_vocabulary,
-                                      target_vocabulary, **overrides)
-        if settings["optimizer"] == "sgd":
-            optimizer = keras.optimizers.SGD(settings["learning_rate"],
-                                             clipnorm=settings["clip_norm"])
-        else:
-            optimizer = keras.optimizers.Adam(settings["learning_rate"],
-                                              clipnorm=settings["clip_norm"])
-        model.compile(optimizer=optimizer)
-    parameters = int(model.count_params())
-    print(
-        f"Training GFLParser preset {args.preset!r} "
-        f"({'LSTM' if args.no_attention else 'LSTM+A'}, {parameters:,} "
-        f"parameters; vocabularies {len(source_vocabulary)} words, "
-        f"{len(target_vocabulary)} symbols) on {len(train_trees)} trees, "
-        f"{steps} batches of {settings['batch_size']} per epoch, with "
-        f"{strategy.num_replicas_in_sync} replica(s) "
-        f"({', '.join(strategy.extended.worker_devices)}); output in "
-        f"{args.output}."
-    )
-    if args.word_vectors:
-        matrix, found = load_word_vectors(
-            args.word_vectors, source_vocabulary, model.embedding_dim,
-            seed=args.seed,
+    best_monitor = "val_evalb_f1"
+    best_mode = "max"
+
+    def __init__(self, args):
+        super().__init__(args)
+        _check_args(args)
+        preset = get_preset(args.preset)
+        self.settings = dict(TRAINING[args.preset])
+        for key in ("epochs", "batch_size", "learning_rate", "min_count"):
+            if getattr(args, key) is not None:
+                self.settings[key] = getattr(args, key)
+        self.beam_size = args.beam_size or preset["decoding"]["beam_size"]
+
+    def build_inputs(self, replicas):
+        args, settings = self.args, self.settings
+        self.splits = splits = load_splits(args)
+        train_trees = splits["train"]
+        self.source_vocabulary = source_vocabulary = (
+            SourceVocabulary.from_sentences(
+                (t.leaves() for t in train_trees),
+                min_count=settings["min_count"]))
+        train_targets = [linearize.linearize(t, clean=False)
+                         for t in train_trees]
+        self.target_vocabulary = target_vocabulary = (
+            TargetVocabulary.from_sequences(train_targets))
+
+        def encode(trees, targets=None):
+            targets = targets or [linearize.linearize(t, clean=False)
+                                  for t in trees]
+            sources, encoded = [], []
+            for tree, target in zip(trees, targets):
+                if all(symbol in target_vocabulary for symbol in target):
+                    sources.append(
+                        source_vocabulary.encode(tree.leaves()[::-1]))
+                    encoded.append(target_vocabulary.encode(target))
+            return sources, encoded
+
+        self.train_batches = GFLBatches(*encode(train_trees, train_targets),
+                                        settings["batch_size"],
+                                        seed=args.seed)
+        valid_sources, valid_targets = encode(splits["valid"])
+        if len(valid_sources) < len(splits["valid"]):
+            print(f"note: {len(splits['valid']) - len(valid_sources)} "
+                  "validation tree(s) have a label the training trees lack: "
+                  "left out of the validation loss (not of the EVALB F1).")
+        self.valid_batches = (
+            GFLBatches(valid_sources, valid_targets, args.eval_batch_size,
+                       shuffle=False) if valid_sources else None
         )
-        model.set_source_embeddings(matrix)
-        print(f"Word vectors: {found} of {len(source_vocabulary)} words found "
-              f"in {args.word_vectors}.")
+        steps = len(self.train_batches)
+        if args.steps_per_epoch:
+            steps = min(steps, args.steps_per_epoch)
+        self.steps_per_epoch = steps
+        self.epochs = settings["epochs"]
 
-    os.makedirs(args.output, exist_ok=True)
-    log_dir = os.path.join(args.output, "logs")
-    validation = EVALBValidation(splits["valid"],
-                                 batch_size=args.eval_batch_size,
-                                 verbose=args.verbose)
-    best_path = os.path.join(args.output, "best.weights.h5")
-    best = ResumableModelCheckpoint(
-        best_path, monitor="val_evalb_f1", mode="max", save_best_only=True,
-        save_weights_only=True,
-    )
-    fingerprint = {
-        "model": "GFLParser", "preset": args.preset,
-        "attention": not args.no_attention,
-        "batch_size": settings["batch_size"],
-        "source_vocabulary": len(source_vocabulary),
-        "target_vocabulary": len(target_vocabulary),
-        "parameters": parameters,
-    }
-    backup = TrainingBackup(
-        os.path.join(args.output, "backup"), save_freq=0,
-        fingerprint=fingerprint, extra_state=[best], steps_per_epoch=steps,
-    )
-    fit_callbacks = [
-        StopOnCtrlC(), LearningRateLogger(), validation, best,
-        keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
-        backup, *callbacks,
-    ]
-    with strategy.scope():
-        start_epoch, _ = backup.restore(model)
-    results_path = os.path.join(args.output, "results.json")
-    model_path = os.path.join(args.output, "model.keras")
-    if start_epoch >= epochs and os.path.exists(results_path):
+    def build_model(self):
+        args = self.args
+        overrides = {"seed": args.seed}
+        if args.no_attention:
+            overrides["attention"] = False
+        model = GFLParser.from_preset(args.preset, self.source_vocabulary,
+                                      self.target_vocabulary, **overrides)
+        if args.word_vectors:
+            matrix, found = load_word_vectors(
+                args.word_vectors, self.source_vocabulary,
+                model.embedding_dim, seed=args.seed,
+            )
+            model.set_source_embeddings(matrix)
+            print(f"Word vectors: {found} of {len(self.source_vocabulary)} "
+                  f"words found in {args.word_vectors}.")
+        return model
+
+    def compile_model(self, model):
+        settings = self.settings
+        optimizer = (keras.optimizers.SGD if settings["optimizer"] == "sgd"
+                     else keras.optimizers.Adam)
+        model.compile(optimizer=optimizer(settings["learning_rate"],
+                                          clipnorm=settings["clip_norm"]))
+
+    def announce(self, model, strategy, policy):
+        args = self.args
         print(
-            f"The run in {args.output} is finished ({start_epoch} epochs): "
-            f"results in {results_path}, model in {model_path}. Pass "
-            f"--epochs {start_epoch + 1} or more to train it further, or use "
-            "another --output to start a new run."
+            f"Training GFLParser preset {args.preset!r} "
+            f"({'LSTM' if args.no_attention else 'LSTM+A'}, "
+            f"{int(model.count_params()):,} parameters; vocabularies "
+            f"{len(self.source_vocabulary)} words, "
+            f"{len(self.target_vocabulary)} symbols) on "
+            f"{len(self.splits['train'])} trees, {self.steps_per_epoch} "
+            f"batches of {self.settings['batch_size']} per epoch, with "
+            f"{strategy.num_replicas_in_sync} replica(s) "
+            f"({', '.join(strategy.extended.worker_devices)}); output in "
+            f"{args.output}."
         )
-        return 0
-    if start_epoch >= epochs:
-        print(f"Training finished ({start_epoch} epochs) before the final "
-              "evaluation: evaluating.")
-    elif start_epoch:
-        print(f"Resuming at the start of epoch {start_epoch + 1} of {epochs} "
-              f"(backup in {backup.directory}).")
 
-    started = time.time()
-    if start_epoch < epochs:
-        model.fit(
-            train_batches.dataset(
-                lambda: train_batches.stream(start_epoch, steps)),
-            steps_per_epoch=steps, epochs=epochs, initial_epoch=start_epoch,
-            validation_data=(
-                valid_batches.dataset(lambda: valid_batches.epoch(0),
-                                      len(valid_batches))
-                if valid_batches else None
-            ),
-            callbacks=fit_callbacks, verbose=args.verbose, shuffle=False,
-        )
-    results = {
-        "preset": args.preset,
-        "attention": not args.no_attention,
-        "epochs": epochs,
-        "resumed_from_epoch": start_epoch,
-        "batch_size": settings["batch_size"],
-        "learning_rate": settings["learning_rate"],
-        "optimizer": settings["optimizer"],
-        "train_seconds": round(time.time() - started, 1),
-        "parameters": parameters,
-        "source_vocabulary": len(source_vocabulary),
-        "target_vocabulary": len(target_vocabulary),
-        "sentences": {split: len(trees) for split, trees in splits.items()},
-        "evalb_params": "COLLINS.prm",
-        "pos_tags": "gold (the trees get the gold tags; EVALB scores brackets)",
-    }
-    if os.path.exists(best_path) and best.best is not None and np.isfinite(best.best):
-        model.load_weights(best_path)
-        results["weights"] = "best checkpoint"
-        results["best_val_evalb_f1"] = round(float(best.best), 2)
-        print(f"Evaluating the best checkpoint (validation EVALB F1 "
-              f"{float(best.best):.2f}).")
-    else:
-        results["weights"] = "final"
+    def fingerprint(self, model):
+        args = self.args
+        return {
+            "model": "GFLParser", "preset": args.preset,
+            "attention": not args.no_attention,
+            "batch_size": self.settings["batch_size"],
+            "source_vocabulary": len(self.source_vocabulary),
+            "target_vocabulary": len(self.target_vocabulary),
+            "parameters": int(model.count_params()),
+        }
 
-    test_trees = splits["test"]
-    results["test"] = {}
-    for name, beam in (("greedy", None), ("beam", beam_size)):
-        evalb_result, parsed = evaluate_parser(
-            model, test_trees, beam_size=beam, batch_size=args.eval_batch_size,
-            warm_up=True,
-        )
-        figures = scores(evalb_result, parsed)
-        if beam is not None:
-            figures["beam_size"] = beam
-        results["test"][name] = figures
-        print(
-            f"Test ({name}{'' if beam is None else f', beam {beam}'}): "
-            f"EVALB F1 {figures['evalb_f1']:.2f} (all), "
-            f"{figures['evalb_f1_len_le_40']:.2f} (<= 40 words); malformed "
-            f"{100 * figures['malformed_rate']:.1f}%; "
-            f"{figures['sentences_per_second']:.1f} sentences/s"
-        )
-    if args.attention_map:
-        write_attention_map(model, test_trees, args.attention_sentence,
-                            args.attention_map)
-        results["attention_map"] = args.attention_map
-        print(f"Attention map of test sentence {args.attention_sentence}: "
-              f"{args.attention_map}")
-    save_run(model, model_path, results, results_path)
-    print(json.dumps(results))
-    return 0
+    def callbacks(self, model, log_dir, chief):
+        return [EVALBValidation(self.splits["valid"],
+                                batch_size=self.args.eval_batch_size,
+                                verbose=self.args.verbose)]
+
+    def train_data(self, epoch, start_batch):
+        batches, steps = self.train_batches, self.steps_per_epoch
+        return batches.dataset(lambda: batches.stream(epoch, steps))
+
+    def validation_data(self):
+        batches = self.valid_batches
+        if batches is None:
+            return None
+        return batches.dataset(lambda: batches.epoch(0), len(batches))
+
+    def results(self, model, facts):
+        args, settings = self.args, self.settings
+        return {
+            "preset": args.preset,
+            "attention": not args.no_attention,
+            "epochs": self.epochs,
+            "resumed_from_epoch": facts["start_epoch"],
+            "batch_size": settings["batch_size"],
+            "learning_rate": settings["learning_rate"],
+            "optimizer": settings["optimizer"],
+            "train_seconds": facts["train_seconds"],
+            "parameters": int(model.count_params()),
+            "source_vocabulary": len(self.source_vocabulary),
+            "target_vocabulary": len(self.target_vocabulary),
+            "sentences": {split: len(trees)
+                          for split, trees in self.splits.items()},
+            "evalb_params": "COLLINS.prm",
+            "pos_tags": "gold (the trees get the gold tags; EVALB scores "
+                        "brackets)",
+        }
+
+    def evaluate(self, model, results, loop):
+        args = self.args
+        test_trees = self.splits["test"]
+        results["test"] = {}
+        for name, beam in (("greedy", None), ("beam", self.beam_size)):
+            evalb_result, parsed = evaluate_parser(
+                model, test_trees, beam_size=beam,
+                batch_size=args.eval_batch_size, warm_up=True,
+            )
+            figures = scores(evalb_result, parsed)
+            if beam is not None:
+                figures["beam_size"] = beam
+            results["test"][name] = figures
+            print(
+                f"Test ({name}{'' if beam is None else f', beam {beam}'}): "
+                f"EVALB F1 {figures['evalb_f1']:.2f} (all), "
+                f"{figures['evalb_f1_len_le_40']:.2f} (<= 40 words); "
+                f"malformed {100 * figures['malformed_rate']:.1f}%; "
+                f"{figures['sentences_per_second']:.1f} sentences/s"
+            )
+        if args.attention_map:
+            write_attention_map(model, test_trees, args.attention_sentence,
+                                args.attention_map)
+            results["attention_map"] = args.attention_map
+            print(f"Attention map of test sentence "
+                  f"{args.attention_sentence}: {args.attention_map}")
+        return model
 
 
 def write_attention_map(model, trees, index, path):

@@ -1,18 +1,17 @@
-"""The machinery of `recipes/wsj_tdtreelstm.py`: a top-down TreeLSTM (or
+"""The task of `recipes/wsj_tdtreelstm.py`: a top-down TreeLSTM (or
 LdTreeLSTM) language model trained on dependency trees.
 
-Everything the recipe does is here, importable and testable: the options
-(`build_parser`), the data (trees from Malt-TAB / CoNLL files, encoded as
-generation steps, `TreeBatches` in a fixed order per epoch), `model.fit`
-under `tf.distribute.MirroredStrategy` with progress bars, TensorBoard,
-crash-safe backups at epoch ends (`TrainingBackup`), the official
-optimisation (`callbacks.HalveLearningRateOnPlateau`), and the final evaluation on
-the validation trees (perplexity of P(S | T), MSR-style completion
-accuracy, gold-vs-perturbed tree preference) written to `results.json`
-beside `model.keras`.
+The options (`build_parser`) and the hooks `TDTreeLSTMTask` gives
+`keras_ordered.training.runner.Runner`: the data (trees from Malt-TAB /
+CoNLL files, encoded as generation steps, `TreeBatches` in a fixed order
+per epoch), the model under `tf.distribute.MirroredStrategy`, the official
+optimisation (SGD, `callbacks.HalveLearningRateOnPlateau`), and the final
+evaluation on the validation trees (perplexity of P(S | T), MSR-style
+completion accuracy, gold-vs-perturbed tree preference). The runner does
+the rest: progress bars, TensorBoard, crash-safe backups at epoch ends,
+the resume, `model.keras` and `results.json`.
 """
 
-import json
 import os
 import time
 
@@ -30,12 +29,10 @@ from keras_ordered.models.tdtreelstm.inputs import encode_tree
 from keras_ordered.training import options
 from keras_ordered.training.batching import TreeBatches
 from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
-from keras_ordered.training.callbacks import ResumableModelCheckpoint
-from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.callbacks import TimeLimit
-from keras_ordered.training.callbacks import TrainingBackup
-from keras_ordered.training.crash_safety import save_run
 from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.runner import Runner
+from keras_ordered.training.runner import Task
 from keras_ordered import backend
 
 tf = backend.tensorflow_on_use("the TD-TreeLSTM recipe")
@@ -192,121 +189,155 @@ def evaluate(model, trees, train_trees, sequential=False, batch_size=64):
 
 def train(args, callbacks=()):
     """Trains, evaluates and saves a TD-TreeLSTM as `args` say; returns 0."""
-    _check_args(args)
+    return Runner(TDTreeLSTMTask(args), callbacks).run()
 
-    preset = get_preset(args.preset)
-    settings = dict(preset["training"])
-    for key, option in (("max_epochs", "epochs"), ("batch_size", "batch_size"),
-                        ("learning_rate", "learning_rate"),
-                        ("min_count", "min_count")):
-        if getattr(args, option) is not None:
-            settings[key] = getattr(args, option)
-    splits = load_splits(args)
 
-    keras.utils.set_random_seed(args.seed)
-    train_trees = splits["train"]
-    vocabulary = dependency.DependencyVocabulary.from_sentences(
-        (t.words for t in train_trees), lowercase=args.lowercase,
-        min_count=settings["min_count"])
-    counts = np.zeros(len(vocabulary))
-    for tree in train_trees:
-        for i in vocabulary.encode(tree.words):
-            counts[i] += 1
+class TDTreeLSTMTask(Task):
+    """The hooks of the TD-TreeLSTM recipe (`keras_ordered.training.runner`).
 
-    def encode(trees):
-        pairs = [(t.words, evaluation.chain_heads(len(t.words))
-                  if args.sequential else t.heads) for t in trees]
-        return [e for e in _encode(vocabulary, pairs)]
+    Trees in a fixed order per epoch, SGD with the official plateau
+    schedule (`HalveLearningRateOnPlateau`, whose best weights are the
+    ones evaluated), backups at epoch ends, and the section-4 figures of
+    the validation (and test) trees.
 
-    train_batches = TreeBatches(encode(train_trees), settings["batch_size"],
-                                seed=args.seed, left_context=args.ld)
-    valid_batches = TreeBatches(encode(splits["valid"]), args.eval_batch_size,
-                                shuffle=False, left_context=args.ld)
-    steps = len(train_batches)
-    if args.steps_per_epoch:
-        steps = min(steps, args.steps_per_epoch)
-    epochs = settings["max_epochs"]
+    Args:
+        args: the options of `build_parser()`.
+    """
 
-    strategy = tf.distribute.MirroredStrategy()
-    with strategy.scope():
-        model = TDTreeLSTMLanguageModel.from_preset(
-            args.preset, vocabulary, ld=args.ld, lowercase=args.lowercase,
-            unigram_counts=counts, seed=args.seed)
-        model.compile(keras.optimizers.SGD(settings["learning_rate"]),
-                      clip_norm=settings["clip_norm"],
-                      jit_compile=not args.no_jit)
-    parameters = int(model.count_params())
-    kind = ("sequential LSTM (chains)" if args.sequential
-            else "LdTreeLSTM" if args.ld else "TreeLSTM")
-    print(f"Training {kind} preset {args.preset!r} ({parameters:,} parameters, "
-          f"vocabulary {len(vocabulary)}) on {len(train_trees)} trees, {steps} "
-          f"batches of {settings['batch_size']} per epoch, with "
-          f"{strategy.num_replicas_in_sync} replica(s); output in {args.output}.")
+    def __init__(self, args):
+        super().__init__(args)
+        _check_args(args)
+        preset = get_preset(args.preset)
+        self.settings = dict(preset["training"])
+        for key, option in (("max_epochs", "epochs"),
+                            ("batch_size", "batch_size"),
+                            ("learning_rate", "learning_rate"),
+                            ("min_count", "min_count")):
+            if getattr(args, option) is not None:
+                self.settings[key] = getattr(args, option)
+        self.kind = ("sequential LSTM (chains)" if args.sequential
+                     else "LdTreeLSTM" if args.ld else "TreeLSTM")
 
-    os.makedirs(args.output, exist_ok=True)
-    log_dir = os.path.join(args.output, "logs")
-    schedule = HalveLearningRateOnPlateau(settings["min_improvement"],
-                                          verbose=args.verbose)
-    best_path = os.path.join(args.output, "best.weights.h5")
-    best = ResumableModelCheckpoint(best_path, monitor="val_loss",
-                                    save_best_only=True, save_weights_only=True)
-    fingerprint = {"model": "TDTreeLSTMLanguageModel", "preset": args.preset,
-                   "ld": args.ld, "sequential": args.sequential,
-                   "batch_size": settings["batch_size"],
-                   "vocabulary": len(vocabulary), "parameters": parameters}
-    backup = TrainingBackup(os.path.join(args.output, "backup"), save_freq=0,
-                            fingerprint=fingerprint,
-                            extra_state=[schedule, best], steps_per_epoch=steps)
-    limit = TimeLimit(args.time_limit) if args.time_limit else None
-    fit_callbacks = [StopOnCtrlC(), schedule, best,
-                     keras.callbacks.TensorBoard(log_dir, update_freq="epoch"),
-                     backup, *([limit] if limit else []), *callbacks]
-    with strategy.scope():
-        start_epoch, _ = backup.restore(model)
-    results_path = os.path.join(args.output, "results.json")
-    model_path = os.path.join(args.output, "model.keras")
-    finished = start_epoch >= epochs or schedule.stopped
-    if finished and os.path.exists(results_path):
-        print(f"The run in {args.output} is finished ({start_epoch} epochs): "
-              f"results in {results_path}, model in {model_path}. Use another "
-              "--output to start a new run.")
-        return 0
-    if start_epoch and not finished:
-        print(f"Resuming at the start of epoch {start_epoch + 1} of at most "
-              f"{epochs} (backup in {backup.directory}).")
+    def make_strategy(self):
+        return tf.distribute.MirroredStrategy()
 
-    started = time.time()
-    if not finished:
-        history = model.fit(
-            train_batches.dataset(lambda: train_batches.stream(start_epoch, steps)),
-            steps_per_epoch=steps, epochs=epochs, initial_epoch=start_epoch,
-            validation_data=valid_batches.dataset(
-                lambda: valid_batches.epoch(0), len(valid_batches)),
-            callbacks=fit_callbacks, verbose=args.verbose, shuffle=False)
-        epochs_run = start_epoch + len(history.history.get("loss", []))
-    else:
-        epochs_run = start_epoch
-        schedule.set_model(model)
-        schedule.on_train_end()
-    train_seconds = time.time() - started
-    results = {
-        "model": kind, "preset": args.preset, "ld": args.ld,
-        "sequential": args.sequential, "parameters": parameters,
-        "vocabulary": len(vocabulary), "epochs_run": epochs_run,
-        "max_epochs": epochs, "resumed_from_epoch": start_epoch,
-        "time_limit_minutes": args.time_limit,
-        "time_limit_reached": bool(limit and limit.reached),
-        "stopped_by_schedule": schedule.stopped,
-        "train_seconds": round(train_seconds, 1),
-        "train_words": train_batches.words,
-        "learning_rate_final": float(np.asarray(model.optimizer.learning_rate)),
-        "best_val_loss": schedule.best,
-        "weights": "best validation epoch" if schedule.best is not None else "final",
-        "sentences": {split: len(trees) for split, trees in splits.items()},
-    }
-    for split in ("valid", "test"):
-        if split in splits:
-            figures = evaluate(model, splits[split], train_trees,
+    def build_inputs(self, replicas):
+        args, settings = self.args, self.settings
+        self.splits = load_splits(args)
+        self.train_trees = self.splits["train"]
+        vocabulary = dependency.DependencyVocabulary.from_sentences(
+            (t.words for t in self.train_trees), lowercase=args.lowercase,
+            min_count=settings["min_count"])
+        counts = np.zeros(len(vocabulary))
+        for tree in self.train_trees:
+            for i in vocabulary.encode(tree.words):
+                counts[i] += 1
+        self.vocabulary, self.counts = vocabulary, counts
+
+        def encode(trees):
+            pairs = [(t.words, evaluation.chain_heads(len(t.words))
+                      if args.sequential else t.heads) for t in trees]
+            return list(_encode(vocabulary, pairs))
+
+        self.train_batches = TreeBatches(
+            encode(self.train_trees), settings["batch_size"], seed=args.seed,
+            left_context=args.ld)
+        self.valid_batches = TreeBatches(
+            encode(self.splits["valid"]), args.eval_batch_size,
+            shuffle=False, left_context=args.ld)
+        steps = len(self.train_batches)
+        if args.steps_per_epoch:
+            steps = min(steps, args.steps_per_epoch)
+        self.steps_per_epoch = steps
+        self.epochs = settings["max_epochs"]
+
+    def build_model(self):
+        args = self.args
+        return TDTreeLSTMLanguageModel.from_preset(
+            args.preset, self.vocabulary, ld=args.ld,
+            lowercase=args.lowercase, unigram_counts=self.counts,
+            seed=args.seed)
+
+    def compile_model(self, model):
+        model.compile(keras.optimizers.SGD(self.settings["learning_rate"]),
+                      clip_norm=self.settings["clip_norm"],
+                      jit_compile=not self.args.no_jit)
+
+    def announce(self, model, strategy, policy):
+        print(f"Training {self.kind} preset {self.args.preset!r} "
+              f"({int(model.count_params()):,} parameters, vocabulary "
+              f"{len(self.vocabulary)}) on {len(self.train_trees)} trees, "
+              f"{self.steps_per_epoch} batches of "
+              f"{self.settings['batch_size']} per epoch, with "
+              f"{strategy.num_replicas_in_sync} replica(s); output in "
+              f"{self.args.output}.")
+
+    def fingerprint(self, model):
+        args = self.args
+        return {"model": "TDTreeLSTMLanguageModel", "preset": args.preset,
+                "ld": args.ld, "sequential": args.sequential,
+                "batch_size": self.settings["batch_size"],
+                "vocabulary": len(self.vocabulary),
+                "parameters": int(model.count_params())}
+
+    def callbacks(self, model, log_dir, chief):
+        self.schedule = HalveLearningRateOnPlateau(
+            self.settings["min_improvement"], verbose=self.args.verbose)
+        return [self.schedule]
+
+    def late_callbacks(self):
+        minutes = self.args.time_limit
+        self.limit = TimeLimit(minutes) if minutes else None
+        return [self.limit] if self.limit else []
+
+    def train_data(self, epoch, start_batch):
+        batches, steps = self.train_batches, self.steps_per_epoch
+        return batches.dataset(lambda: batches.stream(epoch, steps))
+
+    def validation_data(self):
+        batches = self.valid_batches
+        return batches.dataset(lambda: batches.epoch(0), len(batches))
+
+    def training_done(self, start_epoch):
+        return start_epoch >= self.epochs or self.schedule.stopped
+
+    def results(self, model, facts):
+        args, schedule = self.args, self.schedule
+        return {
+            "model": self.kind, "preset": args.preset, "ld": args.ld,
+            "sequential": args.sequential,
+            "parameters": int(model.count_params()),
+            "vocabulary": len(self.vocabulary),
+            "epochs_run": facts["epochs_run"], "max_epochs": self.epochs,
+            "resumed_from_epoch": facts["start_epoch"],
+            "time_limit_minutes": args.time_limit,
+            "time_limit_reached": bool(self.limit and self.limit.reached),
+            "stopped_by_schedule": schedule.stopped,
+            "train_seconds": facts["train_seconds"],
+            "train_words": self.train_batches.words,
+            "learning_rate_final": float(
+                np.asarray(model.optimizer.learning_rate)),
+            "best_val_loss": schedule.best,
+            "sentences": {split: len(trees)
+                          for split, trees in self.splits.items()},
+        }
+
+    def restore_best(self, model, checkpoint, chief, results):
+        # The schedule keeps the best epoch's weights (it trains on from
+        # them): put back at the end of training, and here after a run
+        # restored past its training.
+        self.schedule.set_model(model)
+        self.schedule.on_train_end()
+        best = self.schedule.best is not None
+        results["weights"] = "best validation epoch" if best else "final"
+        return best
+
+    def evaluate(self, model, results, loop):
+        args = self.args
+        for split in ("valid", "test"):
+            if split not in self.splits:
+                continue
+            figures = evaluate(model, self.splits[split], self.train_trees,
                                args.sequential, args.eval_batch_size)
             results[split] = figures
             accuracy = figures["completion_accuracy"]
@@ -315,12 +346,11 @@ def train(args, callbacks=()):
                     f"{'n/a' if accuracy is None else f'{accuracy:.1f}%'} "
                     f"({figures['completion_questions']} questions)")
             if "gold_tree_preferred" in figures:
-                line += (f", gold tree preferred {figures['gold_tree_preferred']:.1f}%"
-                         f" of {figures['tree_pairs']} pairs")
+                line += (f", gold tree preferred "
+                         f"{figures['gold_tree_preferred']:.1f}% of "
+                         f"{figures['tree_pairs']} pairs")
             print(line)
-    save_run(model, model_path, results, results_path)
-    print(json.dumps(results))
-    return 0
+        return model
 
 
 def _encode(vocabulary, pairs):
