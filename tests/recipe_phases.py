@@ -24,6 +24,11 @@ from keras_ordered.models.prpn import get_preset  # noqa: E402
 from keras_ordered.training.callbacks import parsing as parsing_callback  # noqa: E402
 from keras_ordered.training.tasks import language_model  # noqa: E402
 
+try:  # the module that makes the backups
+    from keras_ordered.training import runner  # noqa: E402
+except ImportError:  # an older checkout, where the task made them
+    runner = language_model
+
 PHASES = sys.argv[1]
 
 
@@ -34,10 +39,10 @@ def mark(phase):
 
 # The method that writes a backup: `_save`, or `save` in older checkouts of
 # the package, which these phases also run against to compare.
-WRITE = "_save" if hasattr(language_model.TrainingBackup, "_save") else "save"
+WRITE = "_save" if hasattr(runner.TrainingBackup, "_save") else "save"
 
 
-class MarkingBackup(language_model.TrainingBackup):
+class MarkingBackup(runner.TrainingBackup):
     def on_train_batch_begin(self, batch, logs=None):
         if batch == 0:  # the first step of a fit builds the graph: the longest
             mark("train")
@@ -62,7 +67,7 @@ def marking(phase, function):
     return marked
 
 
-language_model.TrainingBackup = MarkingBackup
+runner.TrainingBackup = MarkingBackup
 language_model.evaluate_stream = marking("final", language_model.evaluate_stream)
 parsing_callback.ParsingEvaluation.evaluate = marking(
     "parsing", parsing_callback.ParsingEvaluation.evaluate

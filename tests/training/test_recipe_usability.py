@@ -16,6 +16,7 @@ from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import onlstm
 from keras_ordered.models import prpn
+from keras_ordered.training import runner
 from keras_ordered.training.tasks import language_model
 from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import read_epoch_history
@@ -134,17 +135,17 @@ def test_finished_run_says_so_and_a_changed_layout_is_refused(
     assert os.path.getmtime(run / "results.json") == stamp
 
     # A run killed in the middle of an epoch of 6 windows ...
-    class Crash(language_model.LearningRateLogger):
+    class Crash(runner.LearningRateLogger):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 3:
                 raise RuntimeError("simulated crash")
 
     killed = tmp_path / "killed"
     args = _tiny_args(killed, "--save-freq", "1", "--epochs", "2")
-    monkeypatch.setattr(language_model, "LearningRateLogger", Crash)
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
     with pytest.raises(RuntimeError):
         _main(args)
-    monkeypatch.setattr(language_model, "LearningRateLogger", Crash.__mro__[1])
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
     capsys.readouterr()
     # ... is not resumed with epochs of another length (that skipped the
     # rest of the epoch), nor with fewer epochs than the one it stopped in.

@@ -1,33 +1,32 @@
-"""The language-model task of the ON-LSTM and PRPN recipes.
+"""The language-model task of the ON-LSTM, PRPN and LSTM recipes.
 
-`recipes/ptb_onlstm.py` and `recipes/ptb_prpn.py` are short drivers over
-`main(...)` here. The task runs, in order (`train`):
+`recipes/ptb_onlstm.py`, `recipes/ptb_prpn.py` and `recipes/ptb_lstm.py`
+are short drivers over `main(...)` here. `LanguageModelTask` gives
+`keras_ordered.training.runner.Runner` its hooks:
 
-1. data: the PTB text, or the sentences of a treebank (`_load_data`);
-2. batches: `BPTTBatches` windows, or `SentenceBatches` (`_make_batches`);
-3. model: the preset's model under the strategy and dtype policy
-   (`_build_model`);
-4. callbacks: NT-ASGD or the plateau schedule, parsing F1, the best
-   checkpoint, TensorBoard, crash-safe backups (`_make_callbacks`);
-5. fit, resuming from the backup where a run stopped;
-6. evaluate: validation and test perplexity and parsing F1 of the best
-   checkpoint, in float32; the model and `results.json` (`_evaluate`).
+1. the precision the preset and `--precision` resolve to
+   (`resolve_settings`), the strategy (with `--cpu-devices`);
+2. inputs: the PTB text, or the sentences of a treebank (`_load_data`),
+   as `BPTTBatches` windows or `SentenceBatches` (`_make_batches`);
+3. the preset's model, compiled and configured for truncated BPTT;
+4. callbacks: NT-ASGD or the plateau schedule, and the parsing F1 per
+   epoch; backups every `--save-freq` windows;
+5. the training windows from the one a backup stopped at;
+6. evaluation: validation and test perplexity (`evaluate_stream`) and
+   parsing F1 of the best checkpoint, against right-branching.
 
-Options come from `keras_ordered.training.options`, the exit status from
-`keras_ordered.training.driver.run_recipe`.
+The runner does the rest (the dtype policy, the callbacks every run has,
+the resume, the loop, the float32 copy, `model.keras` and
+`results.json`); options come from `keras_ordered.training.options`, the
+exit status from `keras_ordered.training.driver.run_recipe`.
 """
 
 import inspect
-import json
 import math
-import os
 import sys
 import textwrap
-import time
 import types
 
-import keras
-from keras import ops
 import numpy as np
 
 from keras_ordered_cli.option_types import non_negative_int
@@ -41,20 +40,10 @@ from keras_ordered.training import options
 from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
-from keras_ordered.training.callbacks import EpochHistory
-from keras_ordered.training.callbacks import LearningRateLogger
-from keras_ordered.training.callbacks import ResumableModelCheckpoint
-from keras_ordered.training.callbacks import RunProgbar
-from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import StopOnCtrlC
-from keras_ordered.training.callbacks import TrainingBackup
 from keras_ordered.training.callbacks import make_plateau
-from keras_ordered.training.crash_safety import save_run
-from keras_ordered.training.distributed import CustomTrainingLoop
-from keras_ordered.training.distributed import barrier
 from keras_ordered.training.distributed import is_chief
 from keras_ordered.training.distributed import is_multi_worker
-from keras_ordered.training.distributed import make_strategy
 from keras_ordered.training.distributed import model_scope
 from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
@@ -62,6 +51,8 @@ from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.optimizers import make_optimizer
 from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
+from keras_ordered.training.runner import Runner
+from keras_ordered.training.runner import Task
 from keras_ordered.training.callbacks import ParsingEvaluation
 from keras_ordered import backend
 
@@ -269,7 +260,6 @@ def main(argv, *, model_class, get_preset, presets, description,
     """
     return run_recipe(
         build_parser(description, presets, default_output), train, argv,
-        interrupted=lambda args: _interrupted(args.output),
         on_error=_worker_error, model_class=model_class,
         get_preset=get_preset, presets=presets,
     )
@@ -283,65 +273,6 @@ def _worker_error(args, error):
         return None
     print_worker_error(error)
     return 1
-
-
-def _interrupted(output):
-    """After Ctrl-C: the latest backup is whole; say how to resume."""
-    backup = TrainingBackup(os.path.join(output, "backup"))
-    backup.remove_partial_saves()
-    meta = backup.latest()
-    if meta is None:
-        message = (
-            "Interrupted before the first backup: nothing to resume (run "
-            "the same command again to start over)."
-        )
-    else:
-        message = (
-            f"Interrupted. The backup in {backup.directory} is whole "
-            f"({_position(meta['epoch'], meta['next_batch'])}): run the same "
-            "command again to resume from it."
-        )
-    print(f"\n{message}", file=sys.stderr)
-    return 130
-
-
-def _position(epoch, next_batch):
-    if next_batch:
-        return f"epoch {epoch + 1}, window {next_batch}"
-    return f"start of epoch {epoch + 1}"
-
-
-def _check_resume(backup, output, start_epoch, start_batch, steps, epochs):
-    """What a restored run does next: 'train', 'evaluate' or 'finished'.
-
-    Raises ValueError when the options would change the window layout of
-    the epoch the backup stopped in, or end training inside it.
-    """
-    meta = backup.restored
-    if meta is None:
-        return "train"
-    saved_steps = meta.get("steps_per_epoch")
-    if start_batch and saved_steps is not None and saved_steps != steps:
-        raise ValueError(
-            f"The backup in {backup.directory} stopped at window "
-            f"{start_batch} of an epoch of {saved_steps} windows; these "
-            f"options make epochs of {steps} windows, which would skip or "
-            "repeat part of it. Run with --steps-per-epoch "
-            f"{saved_steps} (or the same --max-lines / --batch-size / --bptt) "
-            "to finish that epoch, or use another --output (or delete "
-            "the backup folder) to start over."
-        )
-    if start_batch and start_epoch >= epochs:
-        raise ValueError(
-            f"The backup in {backup.directory} stopped inside epoch "
-            f"{start_epoch + 1}, but --epochs is {epochs}: pass --epochs "
-            f"{start_epoch + 1} or more to finish it, or use another --output."
-        )
-    if start_epoch >= epochs:
-        if os.path.exists(os.path.join(output, "results.json")):
-            return "finished"
-        return "evaluate"
-    return "train"
 
 
 def resolve_settings(args, model_class, get_preset):
@@ -391,117 +322,217 @@ def train(args, *, model_class, get_preset, presets=None):
     Returns:
         0, after printing and writing `results.json` to `args.output`.
     """
-    # The strategy first: a CPU split into logical devices and a
-    # multi-worker strategy both need a TensorFlow runtime that has not
-    # started yet.
-    cpu_devices = getattr(args, "cpu_devices", None)
-    if cpu_devices:
-        split_cpu(cpu_devices)
-    strategy = make_strategy(getattr(args, "strategy", "auto") or "auto")
-    preset, settings, precision = resolve_settings(args, model_class,
-                                                   get_preset)
-    policy = training_policy(precision,
-                             getattr(args, "mixed_precision", False))
-    previous_policy = keras.mixed_precision.global_policy().name
-    keras.mixed_precision.set_global_policy(policy)
-    try:
-        return _train(args, model_class, presets, strategy, preset,
-                      settings, policy)
-    finally:
-        keras.mixed_precision.set_global_policy(previous_policy)
+    return Runner(LanguageModelTask(args, model_class, get_preset,
+                                    presets)).run()
 
 
-def _train(args, model_class, presets, strategy, preset, settings, policy):
-    chief = is_chief(strategy)
-    keras.utils.set_random_seed(args.seed)
-    if presets is not None:
-        warning = cpu_warning(args.preset, preset, presets)
-        if warning:
-            print(warning, file=sys.stderr)
-    warning = emulated_bfloat16_warning(policy)
-    if warning and chief:
-        print(warning, file=sys.stderr)
-    data = _load_data(args, settings)
-    _announce(args, model_class, strategy, policy, data)
-    batches = _make_batches(args, settings, data,
-                            strategy.num_replicas_in_sync)
-    fingerprint = {
-        "model": model_class.__name__,
-        "preset": args.preset,
-        "batch_size": batches.batch,
-        "bptt": settings["bptt"],
-        "vocabulary_size": len(data.vocabulary),
-    }
-    if args.model_args:
-        # Only when given: backups of runs without them stay resumable.
-        fingerprint["model_args"] = args.model_args
-    model = _build_model(args, model_class, data.vocabulary, settings,
-                         batches.batch, batches.eval_batch, strategy)
-    fingerprint["parameters"] = int(model.count_params())
-    callbacks = _make_callbacks(args, settings, data, batches.steps,
-                                fingerprint, chief)
+class LanguageModelTask(Task):
+    """The hooks of the ON-LSTM, PRPN and LSTM recipes
+    (`keras_ordered.training.runner`).
 
-    with strategy.scope():
-        # Restoring builds the optimizer's slot variables (Adam's moments):
-        # they must be created as the strategy's mirrored variables.
-        start_epoch, start_batch = callbacks.backup.restore(model)
-    epochs, steps = settings["epochs"], batches.steps
-    action = _check_resume(callbacks.backup, args.output, start_epoch,
-                           start_batch, steps, epochs)
-    results_path = os.path.join(args.output, "results.json")
-    if action == "finished":
+    Args:
+        args: the options of `build_parser(...)`.
+        model_class: the model's class (`PRPNLanguageModel`, ...).
+        get_preset: the family's `get_preset`.
+        presets: the family's presets, for the CPU-time warning (None:
+            no warning).
+    """
+
+    def __init__(self, args, model_class, get_preset, presets=None):
+        super().__init__(args)
+        self.model_class = model_class
+        self.presets = presets
+        self.save_freq = args.save_freq
+        self.log_every = args.log_every
+        self.preset, self.settings, self.precision = resolve_settings(
+            args, model_class, get_preset)
+        self.ntasgd = None
+        self.parsing = None
+
+    def make_strategy(self):
+        # A CPU split into logical devices and a multi-worker strategy both
+        # need a TensorFlow runtime that has not started yet.
+        cpu_devices = getattr(self.args, "cpu_devices", None)
+        if cpu_devices:
+            split_cpu(cpu_devices)
+        return super().make_strategy()
+
+    def policy(self):
+        return training_policy(self.precision,
+                               getattr(self.args, "mixed_precision", False))
+
+    def warnings(self, policy):
+        lines = []
+        if self.presets is not None:
+            lines.append(cpu_warning(self.args.preset, self.preset,
+                                     self.presets))
+        lines.append(emulated_bfloat16_warning(policy))
+        return [line for line in lines if line]
+
+    def build_inputs(self, replicas):
+        self.data = _load_data(self.args, self.settings)
+        self.batches = _make_batches(self.args, self.settings, self.data,
+                                     replicas)
+        self.steps_per_epoch = self.batches.steps
+        self.epochs = self.settings["epochs"]
+
+    def build_model(self):
+        return self.model_class.from_preset(
+            self.args.preset, self.data.vocabulary, seed=self.args.seed,
+            **self.args.model_args)
+
+    def compile_model(self, model):
+        settings = self.settings
+        # JAX runs a step op by op unless it is compiled: its step always is.
+        model.compile(optimizer=make_optimizer(settings),
+                      jit_compile=(self.args.jit_compile
+                                   or backend.name() == "jax"))
+        model.configure_bptt(self.batches.batch, self.batches.eval_batch,
+                             clip_norm=settings["clip_norm"])
+
+    def announce(self, model, strategy, policy):
+        """Prints what trains where, under which policy, into which folder."""
+        args = self.args
+        chief = is_chief(strategy)
+        where = ", ".join(strategy.extended.worker_devices)
+        if is_multi_worker(strategy):
+            where = (f"{strategy.cluster_resolver.task_type} "
+                     f"{strategy.cluster_resolver.task_id} of a multi-worker "
+                     f"cluster{'' if not chief else ', the chief'}")
         print(
-            f"The run in {args.output} is finished ({start_epoch} epochs): "
-            f"results in {results_path}, model in "
-            f"{os.path.join(args.output, 'model.keras')}. Pass --epochs "
-            f"{start_epoch + 1} or more to train it further, or use another "
-            "--output to start a new run."
+            f"Training {self.model_class.__name__} preset {args.preset!r} on "
+            f"{len(self.data.train_ids)} tokens with "
+            f"{strategy.num_replicas_in_sync} replica(s) ({where}) under the "
+            f"{policy} policy; output in {args.output}"
+            f"{'' if chief else ' (written by the chief only)'}."
         )
-        return 0
-    if action == "evaluate":
-        print(f"Training finished ({start_epoch} epochs) before the final "
-              "evaluation: running it now.")
-    elif start_batch:
-        print(f"Resuming from epoch {start_epoch + 1}, window {start_batch} "
-              f"of {steps} (backup in {callbacks.backup.directory}).")
-    elif start_epoch:
-        print(f"Resuming at the start of epoch {start_epoch + 1} of {epochs} "
-              f"(backup in {callbacks.backup.directory}).")
-    callbacks.step_logger.epoch = start_epoch
-    callbacks.step_logger.start_batch = start_batch
-    if callbacks.history is not None:
-        callbacks.history.initial_epoch = start_epoch
 
-    loop = None
-    if is_multi_worker(strategy):
-        # Keras 3's fit fails under MultiWorkerMirroredStrategy
-        # (keras-team/keras#20585): the same train_step in a loop of ours.
-        loop = CustomTrainingLoop(model, strategy, verbose=args.verbose)
-    started = time.time()
-    if action == "train":
-        _fit(args, model, loop, batches, callbacks.all, start_epoch,
-             start_batch, epochs)
-    elapsed = time.time() - started
-    if loop is not None:
-        barrier(strategy)  # the chief's last checkpoint is written
-    # Over every resume: the time up to the backup this run resumed from
-    # (a crash loses the time since its last backup), plus this run's.
-    results = {"preset": args.preset, "epochs": epochs,
-               "train_seconds": round(
-                   callbacks.backup.seconds_before + elapsed, 1),
-               "parameters": fingerprint["parameters"]}
-    if args.model_args:
-        results["model_args"] = args.model_args
-    if args.average_from_epoch is not None:
-        results["average_from_epoch"] = args.average_from_epoch
-    model = _evaluate(args, model_class, model, loop, strategy, settings,
-                      policy, data, batches, callbacks, chief, results)
-    if not chief:
-        return 0
-    save_run(model, os.path.join(args.output, "model.keras"), results,
-             results_path)
-    print(json.dumps(results))
-    return 0
+    def fingerprint(self, model):
+        fingerprint = {
+            "model": self.model_class.__name__,
+            "preset": self.args.preset,
+            "batch_size": self.batches.batch,
+            "bptt": self.settings["bptt"],
+            "vocabulary_size": len(self.data.vocabulary),
+        }
+        if self.args.model_args:
+            # Only when given: backups of runs without them stay resumable.
+            fingerprint["model_args"] = self.args.model_args
+        fingerprint["parameters"] = int(model.count_params())
+        return fingerprint
+
+    def callbacks(self, model, log_dir, chief):
+        """NT-ASGD or the plateau schedule, and the parsing F1 per epoch
+        (the chief's)."""
+        args, settings = self.args, self.settings
+        callbacks = []
+        if (settings["optimizer"] == "sgd"
+                and settings.get("nonmono") is not None):
+            self.ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose,
+                                 average_from_epoch=args.average_from_epoch)
+            callbacks.append(self.ntasgd)
+        plateau = make_plateau(settings, verbose=args.verbose)
+        if plateau is not None:
+            callbacks.append(plateau)
+        records = self.data.treebank_records
+        if chief and (args.parse_eval or records is not None):
+            self.parsing = ParsingEvaluation(
+                args.parse_eval or records,
+                log_dir=log_dir,
+                max_sentences=(args.parse_eval_sentences if args.parse_eval
+                               else len(records)),
+                # Under NT-ASGD: the trees of the averaged weights, which
+                # validation and the checkpoints use.
+                weights_context=self.validated_weights(),
+            )
+            callbacks.append(self.parsing)
+        return callbacks
+
+    def validated_weights(self):
+        # Under NT-ASGD validation runs on the averaged weights: the best
+        # checkpoint saves those.
+        return self.ntasgd.validated_weights if self.ntasgd else None
+
+    def train_data(self, epoch, start_batch):
+        train, steps = self.batches.train, self.steps_per_epoch
+        if start_batch:
+            return train.dataset(epoch, start_batch, steps)
+        return train.stream(epoch, steps)
+
+    def validation_data(self):
+        return self.batches.valid.dataset(0,
+                                          steps_per_epoch=self.args.eval_steps)
+
+    def results(self, model, facts):
+        args = self.args
+        results = {"preset": args.preset, "epochs": self.epochs,
+                   "train_seconds": facts["train_seconds"],
+                   "parameters": int(model.count_params())}
+        if args.model_args:
+            results["model_args"] = args.model_args
+        if args.average_from_epoch is not None:
+            results["average_from_epoch"] = args.average_from_epoch
+        return results
+
+    def restore_best(self, model, checkpoint, chief, results):
+        restored = super().restore_best(model, checkpoint, chief, results)
+        if not restored and self.ntasgd is not None:
+            self.ntasgd.finalize()
+        return restored
+
+    def evaluate(self, model, results, loop):
+        """Validation and test perplexity, and the parsing F1 of the
+        evaluated weights against right-branching."""
+        args, settings, batches = self.args, self.settings, self.batches
+        partial = ""
+        if args.eval_steps:
+            results["eval_steps"] = args.eval_steps
+            results["evaluation"] = (
+                f"partial: the first {args.eval_steps} windows of each split "
+                "only (--eval-steps), not comparable with whole-split figures"
+            )
+            partial = f" (first {args.eval_steps} windows only: --eval-steps)"
+        if self.data.treebank_records is not None:
+            results["valid_split"] = "the training sentences (official setup)"
+        stream = dict(sentence_level=batches.sentence_level, eos=batches.eos,
+                      bos=batches.bos, loop=loop)
+        results["valid_loss"] = evaluate_stream(
+            model, self.data.valid_ids, batches.eval_batch, settings["bptt"],
+            args.eval_steps, args.verbose, **stream,
+        )
+        results["valid_perplexity"] = perplexity(results["valid_loss"])
+        print(f"Validation perplexity{partial}: "
+              f"{results['valid_perplexity']:.2f}")
+        if not args.skip_test:
+            results["test_loss"] = evaluate_stream(
+                model, self.data.test_ids, settings["test_batch_size"],
+                settings["bptt"], args.eval_steps, args.verbose, **stream,
+            )
+            results["test_perplexity"] = perplexity(results["test_loss"])
+            print(f"Test perplexity{partial}: "
+                  f"{results['test_perplexity']:.2f}")
+        parsing = self.parsing
+        if parsing is not None:
+            # The evaluated weights (the best checkpoint) parse the subset.
+            parsing.set_model(model)
+            final_scores = parsing.evaluate()
+            results["parse_sentences"] = len(parsing.records)
+            results["parse_f1"] = {}
+            for name, scores in final_scores.items():
+                results["parse_f1"][name] = {
+                    key: scores[key] for key in (
+                        "sentence_f1", "corpus_f1", "wsj10_sentences",
+                        "wsj10_sentence_f1", "wsj10_corpus_f1",
+                    ) if key in scores
+                }
+                print(
+                    f"Parsing F1 ({name}, {results['parse_sentences']} gold "
+                    f"trees): sentence-level {scores['sentence_f1']:.1f}, "
+                    f"corpus-level {scores['corpus_f1']:.1f}"
+                )
+            _compare_with_right_branching(model, parsing, final_scores,
+                                          results)
+        return model
 
 
 def _load_data(args, settings):
@@ -540,23 +571,6 @@ def _load_data(args, settings):
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
         vocabulary=vocabulary, treebank_records=treebank_records,
-    )
-
-
-def _announce(args, model_class, strategy, policy, data):
-    """Prints what trains where, under which policy, into which folder."""
-    chief = is_chief(strategy)
-    where = ", ".join(strategy.extended.worker_devices)
-    if is_multi_worker(strategy):
-        where = (f"{strategy.cluster_resolver.task_type} "
-                 f"{strategy.cluster_resolver.task_id} of a multi-worker "
-                 f"cluster{'' if not chief else ', the chief'}")
-    print(
-        f"Training {model_class.__name__} preset {args.preset!r} on "
-        f"{len(data.train_ids)} tokens with "
-        f"{strategy.num_replicas_in_sync} replica(s) ({where}) under the "
-        f"{policy} policy; output in {args.output}"
-        f"{'' if chief else ' (written by the chief only)'}."
     )
 
 
@@ -613,209 +627,6 @@ def _make_batches(args, settings, data, replicas):
     )
 
 
-def _make_callbacks(args, settings, data, steps, fingerprint, chief):
-    """Step 4: the callbacks of `fit`.
-
-    Under a multi-worker strategy only the chief writes files; the others
-    run the callbacks that change training (NT-ASGD, the learning-rate
-    schedule) and join the backups' collectives.
-
-    Returns:
-        A namespace: `all` (the list for `fit`, `StopOnCtrlC` first), and
-        the ones the task uses again: `ntasgd`, `parsing`, `best`,
-        `best_path`, `backup`, `step_logger`, `history` (None off the
-        chief).
-    """
-    if chief:
-        os.makedirs(args.output, exist_ok=True)
-    # TensorBoard summaries are written through TensorFlow's `tf.summary`:
-    # none without TensorFlow (JAX or PyTorch alone), said once.
-    log_dir = os.path.join(args.output, "logs")
-    if not backend.tensorflow_installed():
-        if chief:
-            print("TensorBoard summaries need TensorFlow, which is not "
-                  "installed: none are written (the epochs' figures are in "
-                  "history.csv).")
-        log_dir = None
-    step_logger = StepLogger(log_dir and os.path.join(log_dir, "steps"),
-                             every=args.log_every if chief else 0,
-                             steps_per_epoch=steps)
-    callbacks = [LearningRateLogger(), step_logger]
-    ntasgd = None
-    if settings["optimizer"] == "sgd" and settings.get("nonmono") is not None:
-        ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose,
-                        average_from_epoch=args.average_from_epoch)
-        callbacks.append(ntasgd)
-    resumable = [ntasgd] if ntasgd else []
-    plateau = make_plateau(settings, verbose=args.verbose)
-    if plateau is not None:
-        callbacks.append(plateau)
-        resumable.append(plateau)
-    parsing = None
-    treebank_records = data.treebank_records
-    if chief and (args.parse_eval or treebank_records is not None):
-
-        parsing = ParsingEvaluation(
-            args.parse_eval or treebank_records,
-            log_dir=log_dir,
-            max_sentences=(
-                args.parse_eval_sentences if args.parse_eval
-                else len(treebank_records)
-            ),
-            # Under NT-ASGD: the trees of the averaged weights, which
-            # validation and the checkpoints use.
-            weights_context=ntasgd.validated_weights if ntasgd else None,
-        )
-        callbacks.append(parsing)
-    best_path = os.path.join(args.output, "best.weights.h5")
-    best = ResumableModelCheckpoint(
-        best_path, monitor="val_loss", save_best_only=True,
-        save_weights_only=True,
-        # Under NT-ASGD validation runs on the averaged weights: save those.
-        weights_context=ntasgd.validated_weights if ntasgd else None,
-    )
-    resumable.append(best)
-    history = None
-    if chief:
-        # After every callback that adds to the epoch logs (the learning
-        # rate, NT-ASGD, the parsing F1): one row per epoch, kept across
-        # resumptions (the F1 curve a seed study compares across seeds).
-        history = EpochHistory(os.path.join(args.output, "history.csv"))
-        callbacks += [best, history]
-        if log_dir:
-            callbacks.insert(-1, keras.callbacks.TensorBoard(
-                log_dir, update_freq="epoch"))
-    backup = TrainingBackup(
-        os.path.join(args.output, "backup"),
-        save_freq=args.save_freq,
-        fingerprint=fingerprint,
-        extra_state=resumable,
-        steps_per_epoch=steps,
-        write=chief,
-    )
-    callbacks.append(backup)
-    return types.SimpleNamespace(
-        all=[StopOnCtrlC(), *callbacks], ntasgd=ntasgd, parsing=parsing,
-        best=best, best_path=best_path, backup=backup,
-        step_logger=step_logger, history=history,
-    )
-
-
-def _fit(args, model, loop, batches, callbacks, start_epoch, start_batch,
-         epochs):
-    """Step 5: trains from `(start_epoch, start_batch)` to `epochs`."""
-    steps = batches.steps
-
-    def validation():
-        return batches.valid.dataset(0, steps_per_epoch=args.eval_steps)
-
-    def fit(dataset, steps_per_epoch, stop_epoch, initial_epoch):
-        # Both calls count the run's `epochs` in their progress lines
-        # ("Epoch 6/12", not "6/6", for the rest of an interrupted epoch).
-        if loop is not None:
-            return loop.fit(
-                dataset, steps_per_epoch, stop_epoch,
-                initial_epoch=initial_epoch, validation_data=validation,
-                callbacks=callbacks, shown_epochs=epochs,
-            )
-        return model.fit(
-            dataset, steps_per_epoch=steps_per_epoch, epochs=stop_epoch,
-            initial_epoch=initial_epoch, validation_data=validation(),
-            callbacks=[*callbacks, RunProgbar(epochs)],
-            verbose=args.verbose, shuffle=False,
-        )
-
-    if start_batch:
-        # Finish the interrupted epoch from the window it stopped at.
-        fit(batches.train.dataset(start_epoch, start_batch, steps),
-            steps - start_batch, start_epoch + 1, start_epoch)
-        start_epoch += 1
-    if start_epoch < epochs:
-        fit(batches.train.stream(start_epoch, steps), steps, epochs,
-            start_epoch)
-
-
-def _evaluate(args, model_class, model, loop, strategy, settings, policy,
-              data, batches, callbacks, chief, results):
-    """Step 6: the final figures of the best checkpoint, into `results`.
-
-    Returns:
-        The evaluated model (a float32 copy after mixed-precision
-        training), the one to save.
-    """
-    best, best_path, ntasgd = callbacks.best, callbacks.best_path, callbacks.ntasgd
-    if os.path.exists(best_path) and (best.best is not None or not chief):
-        # As the official code does: the final figures (and the saved model)
-        # are those of the best checkpoint, not of the last epoch.
-        model.load_weights(best_path)
-        results["weights"] = "best checkpoint"
-        if best.best is not None:  # (the chief's; the others read it)
-            results["best_val_loss"] = float(best.best)
-            print(f"Evaluating the best checkpoint ({best_path}, validation "
-                  f"loss {float(best.best):.4f} during training).")
-    else:
-        if ntasgd is not None:
-            ntasgd.finalize()
-        results["weights"] = "final"
-    results["precision"] = policy
-    if policy != "float32" and loop is None:
-        # Trained under a mixed policy: evaluate and save a float32 copy, so
-        # that the figures follow the official (float32) protocol and the
-        # saved model computes in float32 wherever it is loaded.
-        model = _float32_copy(model, settings, batches.batch,
-                              batches.eval_batch, strategy)
-        print(f"Trained under {policy}; evaluating in float32.")
-    results["evaluation_precision"] = (
-        "float32" if loop is None else policy
-    )
-    partial = ""
-    if args.eval_steps:
-        results["eval_steps"] = args.eval_steps
-        results["evaluation"] = (
-            f"partial: the first {args.eval_steps} windows of each split "
-            "only (--eval-steps), not comparable with whole-split figures"
-        )
-        partial = f" (first {args.eval_steps} windows only: --eval-steps)"
-    if data.treebank_records is not None:
-        results["valid_split"] = "the training sentences (official setup)"
-    stream = dict(sentence_level=batches.sentence_level, eos=batches.eos,
-                  bos=batches.bos, loop=loop)
-    results["valid_loss"] = evaluate_stream(
-        model, data.valid_ids, batches.eval_batch, settings["bptt"],
-        args.eval_steps, args.verbose, **stream,
-    )
-    results["valid_perplexity"] = perplexity(results["valid_loss"])
-    print(f"Validation perplexity{partial}: {results['valid_perplexity']:.2f}")
-    if not args.skip_test:
-        results["test_loss"] = evaluate_stream(
-            model, data.test_ids, settings["test_batch_size"],
-            settings["bptt"], args.eval_steps, args.verbose, **stream,
-        )
-        results["test_perplexity"] = perplexity(results["test_loss"])
-        print(f"Test perplexity{partial}: {results['test_perplexity']:.2f}")
-    parsing = callbacks.parsing
-    if parsing is not None:
-        # The evaluated weights (the best checkpoint) parse the subset.
-        parsing.set_model(model)
-        final_scores = parsing.evaluate()
-        results["parse_sentences"] = len(parsing.records)
-        results["parse_f1"] = {}
-        for name, scores in final_scores.items():
-            results["parse_f1"][name] = {
-                key: scores[key] for key in (
-                    "sentence_f1", "corpus_f1", "wsj10_sentences",
-                    "wsj10_sentence_f1", "wsj10_corpus_f1",
-                ) if key in scores
-            }
-            print(
-                f"Parsing F1 ({name}, {results['parse_sentences']} gold "
-                f"trees): sentence-level {scores['sentence_f1']:.1f}, "
-                f"corpus-level {scores['corpus_f1']:.1f}"
-            )
-        _compare_with_right_branching(model, parsing, final_scores, results)
-    return model
-
-
 def _compare_with_right_branching(model, parsing, final_scores, results):
     """Prints right-branching's F1 on the parsed sentences, and a warning
     on stderr when the default distance does not clear it by
@@ -851,54 +662,6 @@ def _argument_names(model_class):
     return {p.name for p in parameters
             if p.kind is p.POSITIONAL_OR_KEYWORD
             and p.name not in ("self", "vocabulary", "seed")}
-
-
-def _build_model(args, model_class, vocabulary, settings, batch,
-                 eval_batch, strategy):
-    """The preset's model, compiled and configured for BPTT, under
-    `strategy` and the global dtype policy."""
-    with strategy.scope():
-        model = model_class.from_preset(args.preset, vocabulary,
-                                        seed=args.seed, **args.model_args)
-        # JAX runs a step op by op unless it is compiled: its step always is.
-        model.compile(optimizer=make_optimizer(settings),
-                      jit_compile=args.jit_compile or backend.name() == "jax")
-        model.configure_bptt(batch, eval_batch,
-                             clip_norm=settings["clip_norm"])
-    return model
-
-
-def _float32_copy(model, settings, batch, eval_batch, strategy):
-    """A float32 model of `model`'s config holding its weights, compiled
-    and configured as the recipe does."""
-    with strategy.scope():
-        copy = type(model).from_config({**model.get_config(),
-                                        "dtype": "float32"})
-        copy.compile(optimizer=make_optimizer(settings),
-                     jit_compile=model.jit_compile)
-        copy.configure_bptt(batch, eval_batch,
-                            clip_norm=settings["clip_norm"])
-    # The same config: the same variables in the same order, the
-    # optimizer's too (the saved model can go on training).
-    pairs = [(copy.weights, model.weights)]
-    source_optimizer = getattr(model.optimizer, "inner_optimizer",
-                               model.optimizer)
-    if source_optimizer is not None and source_optimizer.built:
-        with strategy.scope():
-            copy.optimizer.build(copy.trainable_variables)
-        pairs.append((copy.optimizer.variables, source_optimizer.variables))
-    for targets, sources in pairs:
-        if len(targets) != len(sources):
-            raise ValueError("The float32 copy does not have the trained "
-                             "model's variables.")
-        for target, source in zip(targets, sources):
-            if tuple(target.shape) != tuple(source.shape):
-                raise ValueError(
-                    f"The float32 copy's {target.path} has shape "
-                    f"{target.shape}, the trained {source.path} "
-                    f"{source.shape}.")
-            target.assign(ops.cast(source.value, target.dtype))
-    return copy
 
 
 def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,

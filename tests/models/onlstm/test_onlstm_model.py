@@ -393,9 +393,10 @@ def test_recipe_errors_are_clear(tmp_path, capsys):
 @pytest.mark.slow
 def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypatch):
     from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.training import runner
     from keras_ordered.training.tasks import language_model
 
-    class Crash(language_model.LearningRateLogger):
+    class Crash(runner.LearningRateLogger):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 2:
                 raise RuntimeError("simulated crash")
@@ -404,13 +405,13 @@ def test_killed_run_resumes_at_the_window_it_stopped(tmp_path, capsys, monkeypat
                   presets=PRESETS, description="t", default_output=str(tmp_path))
     args = _recipe_args(tmp_path, "--steps-per-epoch", "6", "--save-freq", "1",
                         "--skip-test")
-    monkeypatch.setattr(language_model, "LearningRateLogger", Crash)
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
     with pytest.raises(RuntimeError, match="simulated crash"):
         language_model.main(args, **kwargs)
     meta = json.load(open(os.path.join(tmp_path, "backup", "backup.json")))
     # Windows 0 and 1 finished and were backed up; window 2 crashed.
     assert (meta["epoch"], meta["next_batch"]) == (0, 2)
-    monkeypatch.setattr(language_model, "LearningRateLogger", Crash.__mro__[1])
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
     capsys.readouterr()
     assert language_model.main(args, **kwargs) == 0
     out = capsys.readouterr().out

@@ -304,19 +304,19 @@ def test_killed_adam_run_resumes_with_its_optimizer_state(tmp_path, capsys,
                                                           monkeypatch):
     # PRPN trains with Adam: resuming must rebuild its moments under the
     # MirroredStrategy (an SGD run has no slot variables to trip on).
-    from keras_ordered.training.tasks import language_model
+    from keras_ordered.training import runner
 
-    class Crash(language_model.LearningRateLogger):
+    class Crash(runner.LearningRateLogger):
         def on_train_batch_end(self, batch, logs=None):
             if batch == 2:
                 raise RuntimeError("simulated crash")
 
     extra = ("--preset", "tiny", "--steps-per-epoch", "4", "--save-freq", "1",
              "--skip-test")
-    monkeypatch.setattr(language_model, "LearningRateLogger", Crash)
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash)
     with pytest.raises(RuntimeError, match="simulated crash"):
         _recipe(tmp_path, *extra)
-    monkeypatch.setattr(language_model, "LearningRateLogger", Crash.__mro__[1])
+    monkeypatch.setattr(runner, "LearningRateLogger", Crash.__mro__[1])
 
     capsys.readouterr()
     assert _recipe(tmp_path, *extra) == 0
