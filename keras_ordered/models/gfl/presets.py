@@ -2,8 +2,9 @@
 
 Each preset has `model` (arguments of `GFLParser` besides the
 vocabularies), `decoding` (arguments of `GFLParser.beam_decode`),
-`training` (what the recipe needs; only what the sources say, the rest is
-the recipe's) and `description`.
+`training` (what `recipes/wsj_gfl.py` trains with: optimizer, learning
+rate, batch size, epochs, gradient-norm clipping, and `min_count`, below
+which training words are `<unk>`) and `description`.
 
 Where the `paper` numbers come from (Vinyals et al., 2015, as summarised in
 this project's seed notes):
@@ -24,6 +25,12 @@ this project's seed notes):
   slightly": `beam_size=10`.
 - "They train the model via stochastic gradient descent": `optimizer:
   "sgd"`; learning rate, batch size and schedule are not in the notes.
+  SGD at 0.7, batch 128 and the gradient norm clipped at 5 are those of
+  the sequence-to-sequence setup of the same group (Sutskever et al.,
+  2014); the 10 epochs are ours.
+- `small` and `tiny` train with Adam; `small`'s 40 epochs are those of
+  the WSJ-sample results in docs/models/gfl.md. `min_count=2` (ours):
+  words seen once are `<unk>`, so that the `<unk>` embedding is trained.
 - The output length limit `3 * n + 10` (n the sentence's words) is ours: a
   linearized tree of n words has n `XX` and at most about 2n brackets in
   the Penn Treebank.
@@ -49,7 +56,9 @@ PRESETS = {
             "dropout": 0.3,
         },
         "decoding": dict(DECODING),
-        "training": {"optimizer": "sgd"},
+        "training": {"optimizer": "sgd", "learning_rate": 0.7,
+                     "batch_size": 128, "epochs": 10, "clip_norm": 5.0,
+                     "min_count": 2},
     },
     "small": {
         "description": "A CPU-sized LSTM+A: 2 layers of 128 units, 128-d "
@@ -65,7 +74,9 @@ PRESETS = {
             "dropout": 0.2,
         },
         "decoding": dict(DECODING),
-        "training": {"optimizer": "adam", "learning_rate": 0.001},
+        "training": {"optimizer": "adam", "learning_rate": 0.001,
+                     "batch_size": 32, "epochs": 40, "clip_norm": 5.0,
+                     "min_count": 2},
     },
     "tiny": {
         "description": "A test-sized LSTM+A: 2 layers of 16 units, 8-d "
@@ -81,7 +92,9 @@ PRESETS = {
             "dropout": 0.1,
         },
         "decoding": {**DECODING, "beam_size": 3},
-        "training": {"optimizer": "adam", "learning_rate": 0.01},
+        "training": {"optimizer": "adam", "learning_rate": 0.01,
+                     "batch_size": 8, "epochs": 2, "clip_norm": 5.0,
+                     "min_count": 2},
     },
 }
 

@@ -21,6 +21,7 @@ from keras_ordered_cli.option_types import non_negative_int
 from keras_ordered_cli.option_types import positive_int
 from keras_ordered.datasets import treebank_files
 from keras_ordered.models.gfl import GFLParser
+from keras_ordered.models.gfl import PRESETS
 from keras_ordered.models.gfl import SourceVocabulary
 from keras_ordered.models.gfl import TargetVocabulary
 from keras_ordered.models.gfl import get_preset
@@ -35,31 +36,6 @@ from keras_ordered.training.callbacks import EVALBValidation
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
-
-TRAINING = {
-    "paper": {
-        "optimizer": "sgd", "learning_rate": 0.7, "batch_size": 128,
-        "epochs": 10, "clip_norm": 5.0, "min_count": 2,
-    },
-    "small": {
-        "optimizer": "adam", "learning_rate": 0.001, "batch_size": 32,
-        "epochs": 40, "clip_norm": 5.0, "min_count": 2,
-    },
-    "tiny": {
-        "optimizer": "adam", "learning_rate": 0.01, "batch_size": 8,
-        "epochs": 2, "clip_norm": 5.0, "min_count": 2,
-    },
-}
-"""Training settings per preset, where the GFL presets leave them open.
-
-The paper's notes give only "stochastic gradient descent"; the `paper`
-numbers (SGD at 0.7, batch 128, gradient norm clipped at 5) are those of
-the sequence-to-sequence setup of the same group (Sutskever et al., 2014),
-and the 10 epochs ours; `small`'s 40 epochs are those of the README's
-results on the WSJ sample. `small` and `tiny` take their optimizer and
-learning rate from their GFL presets. `min_count`: training words seen
-fewer times are `<unk>`, so that the `<unk>` embedding is trained (ours).
-"""
 
 DESCRIPTION = (
     "Train the LSTM+A constituency parser of Grammar as a Foreign Language "
@@ -93,7 +69,7 @@ def build_parser():
     """The recipe's command-line options."""
     parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
                                    prog="wsj_gfl.py")
-    options.add_preset(parser, default="small", choices=TRAINING)
+    options.add_preset(parser, default="small", choices=PRESETS)
     parser.add_argument(
         "--treebank", default=None, metavar="DIR",
         help="folder the split patterns start from (default: "
@@ -199,7 +175,7 @@ class GFLTask(Task):
         super().__init__(args)
         _check_args(args)
         preset = get_preset(args.preset)
-        self.settings = dict(TRAINING[args.preset])
+        self.settings = preset["training"]
         for key in ("epochs", "batch_size", "learning_rate", "min_count"):
             if getattr(args, key) is not None:
                 self.settings[key] = getattr(args, key)
