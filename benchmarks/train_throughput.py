@@ -112,8 +112,15 @@ FLOPS_PER_TOKEN = {"onlstm": onlstm_flops_per_token,
                    "prpn": prpn_flops_per_token}
 
 
-def training_throughput(family, preset, steps, jit_compile, precision,
-                        vocab_size, batch=None, window=None, loop="default"):
+def training_step(family, preset, jit_compile, precision, vocab_size,
+                  batch=None, window=None, loop="default"):
+    """A compiled training step of a preset on one random batch.
+
+    Returns:
+        (model, one, batch, window): `one()` runs a whole training step
+        (the recipe's `train_step`: dropouts, clipping, carried state,
+        optimizer) and waits for its loss.
+    """
     import tensorflow as tf
 
     model_class, get_preset = FAMILIES[family]
@@ -151,6 +158,14 @@ def training_throughput(family, preset, steps, jit_compile, precision,
         logs = step(iter([(x, y)]))
         float(logs["loss"])
 
+    return model, one, batch, window
+
+
+def training_throughput(family, preset, steps, jit_compile, precision,
+                        vocab_size, batch=None, window=None, loop="default"):
+    model, one, batch, window = training_step(
+        family, preset, jit_compile, precision, vocab_size, batch, window,
+        loop)
     one()  # trace / compile
     one()
     times = []
