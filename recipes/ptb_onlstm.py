@@ -25,9 +25,7 @@ import sys
 # KERAS_ORDERED_TF_LOGS=1 asks for it (set before keras_ordered imports it).
 os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
-from keras_ordered.models.onlstm import PRESETS  # noqa: E402
 from keras_ordered.models.onlstm import ONLSTMLanguageModel  # noqa: E402
-from keras_ordered.models.onlstm import get_preset  # noqa: E402
 from keras_ordered.training.tasks.language_model import main  # noqa: E402
 
 if __name__ == "__main__":
@@ -35,8 +33,6 @@ if __name__ == "__main__":
         main(
             sys.argv[1:],
             model_class=ONLSTMLanguageModel,
-            get_preset=get_preset,
-            presets=PRESETS,
             description=__doc__.split("\n\n")[0],
             default_output="runs/onlstm_ptb",
         )

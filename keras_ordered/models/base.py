@@ -177,6 +177,66 @@ def lookup_preset(presets, name, family):
     return copy.deepcopy(presets[name])
 
 
+class classproperty:
+    """A read-only property of a class, as keras-hub's `classproperty`."""
+
+    def __init__(self, getter):
+        self.getter = getter
+        self.__doc__ = getter.__doc__
+
+    def __get__(self, instance, owner):
+        return self.getter(owner)
+
+
+class RegisteredPresets:
+    """The `presets` class property of a model class, as keras-hub's.
+
+    A model class sets `preset_table` to its family's `PRESETS` (name ->
+    preset dict with a `description`).
+    """
+
+    preset_table = {}
+
+    @classproperty
+    def presets(cls):
+        """Every name `from_preset` takes: name -> `{"kind", "description",
+        "parameters" (when known), "path" (trained models)}`.
+
+        `kind` is `"architecture"` (a new, untrained model of the family's
+        `PRESETS`) or `"trained"` (a model shipped in `saved_models/` whose
+        card names this class).
+
+        Example:
+
+        ```python
+        presets = keras_ordered.models.PRPNLanguageModel.presets
+        presets["quick"]["kind"]  # "architecture"
+        ```
+        """
+        table = {}
+        for name, preset in cls.preset_table.items():
+            entry = {"kind": "architecture",
+                     "description": preset.get("description", "")}
+            if preset.get("parameters"):
+                entry["parameters"] = preset["parameters"]
+            table[name] = entry
+        for name in shipped.shipped_names():
+            card = shipped.shipped_card(name)
+            if card.get("class") != cls.__name__:
+                continue
+            parsing = card.get("parsing") or {}
+            description = (f"Preset {card.get('preset')!r} trained on "
+                           f"{card.get('data', 'its data')}")
+            if parsing.get("sentence_f1") is not None:
+                description += (f"; WSJ sentence F1 {parsing['sentence_f1']}"
+                                f" (right-branching "
+                                f"{parsing.get('right_branching_sentence_f1')})")
+            table[name] = {"kind": "trained", "description": description,
+                           "parameters": card.get("parameters"),
+                           "path": card["path"]}
+        return table
+
+
 class SyntacticDistanceMixin:
     """Protocol of language models that induce trees.
 
@@ -383,12 +443,14 @@ def _padded_width(width):
     return width
 
 
-class PresetMixin:
-    """`from_preset` and `from_config` of the functional language models.
+class PresetMixin(RegisteredPresets):
+    """`from_preset`, `presets` and `from_config` of the functional language
+    models.
 
     A model class sets `get_preset` (a function name -> preset dict with a
-    `model` entry of constructor arguments) and returns every constructor
-    argument from `get_config`.
+    `model` entry of constructor arguments) and `preset_table` (its
+    family's `PRESETS`), and returns every constructor argument from
+    `get_config`.
     """
 
     get_preset = None

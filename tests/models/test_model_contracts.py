@@ -85,3 +85,34 @@ def test_every_layer_takes_the_model_policy(harness, family):
 def test_a_misspelt_preset_lists_the_presets(harness, family):
     harness.run_preset_test(lambda preset: build(family, preset),
                             sorted(FAMILIES[family]))
+
+
+CLASSES = {
+    "lstm": LSTMLanguageModel,
+    "onlstm": ONLSTMLanguageModel,
+    "prpn": PRPNLanguageModel,
+    "tdtreelstm": TDTreeLSTMLanguageModel,
+    "gfl": GFLParser,
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_presets_class_property_lists_every_name_from_preset_takes(family):
+    from keras_ordered import shipped
+
+    cls = CLASSES[family]
+    presets = cls.presets
+    architecture = {n for n, p in presets.items() if p["kind"] == "architecture"}
+    assert architecture == set(FAMILIES[family])
+    for name in architecture:
+        assert presets[name]["description"] == FAMILIES[family][name][
+            "description"]
+    trained = {n for n, p in presets.items() if p["kind"] == "trained"}
+    assert trained == {n for n in shipped.shipped_names()
+                       if shipped.shipped_card(n)["class"] == cls.__name__}
+    for name in trained:
+        card = shipped.shipped_card(name)
+        assert presets[name]["path"] == card["path"]
+        assert presets[name]["parameters"] == card["parameters"]
+    if family == "prpn" and shipped.shipped_names():
+        assert "prpn_ptb_quick" in trained

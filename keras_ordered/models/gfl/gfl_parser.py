@@ -64,10 +64,12 @@ from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.attention_decoder import INPUT_FEEDING
 from keras_ordered.layers.attention_decoder import AttentionDecoder
+from keras_ordered.models.base import RegisteredPresets
 from keras_ordered.models.base import Vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.gfl import decoding
+from keras_ordered.models.gfl.presets import PRESETS
 from keras_ordered.models.gfl.presets import get_preset
 from keras_ordered.models.gfl.vocabulary import EOS_ID
 from keras_ordered.models.gfl.vocabulary import GO_ID
@@ -132,7 +134,8 @@ class _FunctionCache:
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class GFLParser(SymbolicBuildWithoutData, keras.Model):
+class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
+                keras.Model):
     """LSTM+A constituency parser: linearized trees from reversed sentences.
 
     Encoder: source embeddings (optionally pretrained: `load_word_vectors`,
@@ -187,6 +190,8 @@ class GFLParser(SymbolicBuildWithoutData, keras.Model):
         Vinyals, Kaiser, Koo, Petrov, Sutskever, Hinton. "Grammar as a
         Foreign Language". NeurIPS 2015.
     """
+
+    preset_table = PRESETS
 
     def __init__(
         self,

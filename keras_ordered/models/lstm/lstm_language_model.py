@@ -18,6 +18,7 @@ from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.carried_state import CarriedStateMixin
+from keras_ordered.models.lstm.presets import PRESETS
 from keras_ordered.models.lstm.presets import get_preset
 
 
@@ -126,6 +127,7 @@ class LSTMLanguageModel(
     """
 
     get_preset = staticmethod(get_preset)
+    preset_table = PRESETS
 
     def __init__(
         self,

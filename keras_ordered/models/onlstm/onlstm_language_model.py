@@ -10,6 +10,7 @@ from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
+from keras_ordered.models.onlstm.presets import PRESETS
 from keras_ordered.models.onlstm.presets import get_preset
 from keras_ordered.models.carried_state import CarriedStateMixin
 
@@ -88,6 +89,7 @@ class ONLSTMLanguageModel(
     fused_token_loss = True
 
     get_preset = staticmethod(get_preset)
+    preset_table = PRESETS
 
     def __init__(
         self,

@@ -99,6 +99,7 @@ from keras_ordered.models.base import SyntacticDistanceMixin
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
+from keras_ordered.models.prpn.presets import PRESETS
 from keras_ordered.models.prpn.presets import get_preset
 from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.layers._checks import check_rate as _check_rate
@@ -174,6 +175,7 @@ class PRPNLanguageModel(
     """
 
     get_preset = staticmethod(get_preset)
+    preset_table = PRESETS
 
     def __init__(
         self,

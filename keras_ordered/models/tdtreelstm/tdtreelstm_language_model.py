@@ -57,6 +57,7 @@ from keras_ordered.layers._checks import check_positive_int as _positive_int
 from keras_ordered.layers._checks import check_rate
 from keras_ordered.layers.tree_lstm import LeftDependentLSTM
 from keras_ordered.layers.tree_lstm import TopDownTreeLSTM
+from keras_ordered.models.base import RegisteredPresets
 from keras_ordered.models.base import Vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
@@ -64,6 +65,7 @@ from keras_ordered.models.tdtreelstm import nce
 from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 from keras_ordered.models.tdtreelstm.inputs import encode_tree
+from keras_ordered.models.tdtreelstm.presets import PRESETS
 from keras_ordered.models.tdtreelstm.presets import get_preset
 
 VOCABULARY_ASSET = "tdtreelstm_vocabulary.json"
@@ -112,7 +114,8 @@ def _vocabulary(value, lowercase):
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
-class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
+class TDTreeLSTMLanguageModel(RegisteredPresets, SymbolicBuildWithoutData,
+                              keras.Model):
     """Top-down TreeLSTM (or LdTreeLSTM) language model of sentences given
     their dependency trees.
 
@@ -171,6 +174,8 @@ class TDTreeLSTMLanguageModel(SymbolicBuildWithoutData, keras.Model):
         Zhang, Lu, Lapata. "Top-down Tree Long Short-Term Memory Networks".
         NAACL 2016.
     """
+
+    preset_table = PRESETS
 
     def __init__(
         self,

@@ -249,15 +249,24 @@ def build_parser(description, presets, default_output):
     return parser
 
 
-def main(argv, *, model_class, get_preset, presets, description,
-         default_output):
+def main(argv, *, model_class, description, default_output, get_preset=None,
+         presets=None):
     """Runs a language-model recipe; returns the process exit code.
 
     0 on success (or when the run in `--output` is already finished), 2 on
     a usage or input error (one line on stderr), 130 after Ctrl-C (one line
     saying how to resume); under `--strategy multi-worker`, 1 after a
     worker's error, reported as one paragraph.
+
+    Args:
+        argv: list of arguments (None: `sys.argv[1:]`).
+        model_class: the model's class; its `get_preset` and
+            `preset_table` give the presets.
+        description: the first line of `--help`.
+        default_output: the default `--output`.
+        get_preset, presets: other presets than the class's (tests).
     """
+    presets = model_class.preset_table if presets is None else presets
     return run_recipe(
         build_parser(description, presets, default_output), train, argv,
         on_error=_worker_error, model_class=model_class,
@@ -275,18 +284,18 @@ def _worker_error(args, error):
     return 1
 
 
-def resolve_settings(args, model_class, get_preset):
+def resolve_settings(args, model_class, get_preset=None):
     """What a recipe run trains, from its options, without training.
 
     Sets `args.model_args` (the `--model-arg` overrides, checked against
-    `model_class`'s arguments).
+    `model_class`'s arguments). `get_preset` defaults to the class's.
 
     Returns:
         (preset, settings, precision): the preset (a copy), its training
         settings with the options' overrides applied, and the precision
         name that `--precision` resolves to for this preset.
     """
-    preset = get_preset(args.preset)
+    preset = (get_preset or model_class.get_preset)(args.preset)
     settings = preset["training"]
     args.model_args = options.model_args(
         getattr(args, "model_arg", None), _argument_names(model_class))
@@ -316,7 +325,7 @@ def resolve_settings(args, model_class, get_preset):
     return preset, settings, precision
 
 
-def train(args, *, model_class, get_preset, presets=None):
+def train(args, *, model_class, get_preset=None, presets=None):
     """Trains, evaluates and saves a language model as `args` say.
 
     Returns:
@@ -333,12 +342,12 @@ class LanguageModelTask(Task):
     Args:
         args: the options of `build_parser(...)`.
         model_class: the model's class (`PRPNLanguageModel`, ...).
-        get_preset: the family's `get_preset`.
+        get_preset: the presets' lookup (None: the class's `get_preset`).
         presets: the family's presets, for the CPU-time warning (None:
             no warning).
     """
 
-    def __init__(self, args, model_class, get_preset, presets=None):
+    def __init__(self, args, model_class, get_preset=None, presets=None):
         super().__init__(args)
         self.model_class = model_class
         self.presets = presets
