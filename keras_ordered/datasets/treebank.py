@@ -35,6 +35,9 @@ from keras_ordered._tokens import check_token_list
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered._tokens import decode_utf8_text
 from keras_ordered.parsing import trees as trees_lib
+from keras_ordered._tokens import BOS
+from keras_ordered._tokens import EOS
+from keras_ordered._tokens import UNK
 
 WORD_TAGS = frozenset(
     "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB "
@@ -45,7 +48,6 @@ WORD_TAGS = frozenset(
 DATA_ENV_VAR = "KERAS_ORDERED_DATA"
 """Environment variable naming the data root (`$KERAS_ORDERED_DATA/wsj_sample/mrg`)."""
 
-UNK = "<unk>"
 
 _NUMBER = re.compile(r"[0-9]")
 _DIGIT_RUN = re.compile(r"[0-9]+")
@@ -406,10 +408,6 @@ def map_to_vocabulary(words, vocabulary, unk=UNK):
             f"words: add {unk!r} to it (the PTB 10k vocabulary has it)."
         )
     return [w if w in vocabulary else unk for w in words]
-
-
-BOS = "<s>"
-EOS = "<eos>"
 
 
 def load_lm_sentences(directory=None, max_length=None, min_count=3,

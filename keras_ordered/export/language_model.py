@@ -35,15 +35,14 @@ from keras_ordered.export import text as text_lib
 from keras_ordered.export.layout import version_path
 from keras_ordered.export.layout import write_version
 from keras_ordered.export.trees import distances_to_brackets
+from keras_ordered._tokens import BOS
+from keras_ordered._tokens import EOS
 
 DEFAULT_MAX_LENGTH = 200
 """The longest sentence (in tokens) an exported model reads by default."""
 
 SENTENCES_SPEC = tf.TensorSpec([None], tf.string, name="sentences")
 """The input of every signature: a batch of raw UTF-8 sentences."""
-
-BOS = "<s>"
-EOS = "<eos>"
 
 
 def output_name(distance_name):

@@ -36,9 +36,7 @@ import tensorflow as tf
 from keras_ordered._tokens import CONTROL_CHARACTER_PATTERN
 from keras_ordered._tokens import check_control_characters
 from keras_ordered._tokens import check_utf8_lines
-
-UNK = "<unk>"
-"""The unknown-word token of the package's vocabularies."""
+from keras_ordered._tokens import UNK
 
 NUMBER_STYLES = ("digit-runs", "ptb", None)
 """Values of `numbers`: as `normalize_word`, or `None` to keep digits."""

@@ -21,10 +21,10 @@ from keras_ordered._tokens import check_token_lists
 from keras_ordered.datasets.treebank import normalize_word
 from keras_ordered import saving
 from keras_ordered import shipped
+from keras_ordered._tokens import BOS
+from keras_ordered._tokens import EOS
+from keras_ordered._tokens import UNK
 
-EOS = "<eos>"
-UNK = "<unk>"
-BOS = "<s>"
 VOCABULARY_ASSET = "vocabulary.json"
 """The file of a `.keras` archive's assets that holds a model's words."""
 WORD_NUMBERS = "digit-runs"

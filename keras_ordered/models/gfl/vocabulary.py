@@ -22,11 +22,11 @@ import collections.abc
 import numpy as np
 
 from keras_ordered.layers._checks import check_positive_int
+from keras_ordered._tokens import EOS
+from keras_ordered._tokens import GO
+from keras_ordered._tokens import PAD
+from keras_ordered._tokens import UNK
 
-PAD = "<pad>"
-UNK = "<unk>"
-GO = "<go>"
-EOS = "<eos>"
 PAD_ID = 0
 UNK_ID = 1
 GO_ID = 1
