@@ -512,9 +512,9 @@ class LanguageModelTask(Task):
         results["valid_perplexity"] = perplexity(results["valid_loss"])
         print(f"Validation perplexity{partial}: "
               f"{results['valid_perplexity']:.2f}")
-        if not args.skip_test:
+        if _tests(args, self.data):
             results["test_loss"] = evaluate_stream(
-                model, self.data.test_ids, settings["test_batch_size"],
+                model, self.data.test_ids, batches.test_batch,
                 settings["bptt"], args.eval_steps, args.verbose, **stream,
             )
             results["test_perplexity"] = perplexity(results["test_loss"])
@@ -548,11 +548,13 @@ def _load_data(args, settings):
     """Step 1: the token ids of the splits and the vocabulary.
 
     Returns:
-        A namespace: `train_ids`, `valid_ids`, `test_ids`, `vocabulary`,
-        `treebank_records` (the gold trees of the official
-        unsupervised-parsing setup, or None).
+        A namespace: `train_ids`, `valid_ids`, `test_ids` (None: no test
+        split), `vocabulary`, `treebank_records` (the gold trees of the
+        official unsupervised-parsing setup, or None), `sentence_level`
+        (whether the model reads sentence by sentence).
     """
     treebank_records = None
+    sentence_level = settings.get("sentence_level", False)
     if args.treebank or settings.get("data") == "treebank":
         # The official unsupervised-parsing setup: the language model reads
         # the treebank's own sentences (in their order) and parses them.
@@ -566,8 +568,7 @@ def _load_data(args, settings):
             train_ids = train_ids[: keep[-1] + 1]
             treebank_records = treebank_records[: args.max_lines]
         valid_ids, test_ids = train_ids, None
-        settings["sentence_level"] = True
-        args.skip_test = True
+        sentence_level = True
         print(f"Training on {len(treebank_records)} treebank sentences "
               f"(vocabulary {len(vocabulary)}); validation and parsing on "
               "the same sentences, as the official setup does.")
@@ -580,6 +581,7 @@ def _load_data(args, settings):
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
         vocabulary=vocabulary, treebank_records=treebank_records,
+        sentence_level=sentence_level,
     )
 
 
@@ -588,8 +590,9 @@ def _make_batches(args, settings, data, replicas):
 
     Returns:
         A namespace: `train` and `valid` (`BPTTBatches` or
-        `SentenceBatches`), `batch`, `eval_batch`, `steps` (training
-        steps per epoch), `sentence_level`, `eos`, `bos`.
+        `SentenceBatches`), `batch`, `eval_batch`, `test_batch` (None
+        without a test evaluation), `steps` (training steps per epoch),
+        `sentence_level`, `eos`, `bos`.
     """
     batch = settings["batch_size"]
     if batch % replicas:
@@ -597,18 +600,21 @@ def _make_batches(args, settings, data, replicas):
             f"The training batch size {batch} is not a multiple of the "
             f"{replicas} replicas: pass a --batch-size that is."
         )
+    evaluation_batches = {}
     for key in ("eval_batch_size", "test_batch_size"):
-        if key == "test_batch_size" and args.skip_test:
+        if key == "test_batch_size" and not _tests(args, data):
             continue
-        if settings[key] % replicas:
+        size = settings[key]
+        if size % replicas:
             # Every replica evaluates an equal share of the streams.
-            rounded = -(-settings[key] // replicas) * replicas
+            rounded = -(-size // replicas) * replicas
             print(f"Evaluating with batch size {rounded} instead of the "
-                  f"preset's {key} {settings[key]}, a multiple of the "
+                  f"preset's {key} {size}, a multiple of the "
                   f"{replicas} replicas (perplexities differ slightly).")
-            settings[key] = rounded
-    eval_batch = settings["eval_batch_size"]
-    sentence_level = settings.get("sentence_level", False)
+            size = rounded
+        evaluation_batches[key] = size
+    eval_batch = evaluation_batches["eval_batch_size"]
+    sentence_level = data.sentence_level
     vocabulary = data.vocabulary
     eos = vocabulary.index(ptb.EOS)
     bos = vocabulary.index(BOS) if BOS in vocabulary else None
@@ -631,9 +637,17 @@ def _make_batches(args, settings, data, replicas):
         )
     return types.SimpleNamespace(
         train=train_batches, valid=valid_batches, batch=batch,
-        eval_batch=eval_batch, steps=train_batches.steps(args.steps_per_epoch),
+        eval_batch=eval_batch,
+        test_batch=evaluation_batches.get("test_batch_size"),
+        steps=train_batches.steps(args.steps_per_epoch),
         sentence_level=sentence_level, eos=eos, bos=bos,
     )
+
+
+def _tests(args, data):
+    """Whether the run ends with a test evaluation: not with --skip-test,
+    nor in the unsupervised-parsing setup (no test split)."""
+    return not args.skip_test and data.test_ids is not None
 
 
 def _compare_with_right_branching(model, parsing, final_scores, results):
