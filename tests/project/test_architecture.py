@@ -59,3 +59,58 @@ def test_a_planted_violation_is_caught(linter, tmp_path, module, planted):
     result = lint(str(copy), str(copy))
     assert result.returncode != 0, result.stdout
     assert "BROKEN" in result.stdout
+
+
+def _training_imports():
+    """Edges (importer, imported) among the modules of keras_ordered/training
+    (callbacks/ as one node, each task module as `tasks_<name>`)."""
+    import ast
+
+    root = os.path.join(REPO, "keras_ordered", "training")
+
+    def node(module):
+        parts = module.split(".")[2:]
+        if not parts or parts == ["tasks"]:
+            return None
+        if parts[0] == "tasks":
+            return "tasks_" + parts[1]
+        return parts[0]
+
+    edges = set()
+    for directory, _, files in os.walk(root):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(directory, name)
+            module = os.path.relpath(path[:-3], REPO).replace(os.sep, ".")
+            source = node(module.removesuffix(".__init__"))
+            if source is None:
+                continue
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            for item in ast.walk(tree):
+                if isinstance(item, ast.ImportFrom) and item.module:
+                    imported = ([f"{item.module}.{a.name}" for a in item.names]
+                                if item.module == "keras_ordered.training"
+                                else [item.module])
+                elif isinstance(item, ast.Import):
+                    imported = [a.name for a in item.names]
+                else:
+                    continue
+                for target in imported:
+                    if target.startswith("keras_ordered.training."):
+                        target = node(target)
+                        if target and target != source:
+                            edges.add((source, target))
+    return edges
+
+
+def test_training_import_picture_matches_the_code():
+    import re
+
+    with open(os.path.join(REPO, "docs", "architecture.md"),
+              encoding="utf-8") as f:
+        page = f.read()
+    block = page.split("<!-- training-imports -->", 1)[1].split("```", 2)[1]
+    drawn = set(re.findall(r"^\s*(\w+) --> (\w+)\s*$", block, re.M))
+    assert drawn == _training_imports()
