@@ -26,7 +26,6 @@ import sys
 # KERAS_ORDERED_TF_LOGS=1 asks for it (set before keras_ordered imports it).
 os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
-from keras_ordered.models.prpn import PRESETS  # noqa: E402
 from keras_ordered.tuning import PRPNHyperModel  # noqa: E402
 from keras_ordered.tuning.search import main  # noqa: E402
 
@@ -35,7 +34,6 @@ if __name__ == "__main__":
         main(
             sys.argv[1:],
             hypermodel_class=PRPNHyperModel,
-            presets=PRESETS,
             description=__doc__.split("\n\n")[0],
             default_output="runs/tune_prpn",
         )

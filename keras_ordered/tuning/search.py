@@ -553,13 +553,18 @@ def _search(args, hypermodel, settings, resuming, train_ids, valid_ids):
     return 0
 
 
-def main(argv, *, hypermodel_class, presets, description, default_output):
+def main(argv, *, hypermodel_class, description, default_output,
+         presets=None):
     """Runs a search recipe; returns the process exit code.
 
     0 after the search (or when it had nothing left to run), 2 on a usage
     or input error (one line on stderr), 130 after Ctrl-C (run the same
     command again to continue).
+
+    `presets` defaults to those of the hypermodel's model class.
     """
+    if presets is None:
+        presets = hypermodel_class.model_class.preset_table
     return run_recipe(
         build_parser(description, hypermodel_class, presets, default_output),
         run, argv, interrupted=_interrupted, hypermodel_class=hypermodel_class,
