@@ -23,6 +23,21 @@ what moved) instead of a traceback deep inside a layer:
   trainer): `SymbolicBuildWithoutData` overrides it so that `fit` and
   `evaluate` under a strategy do not leave a dataset iterator half-read
   (TensorFlow crashes when such an iterator is dropped; see the class).
+- `BatchNormalization._moments` (the batch statistics of Keras' batch
+  norm): `BatchMomentsHook` overrides it so that
+  `keras_ordered.layers.parsing_conv.GlobalBatchNormalization` gives the
+  statistics of the global batch, in two passes (see that class). There is
+  no public hook for the statistics.
+- `ModelCheckpoint._save_model` and `_get_file_path` (where Keras'
+  checkpoint callback writes): `CheckpointSavingHook` overrides the first,
+  so that `keras_ordered.training.callbacks.ResumableModelCheckpoint`
+  writes each checkpoint to a temporary name and moves it into place (a
+  kill during a save leaves the previous file whole). There is no public
+  hook for where the file is written.
+
+Every override of a private method of Keras (or keras-tuner) is in this
+module; the classes that need one mix in its hook and implement a public
+method of their own.
 
 `tests/test_keras_private.py` checks that each still exists and behaves as
 these layers expect, and that a missing one fails here, naming the Keras
@@ -101,3 +116,44 @@ def _built(model):
     loss = getattr(model, "_compile_loss", None)
     return (layers_built and (metrics is None or metrics.built)
             and (loss is None or loss.built))
+
+
+class BatchMomentsHook:
+    """`keras.layers.BatchNormalization` mixin: its batch statistics come
+    from `self.batch_moments(inputs, mask)`.
+
+    Keras' batch norm computes the mean and variance of a training batch in
+    its private `_moments(inputs, mask)`; this hook routes that call to the
+    subclass's public `batch_moments`, and gives Keras' own computation as
+    `keras_moments`. `tests/test_keras_private.py` checks that Keras still
+    calls `_moments` in training mode.
+    """
+
+    def _moments(self, inputs, mask):
+        return self.batch_moments(inputs, mask)
+
+    def keras_moments(self, inputs, mask):
+        """Keras' own batch mean and variance."""
+        return super()._moments(inputs, mask)
+
+
+class CheckpointSavingHook:
+    """`keras.callbacks.ModelCheckpoint` mixin: every checkpoint file is
+    written inside `self.saving(path)`.
+
+    `saving(path)` is a context manager the subclass gives; it yields the
+    path to write to instead of `path` (e.g. a temporary name it moves into
+    place afterwards). Keras' callback writes in its private
+    `_save_model(epoch, batch, logs)` to the path its private
+    `_get_file_path` formats; `tests/test_keras_private.py` checks that it
+    still does.
+    """
+
+    def _save_model(self, epoch, batch, logs):
+        target = self.filepath
+        with self.saving(self._get_file_path(epoch, batch, logs)) as path:
+            self.filepath = path
+            try:
+                super()._save_model(epoch, batch, logs)
+            finally:
+                self.filepath = target

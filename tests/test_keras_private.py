@@ -3,6 +3,7 @@ still behaving as the layers expect, and a loud error naming the Keras
 version when one moves."""
 
 import importlib
+import os
 import sys
 
 import keras
@@ -111,3 +112,74 @@ def test_symbolic_build_without_data_reads_no_extra_batch():
     mixed = _count_iterators(Mixed, strategy)
     assert plain[1] == 2, plain
     assert mixed[1] == 1, mixed
+
+
+def test_batch_norm_statistics_go_through_the_hook():
+    calls = []
+
+    class Spy(_keras_private.BatchMomentsHook,
+              keras.layers.BatchNormalization):
+        def batch_moments(self, inputs, mask):
+            calls.append(tuple(inputs.shape))
+            return self.keras_moments(inputs, mask)
+
+    x = np.random.default_rng(0).normal(size=(6, 5)).astype("float32")
+    spied = Spy()(x, training=True)
+    plain = keras.layers.BatchNormalization()(x, training=True)
+    assert calls == [(6, 5)]  # Keras still asks `_moments` in training
+    np.testing.assert_allclose(spied, plain, atol=1e-6)
+
+
+def test_checkpoints_are_written_inside_the_saving_hook(tmp_path):
+    import contextlib
+
+    written = []
+
+    class Spy(_keras_private.CheckpointSavingHook,
+              keras.callbacks.ModelCheckpoint):
+        @contextlib.contextmanager
+        def saving(self, path):
+            partial = os.path.join(os.path.dirname(path),
+                                   "partial-" + os.path.basename(path))
+            yield partial
+            written.append((path, os.path.exists(partial)))
+            os.replace(partial, path)
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    path = str(tmp_path / "epoch{epoch}.weights.h5")
+    model.fit(np.ones((4, 3)), np.zeros((4, 1)), epochs=2, verbose=0,
+              callbacks=[Spy(path, save_weights_only=True)])
+    assert written == [(str(tmp_path / f"epoch{e}.weights.h5"), True)
+                       for e in (1, 2)]
+    assert sorted(os.listdir(tmp_path)) == ["epoch1.weights.h5",
+                                            "epoch2.weights.h5"]
+
+
+def test_no_private_keras_method_is_overridden_outside_this_module():
+    import inspect
+    import pkgutil
+
+    import keras_ordered
+
+    found = []
+    for info in pkgutil.walk_packages(keras_ordered.__path__,
+                                      "keras_ordered."):
+        if info.name in ("keras_ordered._keras_private",):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # a module of another backend's only
+            continue
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != info.name:
+                continue
+            for name in vars(cls):
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                for base in cls.__mro__[1:]:
+                    if base.__module__.startswith(("keras.", "keras_tuner")) \
+                            and name in vars(base):
+                        found.append(f"{cls.__qualname__}.{name} "
+                                     f"({base.__qualname__})")
+    assert found == []

@@ -8,12 +8,14 @@ Reference:
 import keras
 from keras import ops
 from keras_ordered import backend
+from keras_ordered._keras_private import BatchMomentsHook
 from keras_ordered.layers._checks import check_rate as _check_rate
 from keras_ordered.layers._checks import clone_initializer as _clone_initializer
 from keras_ordered.layers.gated_attention import FanInUniform
 
 
-class GlobalBatchNormalization(keras.layers.BatchNormalization):
+class GlobalBatchNormalization(BatchMomentsHook,
+                               keras.layers.BatchNormalization):
     """Batch normalisation whose training statistics span every replica.
 
     With `synchronized=True`, under a `tf.distribute` strategy with several
@@ -55,7 +57,8 @@ class GlobalBatchNormalization(keras.layers.BatchNormalization):
         super().__init__(**kwargs)
         self.unbiased_moving_variance = bool(unbiased_moving_variance)
 
-    def _moments(self, inputs, mask):
+    def batch_moments(self, inputs, mask):
+        """The training batch's mean and (biased) variance per channel."""
         mean, variance, _ = self._statistics(inputs, mask)
         return mean, variance
 
@@ -64,7 +67,7 @@ class GlobalBatchNormalization(keras.layers.BatchNormalization):
         x = ops.cast(inputs, "float32")
         count = ops.cast(ops.size(x) // ops.shape(x)[self.axis], "float32")
         if mask is not None:
-            mean, variance = super()._moments(inputs, mask)
+            mean, variance = self.keras_moments(inputs, mask)
             return mean, variance, ops.sum(ops.cast(mask, "float32"))
         if self.synchronized and backend.is_tensorflow():
             # TensorFlow fast path: the two-pass global statistics under a

@@ -1,5 +1,6 @@
 """Crash-safe backups a run resumes from, and the best-model checkpoint."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -8,13 +9,15 @@ import time
 import keras
 import numpy as np
 
+from keras_ordered._keras_private import CheckpointSavingHook
 from keras_ordered.models.carried_state import carried_state
 from keras_ordered.models.carried_state import set_carried_state
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import writing
 
 
-class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
+class ResumableModelCheckpoint(CheckpointSavingHook,
+                               keras.callbacks.ModelCheckpoint):
     """`keras.callbacks.ModelCheckpoint` whose best value survives a resume,
     and which saves the weights that were validated.
 
@@ -40,16 +43,12 @@ class ResumableModelCheckpoint(keras.callbacks.ModelCheckpoint):
         super().__init__(*args, **kwargs)
         self.weights_context = weights_context
 
-    def _save_model(self, epoch, batch, logs):
-        target = self.filepath
-        with writing(), atomic_path(
-            self._get_file_path(epoch, batch, logs)
-        ) as partial:
-            self.filepath = partial
-            try:
-                super()._save_model(epoch, batch, logs)
-            finally:
-                self.filepath = target
+    @contextlib.contextmanager
+    def saving(self, path):
+        """Writes a checkpoint to a temporary name moved to `path` after,
+        with Ctrl-C held until it is whole."""
+        with writing(), atomic_path(path) as partial:
+            yield partial
 
     def on_epoch_end(self, epoch, logs=None):
         if self.weights_context is None:
