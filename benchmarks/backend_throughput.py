@@ -149,17 +149,18 @@ def package_rate(family, preset, steps, precision):
     from train_throughput import FAMILIES
     from train_throughput import FLOPS_PER_TOKEN
 
+    from keras_ordered.training.config import LanguageModelTraining
     from keras_ordered.training.optimizers import make_optimizer
 
     model_class, get_preset = FAMILIES[family]
-    settings = get_preset(preset)["training"]
-    batch, window = settings["batch_size"], settings["bptt"]
+    training = LanguageModelTraining.from_dict(get_preset(preset)["training"])
+    batch, window = training.batch_size, training.bptt
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(9998)]
     keras.mixed_precision.set_global_policy(precision)
     keras.utils.set_random_seed(0)
     model = model_class.from_preset(preset, vocabulary, seed=0)
-    model.compile(optimizer=make_optimizer(settings))
-    model.configure_bptt(batch, batch, clip_norm=settings["clip_norm"])
+    model.compile(optimizer=make_optimizer(training))
+    model.configure_bptt(batch, batch, clip_norm=training.clip_norm)
     rng = np.random.default_rng(0)
 
     def windows():

@@ -28,6 +28,7 @@ from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
 from keras_ordered.training.batching import BPTTBatches  # noqa: E402
 from keras_ordered.training.batching import SentenceBatches  # noqa: E402
+from keras_ordered.training.config import LanguageModelTraining  # noqa: E402
 from keras_ordered.training.optimizers import make_optimizer  # noqa: E402
 
 FAMILIES = {
@@ -46,21 +47,21 @@ def _seconds_per_step(run, steps, warmup):
 
 def time_preset(model_class, get_preset, name, data, steps, warmup):
     preset = get_preset(name)
-    settings = preset["training"]
+    training = LanguageModelTraining.from_dict(preset["training"])
     (train_ids, valid_ids, _), vocabulary = data
     keras.utils.set_random_seed(0)
     model = model_class.from_preset(name, vocabulary, seed=0)
-    model.compile(optimizer=make_optimizer(settings))
-    batch, eval_batch = settings["batch_size"], settings["eval_batch_size"]
-    model.configure_bptt(batch, eval_batch, clip_norm=settings["clip_norm"])
+    model.compile(optimizer=make_optimizer(training))
+    batch, eval_batch = training.batch_size, training.eval_batch_size
+    model.configure_bptt(batch, eval_batch, clip_norm=training.clip_norm)
     eos = vocabulary.index(ptb.EOS)
-    if settings.get("sentence_level"):
+    if training.sentence_level:
         train = SentenceBatches(train_ids, batch, eos)
         valid = SentenceBatches(valid_ids, eval_batch, eos, shuffle=False)
     else:
-        train = BPTTBatches(train_ids, batch, settings["bptt"],
-                            variable_length=settings.get("variable_length", True))
-        valid = BPTTBatches(valid_ids, eval_batch, settings["bptt"],
+        train = BPTTBatches(train_ids, batch, training.bptt,
+                            variable_length=training.variable_length)
+        valid = BPTTBatches(valid_ids, eval_batch, training.bptt,
                             variable_length=False)
 
     def fit(n):

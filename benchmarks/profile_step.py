@@ -62,7 +62,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import train_throughput  # noqa: E402
-from keras_ordered.training.options import DEFAULT_PRECISION  # noqa: E402
+from keras_ordered.training.config import DEFAULT_PRECISION  # noqa: E402
 
 MATMUL_TYPES = re.compile(
     r"^(_Mkl|_MklNative|_Fused|_MklFused)?(MatMul|BatchMatMul\w*|Conv\w*|"

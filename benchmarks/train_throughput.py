@@ -41,7 +41,8 @@ import numpy as np  # noqa: E402
 
 from keras_ordered.models import onlstm  # noqa: E402
 from keras_ordered.models import prpn  # noqa: E402
-from keras_ordered.training.options import DEFAULT_PRECISION  # noqa: E402
+from keras_ordered.training.config import DEFAULT_PRECISION  # noqa: E402
+from keras_ordered.training.config import LanguageModelTraining  # noqa: E402
 from keras_ordered.training.optimizers import make_optimizer  # noqa: E402
 from keras_ordered.training.precision import training_policy  # noqa: E402
 
@@ -124,23 +125,23 @@ def training_step(family, preset, jit_compile, precision, vocab_size,
     import tensorflow as tf
 
     model_class, get_preset = FAMILIES[family]
-    settings = get_preset(preset)["training"]
-    batch = batch or settings["batch_size"]
-    window = window or settings["bptt"]
+    training = LanguageModelTraining.from_dict(get_preset(preset)["training"])
+    batch = batch or training.batch_size
+    window = window or training.bptt
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(vocab_size - 2)]
     previous = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(precision)
     try:
         keras.utils.set_random_seed(0)
         model = model_class.from_preset(preset, vocabulary, seed=0)
-        model.compile(optimizer=make_optimizer(settings),
+        model.compile(optimizer=make_optimizer(training),
                       jit_compile=jit_compile)
         if loop == "per-step":
             # PRPN: the reading network as `keras.layers.RNN` runs its cell,
             # one step of all layers at a time (the path PRPN runs under XLA,
             # against which the layer-by-layer loop is measured).
             model.get_layer("reading_network").layer_loop = False
-        model.configure_bptt(batch, batch, clip_norm=settings["clip_norm"])
+        model.configure_bptt(batch, batch, clip_norm=training.clip_norm)
     finally:
         keras.mixed_precision.set_global_policy(previous)
     rng = np.random.default_rng(0)

@@ -153,33 +153,34 @@ class TorchAdam(keras.optimizers.Optimizer):
         return config
 
 
-def make_optimizer(settings):
-    """The optimizer a preset's training settings name."""
-    name = settings["optimizer"]
+def make_optimizer(training):
+    """The optimizer of a run's training settings.
+
+    Args:
+        training: `keras_ordered.training.config.LanguageModelTraining`:
+            `optimizer`, `learning_rate`, `weight_decay`, and Adam's
+            `beta_1`, `beta_2`, `epsilon` (None: the optimizer's own, 1e-8
+            for `adam` as PyTorch, 1e-7 for `keras_adam`).
+
+    Returns:
+        `TorchAdam` (`"adam"`, the official arithmetic), `keras.optimizers.
+        Adam` (`"keras_adam"`, a documented departure) or
+        `keras.optimizers.SGD` (`"sgd"`).
+    """
+    name, rate = training.optimizer, training.learning_rate
+    decay = training.weight_decay or None
     if name == "sgd":
-        return keras.optimizers.SGD(
-            settings["learning_rate"],
-            weight_decay=settings.get("weight_decay") or None,
-        )
+        return keras.optimizers.SGD(rate, weight_decay=decay)
+    betas = {"beta_1": training.beta_1, "beta_2": training.beta_2}
+    if training.epsilon is not None:
+        betas["epsilon"] = training.epsilon
     if name == "adam":
         # The official arithmetic (PyTorch's Adam, coupled L2 decay).
-        return TorchAdam(
-            settings["learning_rate"],
-            beta_1=settings.get("beta_1", 0.9),
-            beta_2=settings.get("beta_2", 0.999),
-            epsilon=settings.get("epsilon", 1e-8),
-            l2=settings.get("weight_decay") or 0.0,
-        )
+        return TorchAdam(rate, l2=decay or 0.0, **betas)
     if name == "keras_adam":
         # A documented departure: Keras' Adam (decoupled decay, epsilon
         # before the bias correction); see keras_ordered.training.optimizers.
-        return keras.optimizers.Adam(
-            settings["learning_rate"],
-            beta_1=settings.get("beta_1", 0.9),
-            beta_2=settings.get("beta_2", 0.999),
-            epsilon=settings.get("epsilon", 1e-7),
-            weight_decay=settings.get("weight_decay") or None,
-        )
+        return keras.optimizers.Adam(rate, weight_decay=decay, **betas)
     raise ValueError(
         f"Unknown optimizer {name!r}: use 'sgd', 'adam' or 'keras_adam'."
     )

@@ -14,8 +14,8 @@ error with exit status 2 before TensorFlow starts.
 | `add_output` | `--output` (the same command again resumes the run in it) |
 | `add_schedule` | `--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch` |
 | `add_strategy` | `--strategy` |
-| `add_precision` | `--precision` (`preset_precision` resolves a preset's default) |
-| `add_model_args` | `--model-arg NAME=VALUE` (`model_args` reads them) |
+| `add_precision` | `--precision` (`config.preset_precision` resolves a preset's default) |
+| `add_model_args` | `--model-arg NAME=VALUE` (`config.parse_model_args` reads them) |
 | `add_seed` | `--seed` |
 | `add_logging` | `--verbose`, `--tf-logs` |
 
@@ -39,17 +39,15 @@ assert args.epochs == 2 and args.preset == "small"
 """
 
 import argparse
-import json
 
 from keras_ordered_cli.option_types import positive_float
 from keras_ordered_cli.option_types import positive_int
+from keras_ordered.training.config import DEFAULT_PRECISION
+from keras_ordered.training.config import RunConfig
+from keras_ordered.training.config import default_of
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 """The `--precision` choices (see `keras_ordered.training.precision`)."""
-
-# The recipes' default policy: a precision becomes the default only where
-# its trees, over seeds, match float32's (benchmarks/parsing_quality.py).
-DEFAULT_PRECISION = "float32"
 
 STRATEGIES = ("auto", "mirrored", "one-device", "multi-worker")
 """The `--strategy` choices (see `keras_ordered.training.distributed`)."""
@@ -189,7 +187,8 @@ def add_strategy(parser, choices=STRATEGIES, cpu_devices=False):
         "docs/distributed.md)",
     }
     parser.add_argument(
-        "--strategy", default="auto", choices=tuple(choices),
+        "--strategy", default=default_of(RunConfig, "strategy"),
+        choices=tuple(choices),
         help="how to spread training over devices: "
         + ", ".join(helps[name] for name in choices),
     )
@@ -201,7 +200,7 @@ def add_precision(parser, by_preset=False):
     Args:
         parser: the recipe's parser.
         by_preset: whether the default is the preset's (`--precision`
-            then defaults to None: `preset_precision` resolves it).
+            then defaults to None: `config.preset_precision` resolves it).
     """
     if by_preset:
         default, which = None, (
@@ -235,17 +234,9 @@ def _strategy_choices(parser):
     return tuple(action.choices) if action is not None else ()
 
 
-def preset_precision(precision, preset):
-    """The `--precision` a run uses: `precision` when given, else the
-    preset's `"precision"`, else `DEFAULT_PRECISION`."""
-    if precision is not None:
-        return precision
-    return preset.get("precision", DEFAULT_PRECISION)
-
-
 def add_model_args(parser):
     """`--model-arg NAME=VALUE`, repeatable: a model argument replacing
-    the preset's (read with `model_args`)."""
+    the preset's (read with `keras_ordered.training.config.parse_model_args`)."""
     parser.add_argument(
         "--model-arg", action="append", default=None, metavar="NAME=VALUE",
         help="replace one of the preset's model arguments, e.g. "
@@ -258,48 +249,14 @@ def add_model_args(parser):
     )
 
 
-def model_args(pairs, names):
-    """The `--model-arg` pairs as a dict of model arguments.
-
-    Args:
-        pairs: list of `"NAME=VALUE"` strings.
-        names: the model's argument names (anything else is refused).
-
-    Returns:
-        dict, name to value (JSON-decoded where the text is JSON).
-
-    Raises:
-        ValueError: a pair without `=`, or an unknown name.
-    """
-    values = {}
-    for pair in pairs or ():
-        name, equals, text = pair.partition("=")
-        name = name.strip()
-        if not equals or not name:
-            raise ValueError(
-                f"--model-arg {pair!r}: expected NAME=VALUE, e.g. "
-                "chunk_size=20."
-            )
-        if name not in names:
-            raise ValueError(
-                f"--model-arg {name}: the model has no such argument; "
-                f"choose among {', '.join(sorted(names))}."
-            )
-        try:
-            values[name] = json.loads(text)
-        except json.JSONDecodeError:
-            values[name] = text
-    return values
-
-
 def add_seed(parser, seeds="initialisation, dropout, batch order"):
-    """`--seed` (default 1111, as the official code).
+    """`--seed` (default `RunConfig.seed`: 1111, as the official code).
 
     Args:
         parser: the recipe's parser.
         seeds: str, what the seed decides (for the help).
     """
-    parser.add_argument("--seed", type=int, default=1111,
+    parser.add_argument("--seed", type=int, default=default_of(RunConfig, "seed"),
                         help=f"random seed ({seeds})")
 
 

@@ -32,8 +32,7 @@ collectives.
 Example:
 
 ```python
-import argparse
-
+from keras_ordered.training.config import RunConfig
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
 
@@ -66,10 +65,10 @@ class Regression(Task):
         return model
 
 
-args = argparse.Namespace(output="runs/regression", seed=0, verbose=0)
-assert Runner(Regression(args)).run() == 0  # results.json, model.keras
+config = RunConfig(output="runs/regression", seed=0, verbose=0)
+assert Runner(Regression(config)).run() == 0  # results.json, model.keras
 # Run again: "The run in runs/regression is finished (3 epochs) ..."
-assert Runner(Regression(args)).run() == 0
+assert Runner(Regression(config)).run() == 0
 ```
 """
 
@@ -114,8 +113,10 @@ class Task:
             loss (0: epoch summaries only).
 
     Args:
-        args: the recipe's parsed options; `args.output` (the run's
-            folder), `args.seed` and `args.verbose` are read by the runner.
+        config: the run's configuration: a
+            `keras_ordered.training.config.RunConfig` (or a dataclass
+            extending it), or any object with its fields: the runner reads
+            `output` (the run's folder), `seed`, `verbose` and `strategy`.
     """
 
     save_freq = 0
@@ -123,8 +124,8 @@ class Task:
     best_mode = "min"
     log_every = 0
 
-    def __init__(self, args):
-        self.args = args
+    def __init__(self, config):
+        self.config = config
         self.steps_per_epoch = None
         self.epochs = None
 
@@ -132,7 +133,7 @@ class Task:
 
     def make_strategy(self):
         """The strategy (or the device holder off TensorFlow) of the run."""
-        return make_strategy(getattr(self.args, "strategy", None) or "auto")
+        return make_strategy(self.config.strategy)
 
     def policy(self):
         """The dtype policy training runs under (default: float32)."""
@@ -253,7 +254,7 @@ class Runner:
 
     @property
     def output(self):
-        return self.task.args.output
+        return self.task.config.output
 
     def run(self):
         """Trains, evaluates and saves; returns 0."""
@@ -268,9 +269,9 @@ class Runner:
             keras.mixed_precision.set_global_policy(previous_policy)
 
     def _run(self, strategy, policy):
-        task, args = self.task, self.task.args
+        task, config = self.task, self.task.config
         chief = is_chief(strategy)
-        keras.utils.set_random_seed(args.seed)
+        keras.utils.set_random_seed(config.seed)
         if chief:
             for line in task.warnings(policy):
                 print(line, file=sys.stderr)
@@ -319,7 +320,8 @@ class Runner:
         if is_multi_worker(strategy):
             # Keras 3's fit fails under MultiWorkerMirroredStrategy
             # (keras-team/keras#20585): the same train_step in a loop.
-            loop = CustomTrainingLoop(model, strategy, verbose=args.verbose)
+            loop = CustomTrainingLoop(model, strategy,
+                                      verbose=config.verbose)
         started = time.time()
         epochs_run = start_epoch
         if action == "train":
@@ -445,7 +447,7 @@ class Runner:
     def _fit(self, model, loop, callbacks, start_epoch, start_batch):
         """Trains from `(start_epoch, start_batch)` to the last epoch;
         returns the number of epochs trained."""
-        task, args = self.task, self.task.args
+        task, verbose = self.task, self.task.config.verbose
         steps, epochs = task.steps_per_epoch, task.epochs
 
         def fit(dataset, steps_per_epoch, stop_epoch, initial_epoch):
@@ -465,7 +467,7 @@ class Runner:
                     epochs=stop_epoch, initial_epoch=initial_epoch,
                     validation_data=task.validation_data(),
                     callbacks=[*callbacks, RunProgbar(epochs)],
-                    verbose=args.verbose, shuffle=False,
+                    verbose=verbose, shuffle=False,
                 )
             logs = getattr(history, "history", history) or {}
             return len(logs.get("loss", []))

@@ -32,6 +32,7 @@ What keras-tuner requires of a `fit`, and how it is met here:
   the recipe (`recipes/ptb_onlstm.py`) for NT-ASGD.
 """
 
+import dataclasses
 import math
 import time
 
@@ -47,6 +48,7 @@ from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.callbacks import ParsingEvaluation
 from keras_ordered.training.optimizers import make_optimizer
 from keras_ordered.training.callbacks import make_plateau
+from keras_ordered.training.config import LanguageModelTraining
 
 OBJECTIVES = {
     "perplexity": kt.Objective("val_perplexity", direction="min"),
@@ -106,8 +108,9 @@ class LanguageModelHyperModel(kt.HyperModel):
         self.vocabulary = words
         self.preset_name = preset
         self.preset = type(self).get_preset(preset)
-        self.training = self.preset["training"]
-        if self.training.get("sentence_level") or self.training.get("data"):
+        self.training = LanguageModelTraining.from_dict(
+            self.preset["training"])
+        if self.training.sentence_level or self.training.data != "text":
             raise ValueError(
                 f"Preset {preset!r} trains on whole treebank sentences; "
                 "searches train on a text stream with truncated BPTT. Pick "
@@ -153,7 +156,7 @@ class LanguageModelHyperModel(kt.HyperModel):
 
     def _base(self, name, config):
         if name == "learning_rate":
-            return float(self.training["learning_rate"])
+            return float(self.training.learning_rate)
         return config[name]
 
     def values(self, hp):
@@ -165,10 +168,11 @@ class LanguageModelHyperModel(kt.HyperModel):
         return values
 
     def configuration(self, hp):
-        """`(model arguments, training settings)` of a trial."""
+        """`(model arguments, LanguageModelTraining)` of a trial."""
         values = self.values(hp)
         config = self._model_config(values, dict(self.preset["model"]))
-        training = dict(self.training, learning_rate=values["learning_rate"])
+        training = dataclasses.replace(
+            self.training, learning_rate=values["learning_rate"])
         return config, training
 
     def _declare(self, hp, name, base):
@@ -201,9 +205,8 @@ class LanguageModelHyperModel(kt.HyperModel):
         # checkpoints keras-tuner writes, and a trial Hyperband continues
         # gets them back with the weights.
         model.optimizer.build(model.trainable_variables)
-        model.configure_bptt(training["batch_size"],
-                             training["eval_batch_size"],
-                             clip_norm=training["clip_norm"])
+        model.configure_bptt(training.batch_size, training.eval_batch_size,
+                             clip_norm=training.clip_norm)
         return model
 
     def fit(self, hp, model, x, validation_data=None, epochs=1,
@@ -244,12 +247,12 @@ class LanguageModelHyperModel(kt.HyperModel):
             )
         _, training = self.configuration(hp)
         train_batches = BPTTBatches(
-            x, training["batch_size"], training["bptt"],
-            variable_length=training.get("variable_length", True),
+            x, training.batch_size, training.bptt,
+            variable_length=training.variable_length,
             seed=self.seed,
         )
         valid_batches = BPTTBatches(
-            validation_data, training["eval_batch_size"], training["bptt"],
+            validation_data, training.eval_batch_size, training.bptt,
             variable_length=False,
         )
         steps = train_batches.steps(steps_per_epoch)

@@ -31,6 +31,7 @@ from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically
 from keras_ordered.training import options
+from keras_ordered.training.config import preset_precision
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
@@ -49,7 +50,7 @@ def build_parser(description, hypermodel_class, presets, default_output,
             "presets (those training on a text stream) and the precision "
             "each trains in: "
             + ", ".join(sorted(
-                f"{name} ({options.preset_precision(None, preset)})"
+                f"{name} ({preset_precision(None, preset)})"
                 for name, preset in presets.items()
                 if not preset["training"].get("sentence_level")
             ))
@@ -437,7 +438,7 @@ def run(args, hypermodel_class):
     preset = hypermodel_class.get_preset(args.preset)
     # Trials train as the recipe would: in the preset's precision unless
     # --precision says otherwise. The best model is saved in float32.
-    policy = training_policy(options.preset_precision(args.precision, preset),
+    policy = training_policy(preset_precision(args.precision, preset),
                              args.mixed_precision)
     warning = emulated_bfloat16_warning(policy)
     if warning:

@@ -5,7 +5,6 @@ The folder given (`--data`, `--treebank`), only there; else
 no other folder (keras_ordered.datasets.folders).
 """
 
-import types
 
 import pytest
 
@@ -45,10 +44,12 @@ def test_neither_way_is_one_line_naming_both(no_data):
     assert "wsj_sample/dep/" in message
 
 
-def _language_model_args(**options):
-    args = dict(data=None, treebank=None, max_lines=None)
-    args.update(options)
-    return types.SimpleNamespace(**args)
+def _language_model_experiment(**fields):
+    from keras_ordered.models import PRPNLanguageModel
+    from keras_ordered.training.config import LanguageModelExperiment
+
+    return LanguageModelExperiment.from_preset(
+        PRPNLanguageModel, "tiny", output="unused", **fields)
 
 
 def test_language_model_recipes_use_the_rule(no_data, tmp_path, monkeypatch):
@@ -56,14 +57,14 @@ def test_language_model_recipes_use_the_rule(no_data, tmp_path, monkeypatch):
 
     with pytest.raises(ValueError, match=r"pass --data DIR, or set "
                        "KERAS_ORDERED_DATA"):
-        language_model._load_data(_language_model_args(), {})
+        language_model._load_data(_language_model_experiment())
     # $KERAS_ORDERED_DATA/ptb, and nothing else, when --data is not given.
     folder = tmp_path / "root" / "ptb"
     folder.mkdir(parents=True)
     for split in ptb.SPLITS:
         (folder / f"{split}.txt").write_text(" the cat sat \n")
     monkeypatch.setenv(DATA_ENV_VAR, str(tmp_path / "root"))
-    data = language_model._load_data(_language_model_args(), {})
+    data = language_model._load_data(_language_model_experiment())
     assert "cat" in data.vocabulary
 
 

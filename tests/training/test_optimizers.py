@@ -1,12 +1,15 @@
 """TorchAdam against an independent NumPy computation of PyTorch's Adam;
 the batch norms' PyTorch moving-variance update."""
 
+import dataclasses
+
 import keras
 import numpy as np
 import pytest
 
 from keras_ordered.layers.parsing_conv import GlobalBatchNormalization
 from keras_ordered.training.optimizers import TorchAdam
+from keras_ordered.training.config import LanguageModelTraining
 from keras_ordered.training.optimizers import make_optimizer
 
 # The optimizers' arithmetic on every backend (JAX without float64 takes
@@ -74,16 +77,29 @@ def test_torch_adam_config_round_trip_and_validation():
 
 
 def test_make_optimizer_gives_the_official_adam_unless_asked_otherwise():
-    settings = {"optimizer": "adam", "learning_rate": 0.003, "beta_1": 0.0,
-                "epsilon": 1e-9, "weight_decay": 1e-6}
-    official = make_optimizer(settings)
+    training = LanguageModelTraining(
+        optimizer="adam", learning_rate=0.003, batch_size=2, epochs=1,
+        bptt=5, beta_1=0.0, epsilon=1e-9, weight_decay=1e-6)
+    official = make_optimizer(training)
     assert isinstance(official, TorchAdam) and official.l2 == 1e-6
-    departure = make_optimizer({**settings, "optimizer": "keras_adam"})
+    assert (official.beta_1, official.epsilon) == (0.0, 1e-9)
+    departure = make_optimizer(
+        dataclasses.replace(training, optimizer="keras_adam"))
     assert isinstance(departure, keras.optimizers.Adam)
     assert not isinstance(departure, keras.optimizers.AdamW)
     assert departure.weight_decay == 1e-6
+    # Without an epsilon, each optimizer keeps its own: PyTorch's 1e-8 for
+    # the official arithmetic, Keras' 1e-7 for the departure.
+    plain = dataclasses.replace(training, epsilon=None)
+    assert make_optimizer(plain).epsilon == 1e-8
+    assert make_optimizer(dataclasses.replace(
+        plain, optimizer="keras_adam")).epsilon == 1e-7
+    sgd = make_optimizer(dataclasses.replace(training, optimizer="sgd",
+                                             weight_decay=0.0))
+    assert isinstance(sgd, keras.optimizers.SGD) and sgd.weight_decay is None
     with pytest.raises(ValueError, match="keras_adam"):
-        make_optimizer({**settings, "optimizer": "adamw"})
+        LanguageModelTraining.from_dict(
+            {**training.to_dict(), "optimizer": "adamw"})
 
 
 @pytest.mark.parametrize("unbiased", [True, False])

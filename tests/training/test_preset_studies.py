@@ -14,6 +14,7 @@ import pytest
 
 from keras_ordered.models import onlstm
 from keras_ordered.models.onlstm import ONLSTMLanguageModel
+from keras_ordered.training.config import LanguageModelExperiment
 from keras_ordered.training.tasks import language_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
@@ -26,10 +27,11 @@ STUDIED = {"medium": "onlstm_small_parity_epochs6"}
 def _resolved(argv):
     parser = language_model.build_parser("t", onlstm.PRESETS, "runs/t")
     args = parser.parse_args(argv)
-    preset, settings, precision = language_model.resolve_settings(
+    experiment = LanguageModelExperiment.from_options(
         args, ONLSTMLanguageModel, onlstm.get_preset)
-    return {"model": {**preset["model"], **args.model_args},
-            "training": settings, "precision": precision}
+    preset = onlstm.get_preset(experiment.preset)
+    return {"model": {**preset["model"], **experiment.model_args},
+            "training": experiment.training, "precision": experiment.precision}
 
 
 def _studies(folder):

@@ -18,6 +18,7 @@ embeddings and hidden states still learn to drive the fixed gates; cutting
 their gradient would need a hook in the layer.)
 """
 
+import dataclasses
 import time
 
 import keras
@@ -32,6 +33,7 @@ from keras_ordered.parsing import evaluate_distances
 from keras_ordered.parsing import evaluate_model
 from keras_ordered.parsing import evaluate_parsing
 from keras_ordered.training import SentenceBatches
+from keras_ordered.training.config import LanguageModelTraining
 from keras_ordered.training.optimizers import make_optimizer
 
 TRAIN_SENTENCES = 2000
@@ -78,14 +80,16 @@ def train(kind, seed, broken=None, epochs=None):
     words = grammar.vocabulary()
     model = model_class.from_preset("tiny", words, seed=seed,
                                     **setup["overrides"])
-    settings = dict(model_class.get_preset("tiny")["training"])
+    training = LanguageModelTraining.from_dict(
+        model_class.get_preset("tiny")["training"])
     if setup["learning_rate"] is not None:
-        settings["learning_rate"] = setup["learning_rate"]
+        training = dataclasses.replace(training,
+                                       learning_rate=setup["learning_rate"])
     if broken == "frozen_parser":
         model.parser.trainable = False
-    model.compile(optimizer=make_optimizer(settings))
+    model.compile(optimizer=make_optimizer(training))
     model.configure_bptt(BATCH_SIZE, BATCH_SIZE,
-                         clip_norm=settings["clip_norm"])
+                         clip_norm=training.clip_norm)
     records = grammar.generate_records(TRAIN_SENTENCES, seed=1000 + seed)
     batches = SentenceBatches(grammar.token_ids(records, words), BATCH_SIZE,
                               eos_id=0, seed=seed)

@@ -218,10 +218,17 @@ def test_recipe_trained_in_bfloat16_is_evaluated_and_saved_in_float32(
 
 def test_plateau_halves_as_the_official_scheduler():
     from keras_ordered.training.callbacks import make_plateau
+    from keras_ordered.training.config import LanguageModelTraining
+
+    def training(**settings):
+        return LanguageModelTraining(optimizer="adam", learning_rate=0.004,
+                                     batch_size=2, epochs=8, bptt=5,
+                                     **settings)
 
     model = ONLSTMLanguageModel.from_preset("tiny", VOCAB)
     model.compile(optimizer=keras.optimizers.Adam(0.004))
-    plateau = make_plateau({"reduce_lr_patience": 2, "reduce_lr_factor": 0.5})
+    plateau = make_plateau(training(reduce_lr_patience=2,
+                                    reduce_lr_factor=0.5))
     plateau.set_model(model)
     plateau.on_train_begin()
     rates = []
@@ -231,9 +238,9 @@ def test_plateau_halves_as_the_official_scheduler():
         plateau.on_epoch_end(epoch, {"val_loss": loss})
         rates.append(float(np.asarray(model.optimizer.learning_rate)))
     assert rates == pytest.approx([0.004] * 3 + [0.002] * 4 + [0.001])
-    assert make_plateau({"reduce_lr_patience": None}) is None
-    watch_training = make_plateau({"reduce_lr_patience": 0,
-                                   "reduce_lr_monitor": "loss"})
+    assert make_plateau(training()) is None
+    watch_training = make_plateau(training(reduce_lr_patience=0,
+                                           reduce_lr_monitor="loss"))
     assert (watch_training.monitor, watch_training.patience) == ("loss", 1)
 
 

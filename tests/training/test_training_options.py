@@ -6,6 +6,7 @@ import argparse
 import numpy as np
 import pytest
 
+from keras_ordered.training import config
 from keras_ordered.training import options
 from keras_ordered.training.batching import BucketedBatches
 from keras_ordered.training.batching import GFLBatches
@@ -74,7 +75,7 @@ def test_the_help_shows_each_default_once():
     text = parser.format_help()
     assert text.count("(default: runs/x)") == 1
     assert "(default: 1111)" in text
-    assert f"(default: {options.DEFAULT_PRECISION})" in text
+    assert f"(default: {config.DEFAULT_PRECISION})" in text
 
 
 def test_the_language_model_recipes_take_the_presets_precision():
@@ -85,7 +86,7 @@ def test_the_language_model_recipes_take_the_presets_precision():
     assert parser.parse_args([]).precision is None
     assert parser.parse_args(["--precision", "float32"]).precision == "float32"
     resolved = {
-        (family, name): options.preset_precision(None, module.get_preset(name))
+        (family, name): config.preset_precision(None, module.get_preset(name))
         for family, module in (("onlstm", onlstm), ("prpn", prpn))
         for name in module.PRESETS
     }
@@ -95,9 +96,9 @@ def test_the_language_model_recipes_take_the_presets_precision():
     # records passed the rule).
     assert resolved.pop(("onlstm", "small")) == "mixed_bfloat16"
     assert resolved.pop(("onlstm", "medium")) == "mixed_bfloat16"
-    assert set(resolved.values()) == {options.DEFAULT_PRECISION} == {"float32"}
+    assert set(resolved.values()) == {config.DEFAULT_PRECISION} == {"float32"}
     # An explicit --precision wins over the preset's.
-    assert options.preset_precision(
+    assert config.preset_precision(
         "float32", onlstm.get_preset("small")) == "float32"
     # --help lists each preset's precision.
     epilog = parser.format_help()
@@ -105,18 +106,22 @@ def test_the_language_model_recipes_take_the_presets_precision():
 
 
 def test_model_args_are_json_values_of_the_models_arguments():
-    names = {"chunk_size", "hidden_dims", "weight_drop_scaling"}
+    from keras_ordered.models import ONLSTMLanguageModel
+
     pairs = ["chunk_size=20", "hidden_dims=[600, 600, 200]",
              "weight_drop_scaling=official"]
-    assert options.model_args(pairs, names) == {
+    assert config.parse_model_args(pairs, ONLSTMLanguageModel) == {
         "chunk_size": 20, "hidden_dims": [600, 600, 200],
         "weight_drop_scaling": "official"}
-    assert options.model_args([], names) == {}
+    assert config.parse_model_args([], ONLSTMLanguageModel) == {}
     with pytest.raises(ValueError, match="expected NAME=VALUE"):
-        options.model_args(["chunk_size"], names)
-    with pytest.raises(ValueError, match="choose among chunk_size, "
-                       "hidden_dims, weight_drop_scaling"):
-        options.model_args(["chunks=2"], names)
+        config.parse_model_args(["chunk_size"], ONLSTMLanguageModel)
+    # The constructor's arguments, less the vocabulary and seed.
+    with pytest.raises(ValueError, match="choose among ar_alpha, ar_input, "
+                       "chunk_size, .*, weight_drop_scaling.$") as error:
+        config.parse_model_args(["chunks=2"], ONLSTMLanguageModel)
+    assert "vocabulary" not in str(error.value)
+    assert "seed" not in str(error.value)
     parser = language_model.build_parser("d", {}, "runs/x")
     assert parser.parse_args(
         ["--model-arg", "a=1", "--model-arg", "b=2"]).model_arg == ["a=1",

@@ -19,6 +19,7 @@ from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import onlstm
 from keras_ordered.models import prpn
 from keras_ordered.saving import load_model
+from keras_ordered.training.config import LanguageModelTraining
 from keras_ordered.tuning import ONLSTMHyperModel
 from keras_ordered.tuning import PRPNHyperModel
 from keras_ordered.tuning import search
@@ -67,7 +68,7 @@ def test_space_is_centred_on_the_preset_and_declares_every_knob(family):
         config, training = hypermodel.configuration(hp)
         preset = presets[name]
         assert config == preset["model"]
-        assert training == preset["training"]
+        assert training == LanguageModelTraining.from_dict(preset["training"])
         for parameter in hp.space:
             base = hypermodel.base_values()[parameter.name]
             if parameter.name == "learning_rate":
@@ -94,7 +95,7 @@ def test_every_corner_of_the_space_is_a_valid_model(family):
             trial = hp.copy()
             trial.values.update(corner)
             config, training = hypermodel.configuration(trial)
-            assert training["learning_rate"] == corner["learning_rate"]
+            assert training.learning_rate == corner["learning_rate"]
             if family == "onlstm":
                 chunk = config["chunk_size"]
                 assert all(d % chunk == 0 for d in config["hidden_dims"])

@@ -198,7 +198,7 @@ class ResumableReduceLROnPlateau(keras.callbacks.ReduceLROnPlateau):
         self.wait = int(state["wait"])
         self.cooldown_counter = int(state["cooldown_counter"])
 
-def make_plateau(settings, verbose=0):
+def make_plateau(training, verbose=0):
     """The learning-rate plateau schedule of the official PRPN code.
 
     The official code uses PyTorch's `ReduceLROnPlateau(mode="min",
@@ -210,20 +210,21 @@ def make_plateau(settings, verbose=0):
     `min_delta=0`.
 
     Args:
-        settings: a preset's `training` dict: `reduce_lr_patience` (None: no
-            schedule), `reduce_lr_factor`, `reduce_lr_monitor` (`val_loss`
-            by default; the `up` preset watches the training `loss`).
+        training: `keras_ordered.training.config.LanguageModelTraining`:
+            `reduce_lr_patience` (None: no schedule), `reduce_lr_factor`,
+            `reduce_lr_monitor` (`val_loss` by default; the `up` preset
+            watches the training `loss`).
         verbose: int, print when the rate changes.
 
     Returns:
         A `ResumableReduceLROnPlateau`, or None.
     """
-    patience = settings.get("reduce_lr_patience")
+    patience = training.reduce_lr_patience
     if patience is None:
         return None
     return ResumableReduceLROnPlateau(
-        monitor=settings.get("reduce_lr_monitor", "val_loss"),
-        factor=settings.get("reduce_lr_factor", 0.5),
+        monitor=training.reduce_lr_monitor,
+        factor=training.reduce_lr_factor,
         patience=int(patience) + 1,
         min_delta=0.0,
         verbose=verbose,

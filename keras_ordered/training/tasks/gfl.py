@@ -173,6 +173,7 @@ class GFLTask(Task):
 
     def __init__(self, args):
         super().__init__(args)
+        self.args = args
         _check_args(args)
         preset = get_preset(args.preset)
         self.settings = preset["training"]

@@ -4,8 +4,9 @@
 are short drivers over `main(...)` here. `LanguageModelTask` gives
 `keras_ordered.training.runner.Runner` its hooks:
 
-1. the precision the preset and `--precision` resolve to
-   (`resolve_settings`), the strategy (with `--cpu-devices`);
+1. the run's `LanguageModelExperiment` (`keras_ordered.training.config`),
+   read from the options once; the strategy (with `--cpu-devices`) and
+   the precision it names;
 2. inputs: the PTB text, or the sentences of a treebank (`_load_data`),
    as `BPTTBatches` windows or `SentenceBatches` (`_make_batches`);
 3. the preset's model, compiled and configured for truncated BPTT;
@@ -17,11 +18,11 @@ are short drivers over `main(...)` here. `LanguageModelTask` gives
 
 The runner does the rest (the dtype policy, the callbacks every run has,
 the resume, the loop, the float32 copy, `model.keras` and
-`results.json`); options come from `keras_ordered.training.options`, the
-exit status from `keras_ordered.training.driver.run_recipe`.
+`results.json`); options come from `keras_ordered.training.options`, with
+their defaults from the experiment's fields, the exit status from
+`keras_ordered.training.driver.run_recipe`.
 """
 
-import inspect
 import math
 import sys
 import textwrap
@@ -42,6 +43,9 @@ from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.callbacks import make_plateau
+from keras_ordered.training.config import LanguageModelExperiment
+from keras_ordered.training.config import default_of
+from keras_ordered.training.config import preset_precision
 from keras_ordered.training.distributed import is_chief
 from keras_ordered.training.distributed import is_multi_worker
 from keras_ordered.training.distributed import model_scope
@@ -103,7 +107,7 @@ def describe_presets(presets, default="ptb"):
         if training.get("bptt") and not training.get("sentence_level"):
             facts.append(f"windows of {training['bptt']} tokens")
         facts.append(f"{training['epochs']} epoch(s)")
-        facts.append(f"precision {options.preset_precision(None, preset)}")
+        facts.append(f"precision {preset_precision(None, preset)}")
         marker = " [default]" if name == default else ""
         lines.append(textwrap.fill(
             f"{preset.get('description', '')}{marker}", width=79,
@@ -193,11 +197,13 @@ def build_parser(description, presets, default_output):
                         metavar="N",
                         help="read only the first N lines of each split "
                         "(default: all)")
-    parser.add_argument("--save-freq", type=positive_int, default=200,
+    parser.add_argument("--save-freq", type=positive_int,
+                        default=_default("save_freq"),
                         metavar="N",
                         help="steps between crash-safe backups (and one at "
                         "every epoch end)")
-    parser.add_argument("--log-every", type=non_negative_int, default=50,
+    parser.add_argument("--log-every", type=non_negative_int,
+                        default=_default("log_every"),
                         metavar="N",
                         help="write training loss, perplexity and learning "
                         "rate to TensorBoard every N steps (0: epoch ends "
@@ -207,7 +213,7 @@ def build_parser(description, presets, default_output):
                         "subset every epoch and log F1 to TensorBoard "
                         "(default: no parsing evaluation)")
     parser.add_argument("--parse-eval-sentences", type=positive_int,
-                        default=200, metavar="N",
+                        default=_default("parse_eval_sentences"), metavar="N",
                         help="size of that development subset (the first N "
                         "sentences)")
     options.add_strategy(parser, cpu_devices=True)
@@ -284,45 +290,8 @@ def _worker_error(args, error):
     return 1
 
 
-def resolve_settings(args, model_class, get_preset=None):
-    """What a recipe run trains, from its options, without training.
-
-    Sets `args.model_args` (the `--model-arg` overrides, checked against
-    `model_class`'s arguments). `get_preset` defaults to the class's.
-
-    Returns:
-        (preset, settings, precision): the preset (a copy), its training
-        settings with the options' overrides applied, and the precision
-        name that `--precision` resolves to for this preset.
-    """
-    preset = (get_preset or model_class.get_preset)(args.preset)
-    settings = preset["training"]
-    args.model_args = options.model_args(
-        getattr(args, "model_arg", None), _argument_names(model_class))
-    for key, value in (
-        ("epochs", args.epochs),
-        ("batch_size", args.batch_size),
-        ("bptt", args.bptt),
-        ("learning_rate", args.learning_rate),
-    ):
-        if value is not None:
-            settings[key] = value
-    if args.fixed_length:
-        settings["variable_length"] = False
-    if args.average_from_epoch is not None and not (
-        settings["optimizer"] == "sgd" and settings.get("nonmono") is not None
-    ):
-        raise ValueError(
-            f"--average-from-epoch needs a preset trained with NT-ASGD; "
-            f"preset {args.preset!r} trains with {settings['optimizer']}."
-        )
-    if getattr(args, "adam", "official") == "keras" and (
-        settings["optimizer"] == "adam"
-    ):
-        settings["optimizer"] = "keras_adam"
-    precision = options.preset_precision(getattr(args, "precision", None),
-                                         preset)
-    return preset, settings, precision
+def _default(name):
+    return default_of(LanguageModelExperiment, name)
 
 
 def train(args, *, model_class, get_preset=None, presets=None):
@@ -331,8 +300,9 @@ def train(args, *, model_class, get_preset=None, presets=None):
     Returns:
         0, after printing and writing `results.json` to `args.output`.
     """
-    return Runner(LanguageModelTask(args, model_class, get_preset,
-                                    presets)).run()
+    experiment = LanguageModelExperiment.from_options(args, model_class,
+                                                      get_preset)
+    return Runner(LanguageModelTask(experiment, presets)).run()
 
 
 class LanguageModelTask(Task):
@@ -340,68 +310,80 @@ class LanguageModelTask(Task):
     (`keras_ordered.training.runner`).
 
     Args:
-        args: the options of `build_parser(...)`.
-        model_class: the model's class (`PRPNLanguageModel`, ...).
-        get_preset: the presets' lookup (None: the class's `get_preset`).
+        experiment: the run, a
+            `keras_ordered.training.config.LanguageModelExperiment`.
         presets: the family's presets, for the CPU-time warning (None:
             no warning).
+
+    Example:
+
+    ```python
+    # needs: ptb
+    from keras_ordered.models import PRPNLanguageModel
+    from keras_ordered.training.config import LanguageModelExperiment
+    from keras_ordered.training.runner import Runner
+    from keras_ordered.training.tasks.language_model import LanguageModelTask
+
+    experiment = LanguageModelExperiment.from_preset(
+        PRPNLanguageModel, "tiny", output="runs/prpn_tiny", max_lines=200,
+        steps_per_epoch=2, eval_steps=1, skip_test=True, verbose=0,
+        training={"epochs": 1})
+    Runner(LanguageModelTask(experiment)).run()
+    ```
     """
 
-    def __init__(self, args, model_class, get_preset=None, presets=None):
-        super().__init__(args)
-        self.model_class = model_class
+    def __init__(self, experiment, presets=None):
+        super().__init__(experiment)
+        self.model_class = experiment.model_class
         self.presets = presets
-        self.save_freq = args.save_freq
-        self.log_every = args.log_every
-        self.preset, self.settings, self.precision = resolve_settings(
-            args, model_class, get_preset)
+        self.save_freq = experiment.save_freq
+        self.log_every = experiment.log_every
+        self.training = experiment.training
         self.ntasgd = None
         self.parsing = None
 
     def make_strategy(self):
         # A CPU split into logical devices and a multi-worker strategy both
         # need a TensorFlow runtime that has not started yet.
-        cpu_devices = getattr(self.args, "cpu_devices", None)
-        if cpu_devices:
-            split_cpu(cpu_devices)
+        if self.config.cpu_devices:
+            split_cpu(self.config.cpu_devices)
         return super().make_strategy()
 
     def policy(self):
-        return training_policy(self.precision,
-                               getattr(self.args, "mixed_precision", False))
+        return training_policy(self.config.precision,
+                               self.config.mixed_precision)
 
     def warnings(self, policy):
         lines = []
-        if self.presets is not None:
-            lines.append(cpu_warning(self.args.preset, self.preset,
-                                     self.presets))
+        name = self.config.preset
+        if self.presets is not None and name in self.presets:
+            lines.append(cpu_warning(name, self.presets[name], self.presets))
         lines.append(emulated_bfloat16_warning(policy))
         return [line for line in lines if line]
 
     def build_inputs(self, replicas):
-        self.data = _load_data(self.args, self.settings)
-        self.batches = _make_batches(self.args, self.settings, self.data,
-                                     replicas)
+        self.data = _load_data(self.config)
+        self.batches = _make_batches(self.config, self.data, replicas)
         self.steps_per_epoch = self.batches.steps
-        self.epochs = self.settings["epochs"]
+        self.epochs = self.training.epochs
 
     def build_model(self):
+        config = self.config
         return self.model_class.from_preset(
-            self.args.preset, self.data.vocabulary, seed=self.args.seed,
-            **self.args.model_args)
+            config.preset, self.data.vocabulary, seed=config.seed,
+            **config.model_args)
 
     def compile_model(self, model):
-        settings = self.settings
         # JAX runs a step op by op unless it is compiled: its step always is.
-        model.compile(optimizer=make_optimizer(settings),
-                      jit_compile=(self.args.jit_compile
+        model.compile(optimizer=make_optimizer(self.training),
+                      jit_compile=(self.config.jit_compile
                                    or backend.name() == "jax"))
         model.configure_bptt(self.batches.batch, self.batches.eval_batch,
-                             clip_norm=settings["clip_norm"])
+                             clip_norm=self.training.clip_norm)
 
     def announce(self, model, strategy, policy):
         """Prints what trains where, under which policy, into which folder."""
-        args = self.args
+        config = self.config
         chief = is_chief(strategy)
         where = ", ".join(strategy.extended.worker_devices)
         if is_multi_worker(strategy):
@@ -409,47 +391,46 @@ class LanguageModelTask(Task):
                      f"{strategy.cluster_resolver.task_id} of a multi-worker "
                      f"cluster{'' if not chief else ', the chief'}")
         print(
-            f"Training {self.model_class.__name__} preset {args.preset!r} on "
+            f"Training {self.model_class.__name__} preset {config.preset!r} on "
             f"{len(self.data.train_ids)} tokens with "
             f"{strategy.num_replicas_in_sync} replica(s) ({where}) under the "
-            f"{policy} policy; output in {args.output}"
+            f"{policy} policy; output in {config.output}"
             f"{'' if chief else ' (written by the chief only)'}."
         )
 
     def fingerprint(self, model):
         fingerprint = {
             "model": self.model_class.__name__,
-            "preset": self.args.preset,
+            "preset": self.config.preset,
             "batch_size": self.batches.batch,
-            "bptt": self.settings["bptt"],
+            "bptt": self.training.bptt,
             "vocabulary_size": len(self.data.vocabulary),
         }
-        if self.args.model_args:
+        if self.config.model_args:
             # Only when given: backups of runs without them stay resumable.
-            fingerprint["model_args"] = self.args.model_args
+            fingerprint["model_args"] = dict(self.config.model_args)
         fingerprint["parameters"] = int(model.count_params())
         return fingerprint
 
     def callbacks(self, model, log_dir, chief):
         """NT-ASGD or the plateau schedule, and the parsing F1 per epoch
         (the chief's)."""
-        args, settings = self.args, self.settings
+        config, training = self.config, self.training
         callbacks = []
-        if (settings["optimizer"] == "sgd"
-                and settings.get("nonmono") is not None):
-            self.ntasgd = NTASGD(settings["nonmono"], verbose=args.verbose,
-                                 average_from_epoch=args.average_from_epoch)
+        if training.ntasgd:
+            self.ntasgd = NTASGD(training.nonmono, verbose=config.verbose,
+                                 average_from_epoch=config.average_from_epoch)
             callbacks.append(self.ntasgd)
-        plateau = make_plateau(settings, verbose=args.verbose)
+        plateau = make_plateau(training, verbose=config.verbose)
         if plateau is not None:
             callbacks.append(plateau)
         records = self.data.treebank_records
-        if chief and (args.parse_eval or records is not None):
+        if chief and (config.parse_eval or records is not None):
             self.parsing = ParsingEvaluation(
-                args.parse_eval or records,
+                config.parse_eval or records,
                 log_dir=log_dir,
-                max_sentences=(args.parse_eval_sentences if args.parse_eval
-                               else len(records)),
+                max_sentences=(config.parse_eval_sentences
+                               if config.parse_eval else len(records)),
                 # Under NT-ASGD: the trees of the averaged weights, which
                 # validation and the checkpoints use.
                 weights_context=self.validated_weights(),
@@ -469,18 +450,18 @@ class LanguageModelTask(Task):
         return train.stream(epoch, steps)
 
     def validation_data(self):
-        return self.batches.valid.dataset(0,
-                                          steps_per_epoch=self.args.eval_steps)
+        return self.batches.valid.dataset(
+            0, steps_per_epoch=self.config.eval_steps)
 
     def results(self, model, facts):
-        args = self.args
-        results = {"preset": args.preset, "epochs": self.epochs,
+        config = self.config
+        results = {"preset": config.preset, "epochs": self.epochs,
                    "train_seconds": facts["train_seconds"],
                    "parameters": int(model.count_params())}
-        if args.model_args:
-            results["model_args"] = args.model_args
-        if args.average_from_epoch is not None:
-            results["average_from_epoch"] = args.average_from_epoch
+        if config.model_args:
+            results["model_args"] = dict(config.model_args)
+        if config.average_from_epoch is not None:
+            results["average_from_epoch"] = config.average_from_epoch
         return results
 
     def restore_best(self, model, checkpoint, chief, results):
@@ -492,30 +473,31 @@ class LanguageModelTask(Task):
     def evaluate(self, model, results, loop):
         """Validation and test perplexity, and the parsing F1 of the
         evaluated weights against right-branching."""
-        args, settings, batches = self.args, self.settings, self.batches
+        config, batches = self.config, self.batches
+        eval_steps, bptt = config.eval_steps, self.training.bptt
         partial = ""
-        if args.eval_steps:
-            results["eval_steps"] = args.eval_steps
+        if eval_steps:
+            results["eval_steps"] = eval_steps
             results["evaluation"] = (
-                f"partial: the first {args.eval_steps} windows of each split "
+                f"partial: the first {eval_steps} windows of each split "
                 "only (--eval-steps), not comparable with whole-split figures"
             )
-            partial = f" (first {args.eval_steps} windows only: --eval-steps)"
+            partial = f" (first {eval_steps} windows only: --eval-steps)"
         if self.data.treebank_records is not None:
             results["valid_split"] = "the training sentences (official setup)"
         stream = dict(sentence_level=batches.sentence_level, eos=batches.eos,
                       bos=batches.bos, loop=loop)
         results["valid_loss"] = evaluate_stream(
-            model, self.data.valid_ids, batches.eval_batch, settings["bptt"],
-            args.eval_steps, args.verbose, **stream,
+            model, self.data.valid_ids, batches.eval_batch, bptt,
+            eval_steps, config.verbose, **stream,
         )
         results["valid_perplexity"] = perplexity(results["valid_loss"])
         print(f"Validation perplexity{partial}: "
               f"{results['valid_perplexity']:.2f}")
-        if _tests(args, self.data):
+        if _tests(config, self.data):
             results["test_loss"] = evaluate_stream(
-                model, self.data.test_ids, batches.test_batch,
-                settings["bptt"], args.eval_steps, args.verbose, **stream,
+                model, self.data.test_ids, batches.test_batch, bptt,
+                eval_steps, config.verbose, **stream,
             )
             results["test_perplexity"] = perplexity(results["test_loss"])
             print(f"Test perplexity{partial}: "
@@ -544,7 +526,7 @@ class LanguageModelTask(Task):
         return model
 
 
-def _load_data(args, settings):
+def _load_data(experiment):
     """Step 1: the token ids of the splits and the vocabulary.
 
     Returns:
@@ -553,20 +535,21 @@ def _load_data(args, settings):
         official unsupervised-parsing setup, or None), `sentence_level`
         (whether the model reads sentence by sentence).
     """
+    training = experiment.training
     treebank_records = None
-    sentence_level = settings.get("sentence_level", False)
-    if args.treebank or settings.get("data") == "treebank":
+    sentence_level = training.sentence_level
+    if experiment.treebank or training.data == "treebank":
         # The official unsupervised-parsing setup: the language model reads
         # the treebank's own sentences (in their order) and parses them.
         train_ids, vocabulary, treebank_records = load_lm_sentences(
-            args.treebank,
-            max_length=settings.get("max_sentence_length"),
-            min_count=settings.get("min_count", 3),
+            experiment.treebank,
+            max_length=training.max_sentence_length,
+            min_count=training.min_count,
         )
-        if args.max_lines:
-            keep = np.flatnonzero(train_ids == 0)[: args.max_lines]
+        if experiment.max_lines:
+            keep = np.flatnonzero(train_ids == 0)[: experiment.max_lines]
             train_ids = train_ids[: keep[-1] + 1]
-            treebank_records = treebank_records[: args.max_lines]
+            treebank_records = treebank_records[: experiment.max_lines]
         valid_ids, test_ids = train_ids, None
         sentence_level = True
         print(f"Training on {len(treebank_records)} treebank sentences "
@@ -574,9 +557,9 @@ def _load_data(args, settings):
               "the same sentences, as the official setup does.")
     else:
         (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
-            data_dir(args.data, "ptb", "--data",
+            data_dir(experiment.data, "ptb", "--data",
                      "PTB language-modelling text"),
-            download=False, max_lines=args.max_lines,
+            download=False, max_lines=experiment.max_lines,
         )
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
@@ -585,7 +568,7 @@ def _load_data(args, settings):
     )
 
 
-def _make_batches(args, settings, data, replicas):
+def _make_batches(experiment, data, replicas):
     """Step 2: the training and validation batches.
 
     Returns:
@@ -594,7 +577,8 @@ def _make_batches(args, settings, data, replicas):
         without a test evaluation), `steps` (training steps per epoch),
         `sentence_level`, `eos`, `bos`.
     """
-    batch = settings["batch_size"]
+    training, seed = experiment.training, experiment.seed
+    batch = training.batch_size
     if batch % replicas:
         raise ValueError(
             f"The training batch size {batch} is not a multiple of the "
@@ -602,9 +586,9 @@ def _make_batches(args, settings, data, replicas):
         )
     evaluation_batches = {}
     for key in ("eval_batch_size", "test_batch_size"):
-        if key == "test_batch_size" and not _tests(args, data):
+        if key == "test_batch_size" and not _tests(experiment, data):
             continue
-        size = settings[key]
+        size = getattr(training, key)
         if size % replicas:
             # Every replica evaluates an equal share of the streams.
             rounded = -(-size // replicas) * replicas
@@ -620,34 +604,33 @@ def _make_batches(args, settings, data, replicas):
     bos = vocabulary.index(BOS) if BOS in vocabulary else None
     if sentence_level:
         train_batches = SentenceBatches(
-            data.train_ids, batch, eos, shuffle=settings.get("shuffle", True),
-            seed=args.seed, bos_id=bos,
+            data.train_ids, batch, eos, shuffle=training.shuffle,
+            seed=seed, bos_id=bos,
         )
         valid_batches = SentenceBatches(data.valid_ids, eval_batch, eos,
                                         shuffle=False, bos_id=bos)
     else:
         train_batches = BPTTBatches(
-            data.train_ids, batch, settings["bptt"],
-            variable_length=settings.get("variable_length", True),
-            seed=args.seed,
+            data.train_ids, batch, training.bptt,
+            variable_length=training.variable_length, seed=seed,
         )
         valid_batches = BPTTBatches(
-            data.valid_ids, eval_batch, settings["bptt"],
+            data.valid_ids, eval_batch, training.bptt,
             variable_length=False,
         )
     return types.SimpleNamespace(
         train=train_batches, valid=valid_batches, batch=batch,
         eval_batch=eval_batch,
         test_batch=evaluation_batches.get("test_batch_size"),
-        steps=train_batches.steps(args.steps_per_epoch),
+        steps=train_batches.steps(experiment.steps_per_epoch),
         sentence_level=sentence_level, eos=eos, bos=bos,
     )
 
 
-def _tests(args, data):
+def _tests(experiment, data):
     """Whether the run ends with a test evaluation: not with --skip-test,
     nor in the unsupervised-parsing setup (no test split)."""
-    return not args.skip_test and data.test_ids is not None
+    return not experiment.skip_test and data.test_ids is not None
 
 
 def _compare_with_right_branching(model, parsing, final_scores, results):
@@ -676,15 +659,6 @@ def _compare_with_right_branching(model, parsing, final_scores, results):
             "development trees best (benchmarks/parsing_quality.py; the "
             "multi-seed recipe of docs/models/prpn.md).", file=sys.stderr,
         )
-
-
-def _argument_names(model_class):
-    """The arguments `--model-arg` may set: the model's constructor's,
-    less the vocabulary and seed (the recipe gives those)."""
-    parameters = inspect.signature(model_class.__init__).parameters.values()
-    return {p.name for p in parameters
-            if p.kind is p.POSITIONAL_OR_KEYWORD
-            and p.name not in ("self", "vocabulary", "seed")}
 
 
 def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,

@@ -206,6 +206,7 @@ class TDTreeLSTMTask(Task):
 
     def __init__(self, args):
         super().__init__(args)
+        self.args = args
         _check_args(args)
         preset = get_preset(args.preset)
         self.settings = dict(preset["training"])

@@ -28,6 +28,7 @@ from harness import gradients as harness_gradients
 from keras_ordered.models.prpn import from_official_state_dict
 from keras_ordered.models.prpn.presets import PAPER_TRAINING
 from keras_ordered.training import BPTTBatches
+from keras_ordered.training.config import LanguageModelTraining
 from keras_ordered.training.optimizers import make_optimizer
 
 # Loss tolerances of the first 5 steps. A loop written by hand with
@@ -133,7 +134,8 @@ def _torch_adam_first_update(weights, gradients, settings):
 def test_recipe_training_step_reproduces_the_official_steps(gates):
     record = _record(gates)
     settings = _settings(record)
-    model = _model(record, gates, make_optimizer(settings))
+    model = _model(record, gates,
+                   make_optimizer(LanguageModelTraining.from_dict(settings)))
     batches = _batches(record)
     windows = batches.windows(0)
     first = next(windows)
@@ -186,9 +188,11 @@ def test_keras_adam_departs_from_the_official_first_update():
     # rate; the guard on the default above is therefore not vacuous.
     record = _record("hard")
     settings = _settings(record)
-    official = _model(record, "hard", make_optimizer(settings))
-    departure = _model(record, "hard",
-                       make_optimizer({**settings, "optimizer": "keras_adam"}))
+    official = _model(record, "hard",
+                      make_optimizer(LanguageModelTraining.from_dict(settings)))
+    departure = _model(record, "hard", make_optimizer(
+        LanguageModelTraining.from_dict({**settings,
+                                         "optimizer": "keras_adam"})))
     for model in (official, departure):
         model.fit(_batches(record).stream(0), steps_per_epoch=1, epochs=1,
                   verbose=0, shuffle=False)

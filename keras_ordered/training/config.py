@@ -1,0 +1,419 @@
+"""Typed configurations of a training run, after TF Model Garden's configs.
+
+A run of a recipe is one frozen dataclass, read from the command line once
+(`LanguageModelExperiment.from_options`) or made by a named factory
+(`LanguageModelExperiment.from_preset`); the task and the runner read its
+fields, never the parsed options. Each default is stated here, once: the
+recipes' options take theirs from these fields (`default_of`).
+
+- `RunConfig`: what `keras_ordered.training.runner.Runner` reads of any
+  run: the output folder, the seed, the verbosity, the strategy.
+- `LanguageModelTraining`: how a language model trains, the `"training"`
+  block of an ON-LSTM, PRPN or LSTM preset: optimizer, schedule, batches,
+  windows, clipping, data setup.
+- `LanguageModelExperiment`: a whole language-model run: the model (class,
+  preset, `--model-arg` changes), its training, precision, data folders and
+  the run's own settings.
+
+Standard library only (the recipes' `--help` reads the defaults without
+starting TensorFlow).
+
+Example:
+
+```python
+import dataclasses
+
+from keras_ordered.models import PRPNLanguageModel
+from keras_ordered.training.config import LanguageModelExperiment
+
+experiment = LanguageModelExperiment.from_preset(
+    PRPNLanguageModel, "tiny", output="runs/prpn_tiny",
+    training={"epochs": 1}, steps_per_epoch=2)
+assert experiment.training.optimizer == "adam"
+assert experiment.training.epochs == 1
+longer = dataclasses.replace(
+    experiment, training=dataclasses.replace(experiment.training, epochs=3))
+assert longer.training.epochs == 3 and experiment.training.epochs == 1
+```
+"""
+
+import dataclasses
+import inspect
+import json
+import types
+import typing
+
+DEFAULT_PRECISION = "float32"
+"""The recipes' default dtype policy: a precision becomes a default only
+where its trees, over seeds, match float32's
+(`benchmarks/parsing_quality.py`)."""
+
+OPTIMIZERS = ("adam", "keras_adam", "sgd")
+"""`LanguageModelTraining.optimizer`: `adam` is Adam with PyTorch's
+arithmetic (`keras_ordered.training.optimizers.TorchAdam`, coupled L2
+decay, as the official PRPN code), `keras_adam` Keras' Adam (decoupled
+decay: a departure), `sgd` plain SGD (NT-ASGD with `nonmono`)."""
+
+
+def preset_precision(precision, preset):
+    """The precision a run uses: `precision` when given, else the preset's
+    `"precision"`, else `DEFAULT_PRECISION`."""
+    if precision is not None:
+        return precision
+    return preset.get("precision", DEFAULT_PRECISION)
+
+
+def default_of(config_class, name):
+    """The default of field `name` of a config dataclass (for an option's
+    default, so that it is stated once)."""
+    for field in dataclasses.fields(config_class):
+        if field.name == name:
+            if field.default is dataclasses.MISSING:
+                raise ValueError(f"{config_class.__name__}.{name} has no "
+                                 "default.")
+            return field.default
+    raise ValueError(f"{config_class.__name__} has no field {name!r}.")
+
+
+def _check_count(owner, name, value, smallest=1, optional=False):
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or (
+            value < smallest):
+        what = "a positive int" if smallest == 1 else f"an int >= {smallest}"
+        raise ValueError(f"{owner}.{name} must be {what}"
+                         f"{' or None' if optional else ''}, got {value!r}.")
+
+
+def _check_rate(owner, name, value, optional=False, zero=False):
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            value < 0 or (value == 0 and not zero)):
+        what = "a number >= 0" if zero else "a positive number"
+        raise ValueError(f"{owner}.{name} must be {what}"
+                         f"{' or None' if optional else ''}, got {value!r}.")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LanguageModelTraining:
+    """How a language model trains: a preset's `"training"` block.
+
+    Args:
+        optimizer: one of `OPTIMIZERS`.
+        learning_rate: the initial learning rate.
+        batch_size: training batch size (streams of the text, or sentences).
+        epochs: training epochs.
+        bptt: window length of truncated BPTT.
+        eval_batch_size: validation batch size (10, as AWD-LSTM and PRPN).
+        test_batch_size: test batch size (1, as AWD-LSTM and PRPN).
+        variable_length: the AWD schedule of window lengths (`bptt`, or
+            half of it 5 % of the time, with noise) instead of fixed ones.
+        clip_norm: the global gradient norm clipped to, or None.
+        beta_1, beta_2, epsilon: Adam's (epsilon None: the optimizer's own
+            default).
+        weight_decay: L2 decay (coupled for `adam` and `sgd`, decoupled for
+            `keras_adam`); 0 for none.
+        nonmono: NT-ASGD's non-monotone trigger (SGD only), or None.
+        reduce_lr_patience: epochs without a strictly lower `reduce_lr_monitor`
+            before the rate is multiplied by `reduce_lr_factor`, as
+            PyTorch's `ReduceLROnPlateau(threshold=0)`; None: no plateau
+            schedule.
+        reduce_lr_factor: the plateau schedule's factor.
+        reduce_lr_monitor: the epoch log it watches.
+        sentence_level: train on sentences, each from a zero state, instead
+            of a continuous stream.
+        data: `"text"` (the PTB text) or `"treebank"` (the sentences of a
+            treebank folder, the official unsupervised-parsing setup).
+        max_sentence_length: with `"treebank"`: longest sentence kept (words
+            after punctuation removal), or None.
+        min_count: with `"treebank"`: words seen fewer times become `<unk>`.
+        shuffle: shuffle the sentences every epoch (sentence-level).
+
+    Example:
+
+    >>> training = LanguageModelTraining.from_dict(
+    ...     {"optimizer": "sgd", "learning_rate": 30.0, "batch_size": 20,
+    ...      "epochs": 6, "bptt": 70, "nonmono": 5})
+    >>> training.eval_batch_size
+    10
+    """
+
+    optimizer: str
+    learning_rate: float
+    batch_size: int
+    epochs: int
+    bptt: int
+    eval_batch_size: int = 10
+    test_batch_size: int = 1
+    variable_length: bool = True
+    clip_norm: typing.Optional[float] = None
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: typing.Optional[float] = None
+    weight_decay: float = 0.0
+    nonmono: typing.Optional[int] = None
+    reduce_lr_patience: typing.Optional[int] = None
+    reduce_lr_factor: float = 0.5
+    reduce_lr_monitor: str = "val_loss"
+    sentence_level: bool = False
+    data: str = "text"
+    max_sentence_length: typing.Optional[int] = None
+    min_count: int = 3
+    shuffle: bool = True
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"{owner}.optimizer must be one of {OPTIMIZERS}, "
+                             f"got {self.optimizer!r}.")
+        for name in ("batch_size", "epochs", "bptt", "eval_batch_size",
+                     "test_batch_size", "min_count"):
+            _check_count(owner, name, getattr(self, name))
+        for name in ("nonmono", "max_sentence_length"):
+            _check_count(owner, name, getattr(self, name), optional=True)
+        _check_count(owner, "reduce_lr_patience", self.reduce_lr_patience,
+                     smallest=0, optional=True)
+        _check_rate(owner, "learning_rate", self.learning_rate)
+        _check_rate(owner, "clip_norm", self.clip_norm, optional=True)
+        _check_rate(owner, "epsilon", self.epsilon, optional=True)
+        _check_rate(owner, "weight_decay", self.weight_decay, zero=True)
+        _check_rate(owner, "reduce_lr_factor", self.reduce_lr_factor)
+        if self.data not in ("text", "treebank"):
+            raise ValueError(f"{owner}.data must be 'text' or 'treebank', "
+                             f"got {self.data!r}.")
+        if self.nonmono is not None and self.optimizer != "sgd":
+            raise ValueError(f"{owner}.nonmono (NT-ASGD) needs optimizer "
+                             f"'sgd', not {self.optimizer!r}.")
+
+    @classmethod
+    def from_dict(cls, settings):
+        """The settings of a preset's `"training"` dict; an unknown key is
+        an error naming the known ones."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        unknown = set(settings) - names
+        if unknown:
+            raise ValueError(
+                f"Unknown training setting(s) {sorted(unknown)}; "
+                f"{cls.__name__} has {sorted(names)}.")
+        return cls(**settings)
+
+    @property
+    def ntasgd(self):
+        """Whether the run trains with NT-ASGD (SGD with a trigger)."""
+        return self.optimizer == "sgd" and self.nonmono is not None
+
+    def to_dict(self):
+        """The settings as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """What the runner reads of every run.
+
+    Args:
+        output: the run's folder (logs, backups, `model.keras`,
+            `results.json`); the same run again resumes in it.
+        seed: the random seed (initialisation, dropout, batch order); 1111,
+            as the official code.
+        verbose: 0 silent, 1 a progress bar, 2 one line per epoch.
+        strategy: `"auto"`, `"mirrored"`, `"one-device"` or `"multi-worker"`
+            (`keras_ordered.training.distributed.make_strategy`).
+    """
+
+    output: str
+    seed: int = 1111
+    verbose: int = 2
+    strategy: str = "auto"
+
+
+def _frozen_mapping(mapping):
+    return types.MappingProxyType(dict(mapping or {}))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LanguageModelExperiment(RunConfig):
+    """A language-model run (ON-LSTM, PRPN, LSTM) of the recipes.
+
+    Args:
+        model_class: the model's class (`PRPNLanguageModel`, ...).
+        preset: the preset's name (`model_class.get_preset(preset)`).
+        training: `LanguageModelTraining`.
+        model_args: the model arguments replacing the preset's
+            (`--model-arg`), a read-only mapping.
+        precision: the dtype policy of training (`"float32"`,
+            `"mixed_bfloat16"`, `"mixed_float16"`, `"auto"`).
+        mixed_precision: the older switch for mixed_float16 on a GPU,
+            mixed_bfloat16 on a CPU.
+        data: the PTB text folder (None: `$KERAS_ORDERED_DATA/ptb`).
+        treebank: a Treebank `.mrg` folder to train on (None: the preset's
+            `training.data` decides).
+        max_lines: read only the first N lines of each split.
+        steps_per_epoch: train at most N windows per epoch.
+        eval_steps: evaluate on the first N windows of each split.
+        skip_test: skip the final test-set evaluation.
+        save_freq: steps between crash-safe backups.
+        log_every: steps between TensorBoard points (0: epoch ends only).
+        parse_eval: a Treebank folder to parse every epoch (None: none).
+        parse_eval_sentences: how many of its sentences.
+        cpu_devices: split the CPU into N logical devices (None: one).
+        jit_compile: XLA-compile the TensorFlow train step.
+        average_from_epoch: NT-ASGD: average from this epoch at the latest.
+        (and `RunConfig`'s fields.)
+    """
+
+    model_class: type
+    preset: str
+    training: LanguageModelTraining
+    model_args: typing.Mapping[str, typing.Any] = dataclasses.field(
+        default_factory=dict)
+    precision: str = DEFAULT_PRECISION
+    mixed_precision: bool = False
+    data: typing.Optional[str] = None
+    treebank: typing.Optional[str] = None
+    max_lines: typing.Optional[int] = None
+    steps_per_epoch: typing.Optional[int] = None
+    eval_steps: typing.Optional[int] = None
+    skip_test: bool = False
+    save_freq: int = 200
+    log_every: int = 50
+    parse_eval: typing.Optional[str] = None
+    parse_eval_sentences: int = 200
+    cpu_devices: typing.Optional[int] = None
+    jit_compile: bool = False
+    average_from_epoch: typing.Optional[int] = None
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        object.__setattr__(self, "model_args",
+                           _frozen_mapping(self.model_args))
+        for name in ("max_lines", "steps_per_epoch", "eval_steps",
+                     "cpu_devices", "average_from_epoch"):
+            _check_count(owner, name, getattr(self, name), optional=True)
+        for name in ("save_freq", "parse_eval_sentences"):
+            _check_count(owner, name, getattr(self, name))
+        _check_count(owner, "log_every", self.log_every, smallest=0)
+        unknown = set(self.model_args) - model_argument_names(
+            self.model_class)
+        if unknown:
+            raise ValueError(
+                f"--model-arg {sorted(unknown)[0]}: the model has no such "
+                "argument; choose among "
+                f"{', '.join(sorted(model_argument_names(self.model_class)))}.")
+        if self.average_from_epoch is not None and not self.training.ntasgd:
+            raise ValueError(
+                f"--average-from-epoch needs a preset trained with NT-ASGD; "
+                f"preset {self.preset!r} trains with "
+                f"{self.training.optimizer}.")
+
+    @classmethod
+    def from_preset(cls, model_class, preset, *, get_preset=None,
+                    training=None, **fields):
+        """The run of a preset: its training, with `training` (a dict of
+        `LanguageModelTraining` fields) and `fields` replaced.
+
+        Args:
+            model_class: the model's class.
+            preset: the preset's name.
+            get_preset: the presets' lookup (None: `model_class.get_preset`).
+            training: dict of training settings replacing the preset's.
+            **fields: the experiment's other fields (`output` among them).
+
+        Returns:
+            A `LanguageModelExperiment`. Its `precision` is the preset's
+            (or `DEFAULT_PRECISION`) unless `fields` gives one.
+        """
+        entry = (get_preset or model_class.get_preset)(preset)
+        settings = LanguageModelTraining.from_dict(entry["training"])
+        if training:
+            settings = dataclasses.replace(settings, **training)
+        fields["precision"] = preset_precision(fields.get("precision"), entry)
+        return cls(model_class=model_class, preset=preset, training=settings,
+                   **fields)
+
+    @classmethod
+    def from_options(cls, args, model_class, get_preset=None):
+        """The run the language-model recipes' options describe (the one
+        place that reads them).
+
+        Args:
+            args: the options of
+                `keras_ordered.training.tasks.language_model.build_parser`.
+            model_class: the model's class.
+            get_preset: the presets' lookup (None: the class's).
+        """
+        training = {name: getattr(args, name) for name in (
+            "epochs", "batch_size", "bptt", "learning_rate")
+            if getattr(args, name) is not None}
+        if args.fixed_length:
+            training["variable_length"] = False
+        entry = (get_preset or model_class.get_preset)(args.preset)
+        if args.adam == "keras" and entry["training"]["optimizer"] == "adam":
+            training["optimizer"] = "keras_adam"
+        fields = {name: getattr(args, name) for name in (
+            "output", "seed", "verbose", "strategy", "mixed_precision",
+            "data", "treebank", "max_lines", "steps_per_epoch",
+            "eval_steps", "skip_test", "save_freq", "log_every",
+            "parse_eval", "parse_eval_sentences", "cpu_devices",
+            "jit_compile", "average_from_epoch")}
+        fields["precision"] = args.precision
+        return cls.from_preset(
+            model_class, args.preset, get_preset=lambda name: entry,
+            training=training,
+            model_args=parse_model_args(args.model_arg, model_class),
+            **fields)
+
+    def to_dict(self):
+        """The run as a JSON-ready dict (the model class by name)."""
+        values = {field.name: getattr(self, field.name)
+                  for field in dataclasses.fields(self)}
+        values["model_class"] = self.model_class.__name__
+        values["training"] = self.training.to_dict()
+        values["model_args"] = dict(self.model_args)
+        return values
+
+
+def model_argument_names(model_class):
+    """The arguments `--model-arg` may set: the model's constructor's,
+    less the vocabulary and seed (the recipe gives those)."""
+    parameters = inspect.signature(model_class.__init__).parameters.values()
+    return {p.name for p in parameters
+            if p.kind is p.POSITIONAL_OR_KEYWORD
+            and p.name not in ("self", "vocabulary", "seed")}
+
+
+def parse_model_args(pairs, model_class):
+    """`--model-arg NAME=VALUE` pairs as a dict of model arguments.
+
+    Args:
+        pairs: list of `"NAME=VALUE"` strings, or None.
+        model_class: the model's class (other names are refused).
+
+    Returns:
+        dict, name to value (JSON-decoded where the text is JSON, else the
+        text).
+
+    Raises:
+        ValueError: a pair without `=`, or an unknown name.
+    """
+    names = model_argument_names(model_class)
+    values = {}
+    for pair in pairs or ():
+        name, equals, text = pair.partition("=")
+        name = name.strip()
+        if not equals or not name:
+            raise ValueError(
+                f"--model-arg {pair!r}: expected NAME=VALUE, e.g. "
+                "chunk_size=20."
+            )
+        if name not in names:
+            raise ValueError(
+                f"--model-arg {name}: the model has no such argument; "
+                f"choose among {', '.join(sorted(names))}."
+            )
+        try:
+            values[name] = json.loads(text)
+        except json.JSONDecodeError:
+            values[name] = text
+    return values
