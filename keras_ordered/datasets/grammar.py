@@ -41,7 +41,7 @@ of `generate_records` are the `TreebankSentence` objects that
 `keras_ordered.parsing.evaluate_parsing` and the parsing callback score.
 """
 
-import nltk
+from keras_ordered._nltk import nltk
 import numpy as np
 
 from keras_ordered.datasets import treebank

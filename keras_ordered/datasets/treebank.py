@@ -28,7 +28,7 @@ import io
 import os
 import re
 
-import nltk
+from keras_ordered._nltk import nltk
 import numpy as np
 
 from keras_ordered._tokens import check_token_list
@@ -222,7 +222,7 @@ class TreebankSentence:
     """
 
     words: list
-    tree: nltk.Tree
+    tree: "nltk.Tree"
     spans: frozenset
     labeled_spans: frozenset
     file_id: str

@@ -27,7 +27,7 @@ import glob
 import io
 import os
 
-import nltk
+from keras_ordered._nltk import nltk
 
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import read_mrg_file

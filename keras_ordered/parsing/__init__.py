@@ -59,7 +59,6 @@ from keras_ordered.parsing.metrics import sentence_spans
 from keras_ordered.parsing.trees import DECODERS
 from keras_ordered.parsing.trees import UNLABELED
 from keras_ordered.parsing.trees import WORD_TAG
-from keras_ordered.parsing.trees import UnlabeledTree
 from keras_ordered.parsing.trees import brackets_to_tree
 from keras_ordered.parsing.trees import distances_to_tree
 from keras_ordered.parsing.trees import num_leaves
@@ -68,3 +67,17 @@ from keras_ordered.parsing.trees import tree_depth
 from keras_ordered.parsing.trees import tree_to_brackets
 from keras_ordered.parsing.trees import tree_to_labeled_spans
 from keras_ordered.parsing.trees import tree_to_spans
+
+
+def __getattr__(name):
+    # `UnlabeledTree` subclasses nltk.Tree: made on first use, so that
+    # importing the package does not load nltk (keras_ordered._nltk).
+    if name == "UnlabeledTree":
+        from keras_ordered.parsing import trees
+
+        return trees.UnlabeledTree
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), "UnlabeledTree"])

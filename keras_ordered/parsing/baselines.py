@@ -5,7 +5,7 @@ right-biased top-down parser of `distances_to_tree`): a model that does not
 beat them has learned nothing the parser does not already assume.
 """
 
-import nltk  # noqa: F401  (the doctests use it)
+from keras_ordered._nltk import nltk  # noqa: F401  (the doctests use it)
 import numpy as np
 
 from keras_ordered.parsing import trees as trees_lib

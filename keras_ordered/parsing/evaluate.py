@@ -12,7 +12,7 @@ method (see `keras_ordered.models.base.SyntacticDistanceMixin`).
 import dataclasses
 import inspect
 
-import nltk
+from keras_ordered._nltk import nltk
 import numpy as np
 
 from keras_ordered.parsing import evalb

@@ -33,7 +33,7 @@ Reference:
 import dataclasses
 import re
 
-import nltk
+from keras_ordered._nltk import nltk
 
 from keras_ordered.parsing import trees as trees_lib
 

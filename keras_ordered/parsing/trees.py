@@ -19,7 +19,7 @@ Conventions used throughout `keras_ordered.parsing`:
   draws the words in sentence order.
 """
 
-import nltk
+from keras_ordered._nltk import nltk
 import numpy as np
 
 from keras_ordered._tokens import check_token_list
@@ -32,7 +32,7 @@ WORD_TAG = "XX"
 labels=True)`), as in the GFL parser's trees: the models induce no tags."""
 
 
-class UnlabeledTree(nltk.Tree):
+class _UnlabeledTreeMethods:
     """An `nltk.Tree` whose `pretty_print` draws the words in sentence order.
 
     nltk's `Tree.pretty_print` numbers the words of a node that holds both
@@ -147,6 +147,31 @@ class UnlabeledTree(nltk.Tree):
             return svgling.draw_tree(self, leaf_nodes_align=True)._repr_svg_()
         except RecursionError:
             return None
+
+
+_UNLABELED_TREE = []
+
+
+def _unlabeled_tree():
+    """`UnlabeledTree`, the class, made on first use: it subclasses
+    `nltk.Tree`, and nltk loads only when a tree is first made
+    (`keras_ordered._nltk`)."""
+    if not _UNLABELED_TREE:
+        _UNLABELED_TREE.append(type(
+            "UnlabeledTree", (_UnlabeledTreeMethods, nltk.Tree),
+            {"__module__": __name__, "__qualname__": "UnlabeledTree",
+             "__doc__": _UnlabeledTreeMethods.__doc__}))
+    return _UNLABELED_TREE[0]
+
+
+def __getattr__(name):
+    if name == "UnlabeledTree":
+        return _unlabeled_tree()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), "UnlabeledTree"])
 
 
 def _check_words(words):
@@ -309,18 +334,18 @@ def _top_down(words, distances, decoder="right"):
         if decoder == "right":
             # (left, (x_k, right))
             if split + 1 < end:
-                head = UnlabeledTree(
+                head = _unlabeled_tree()(
                     UNLABELED, [head, built.pop((split + 1, end))])
             if split > start:
-                head = UnlabeledTree(
+                head = _unlabeled_tree()(
                     UNLABELED, [built.pop((start, split)), head])
         else:
             # ((left, x_k), right)
             if split > start:
-                head = UnlabeledTree(
+                head = _unlabeled_tree()(
                     UNLABELED, [built.pop((start, split)), head])
             if split + 1 < end:
-                head = UnlabeledTree(
+                head = _unlabeled_tree()(
                     UNLABELED, [head, built.pop((split + 1, end))])
         built[start, end] = head
     return built[0, len(words)]
@@ -431,7 +456,7 @@ def distances_to_tree(words, distances, decoder="right"):
         )
     tree = _top_down(words, distances, decoder)
     if isinstance(tree, str):
-        tree = UnlabeledTree(UNLABELED, [tree])
+        tree = _unlabeled_tree()(UNLABELED, [tree])
     return tree
 
 
@@ -493,7 +518,7 @@ def tree_to_brackets(tree, labels=False):
     """
     if labels:
         if isinstance(tree, str):
-            tree = UnlabeledTree(UNLABELED, [tree])
+            tree = _unlabeled_tree()(UNLABELED, [tree])
         return fold_tree(
             tree,
             leaf=lambda word: (_word_in_brackets(word),),
@@ -541,7 +566,7 @@ def brackets_to_tree(text, label=UNLABELED):
                 f"Malformed bracketed string {text!r}: several words must be "
                 "enclosed in parentheses, e.g. '(the cat)'."
             )
-        return UnlabeledTree(label, [tokens[0]])
+        return _unlabeled_tree()(label, [tokens[0]])
     stack = []
     root = None
     for position, token in enumerate(tokens):
@@ -565,7 +590,7 @@ def brackets_to_tree(text, label=UNLABELED):
                     f"'()' at token {position}; every constituent needs at "
                     "least one word."
                 )
-            node = UnlabeledTree(label, children)
+            node = _unlabeled_tree()(label, children)
             if stack:
                 stack[-1].append(node)
             else:
