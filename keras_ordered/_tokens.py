@@ -7,9 +7,12 @@ only; the modules that use them import them from here.
 A sentence is a list of token strings (`["the", "cat", "sat"]`). A plain
 string where a list of tokens belongs would be read one character per
 token (`"the cat"` as 7 "words"), silently; these checks turn that into a
-`TypeError` that says what to pass. Standard library only.
+`TypeError` that says what to pass. `TokenVocabulary` is the one base of
+the vocabularies with fixed special ids. Standard library only.
 """
 
+import collections
+import collections.abc
 import re
 
 EOS = "<eos>"
@@ -23,6 +26,132 @@ PAD = "<pad>"
 """Padding, never predicted (GFL's and the TD-TreeLSTM's vocabularies)."""
 GO = "<go>"
 """The first input of GFL's decoder."""
+
+
+
+class TokenVocabulary(collections.abc.Sequence):
+    """A read-only list of tokens (index = id), its special tokens first.
+
+    The one base of the package's vocabularies of fixed special ids: GFL's
+    `SourceVocabulary` and `TargetVocabulary`
+    (`keras_ordered.models.gfl`) and the TD-TreeLSTM's
+    `DependencyVocabulary` (`keras_ordered.datasets.dependency`). A
+    subclass names its `specials` (they take ids 0, 1, ...) and its
+    `unknown` token (what a token it lacks is encoded as; None: such a
+    token is an error). It compares equal to the list of its tokens.
+
+    Args:
+        tokens: iterable of str, in id order. The specials come first
+            whether or not `tokens` holds them; a token listed twice is
+            kept once.
+        lowercase: lower-case the tokens (not the specials) when building
+            and when looking up.
+
+    Example:
+
+    ```python
+    from keras_ordered._tokens import TokenVocabulary
+
+    class Words(TokenVocabulary):
+        specials = ("<pad>", "<unk>")
+        unknown = "<unk>"
+
+    words = Words(["The", "cat"], lowercase=True)
+    assert words == ["<pad>", "<unk>", "the", "cat"]
+    assert words.encode(["the", "Cat", "dog"]) == [2, 3, 1]
+    ```
+    """
+
+    specials = ()
+    unknown = None
+
+    def __init__(self, tokens, lowercase=False):
+        if isinstance(tokens, (str, bytes)):
+            raise ValueError(
+                "Pass a list of tokens, not a single string. Received: "
+                f"{tokens[:40]!r}"
+            )
+        self.lowercase = bool(lowercase)
+        ordered = list(self.specials)
+        seen = set(ordered)
+        for token in tokens:
+            token = self.normalise(str(token))
+            if token not in seen:
+                seen.add(token)
+                ordered.append(token)
+        self.tokens = tuple(ordered)
+        self.ids = {token: i for i, token in enumerate(self.tokens)}
+
+    def normalise(self, token):
+        """`token` as looked up: lower-cased with `lowercase` (a special
+        token stays as it is)."""
+        if self.lowercase and token not in self.specials:
+            return token.lower()
+        return token
+
+    @classmethod
+    def most_frequent(cls, sequences, min_count=1, lowercase=False):
+        """The tokens of `sequences` seen at least `min_count` times, most
+        frequent first (ties alphabetical), the specials left out.
+
+        Args:
+            sequences: iterable of lists of tokens.
+            min_count: int >= 1.
+            lowercase: count the tokens lower-cased.
+
+        Returns:
+            A list of str.
+        """
+        if min_count < 1:
+            raise ValueError(
+                f"`min_count` must be >= 1. Received: {min_count}")
+        counts = collections.Counter()
+        for sequence in sequences:
+            counts.update(t.lower() if lowercase else t for t in sequence)
+        for special in cls.specials:
+            counts.pop(special, None)
+        return sorted((t for t, n in counts.items() if n >= min_count),
+                      key=lambda t: (-counts[t], t))
+
+    def encode(self, tokens):
+        """The ids of `tokens`: the `unknown` token's for those the
+        vocabulary lacks (a ValueError naming the first, without one)."""
+        ids = self.ids
+        if self.unknown is None:
+            missing = [t for t in tokens if self.normalise(t) not in ids]
+            if missing:
+                raise ValueError(
+                    f"The {type(self).__name__} has no token {missing[0]!r}.")
+            return [ids[self.normalise(t)] for t in tokens]
+        unknown = ids[self.unknown]
+        return [ids.get(self.normalise(t), unknown) for t in tokens]
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __getitem__(self, index):
+        return self.tokens[index]
+
+    def __iter__(self):
+        return iter(self.tokens)
+
+    def __contains__(self, token):
+        return self.normalise(token) in self.ids
+
+    def __eq__(self, other):
+        if isinstance(other, TokenVocabulary):
+            return type(self) is type(other) and self.tokens == other.tokens
+        if isinstance(other, collections.abc.Sequence) and not isinstance(
+                other, (str, bytes)):
+            return list(self.tokens) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        head = ", ".join(self.tokens[: len(self.specials) + 3])
+        return f"{type(self).__name__}({len(self)} tokens: {head}, ...)"
+
 
 _SEQUENCE_HINT = (
     "pass a list of token strings, e.g. {example} (split a raw sentence "

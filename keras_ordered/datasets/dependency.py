@@ -39,6 +39,7 @@ from keras_ordered._tokens import decode_utf8_text
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered._tokens import PAD
 from keras_ordered._tokens import UNK
+from keras_ordered._tokens import TokenVocabulary
 
 GEN_L = "GEN-L"
 GEN_R = "GEN-R"
@@ -531,7 +532,7 @@ def default_dependency_dir():
 
 
 # --- vocabulary ---------------------------------------------------------------
-class DependencyVocabulary:
+class DependencyVocabulary(TokenVocabulary):
     """Words of the TD-TreeLSTM: ids 0 = `<pad>`, 1 = `<unk>`, 2 = `<root>`.
 
     Args:
@@ -550,16 +551,25 @@ class DependencyVocabulary:
     """
 
     specials = (PAD, UNK, ROOT)
+    unknown = UNK
 
     def __init__(self, words, lowercase=False):
         words = [str(w) for w in words]
         if tuple(words[:3]) != self.specials:
             words = list(self.specials) + [w for w in words if w not in self.specials]
-        self.words = tuple(words)
-        self.lowercase = bool(lowercase)
-        self.index = {w: i for i, w in enumerate(self.words)}
-        if len(self.index) != len(self.words):
+        if len(set(words)) != len(words):
             raise ValueError("The vocabulary lists a word twice.")
+        super().__init__(words, lowercase=lowercase)
+
+    @property
+    def words(self):
+        """The tokens, specials first (`tokens`)."""
+        return self.tokens
+
+    @property
+    def index(self):
+        """Token -> id (`ids`)."""
+        return self.ids
 
     @classmethod
     def from_sentences(cls, sentences, lowercase=False, min_count=1,
@@ -567,32 +577,6 @@ class DependencyVocabulary:
         """Words seen at least `min_count` times (the official MSR setup
         keeps words seen more than 5 times: `min_count=6`), most frequent
         first (ties alphabetically), at most `max_size` of them."""
-        if min_count < 1:
-            raise ValueError(f"`min_count` must be >= 1. Received: {min_count}")
-        counts = collections.Counter()
-        for sentence in sentences:
-            counts.update(w.lower() if lowercase else w for w in sentence)
-        kept = sorted((w for w, c in counts.items() if c >= min_count),
-                      key=lambda w: (-counts[w], w))
-        kept = [w for w in kept if w not in cls.specials][:max_size]
-        return cls(kept, lowercase=lowercase)
-
-    def __len__(self):
-        return len(self.words)
-
-    def __iter__(self):
-        return iter(self.words)
-
-    def __getitem__(self, i):
-        return self.words[i]
-
-    def normalise(self, word):
-        return word.lower() if self.lowercase else word
-
-    def __contains__(self, word):
-        return self.normalise(word) in self.index
-
-    def encode(self, words):
-        """Ids of words, `<unk>` (1) for unknown ones."""
-        index = self.index
-        return [index.get(self.normalise(w), 1) for w in words]
+        kept = cls.most_frequent(sentences, min_count=min_count,
+                                 lowercase=lowercase)
+        return cls(kept[:max_size], lowercase=lowercase)

@@ -76,7 +76,7 @@ from keras_ordered.models.gfl.vocabulary import GO_ID
 from keras_ordered.models.gfl.vocabulary import PAD_ID
 from keras_ordered.models.gfl.vocabulary import SourceVocabulary
 from keras_ordered.models.gfl.vocabulary import TargetVocabulary
-from keras_ordered.models.gfl.vocabulary import _Tokens
+from keras_ordered._tokens import TokenVocabulary
 
 VOCABULARY_ASSET = "gfl_vocabulary.json"
 """The asset of a `.keras` archive holding the source words and target symbols."""
@@ -94,7 +94,7 @@ def _check_vocabulary(value, cls, name, lowercase):
                 f"{', '.join(cls.specials)} and one more). Received: {value}"
             )
         return int(value), None
-    if isinstance(value, _Tokens) and not isinstance(value, cls):
+    if isinstance(value, TokenVocabulary) and not isinstance(value, cls):
         raise ValueError(
             f"`{name}` must be a {cls.__name__}, not a "
             f"{type(value).__name__}: did you swap the source and target "

@@ -16,15 +16,13 @@ Fixed ids, which the model relies on:
 512-dimensional source embeddings from word2vec and keeps training them).
 """
 
-import collections
-import collections.abc
-
 import numpy as np
 
 from keras_ordered.layers._checks import check_positive_int
 from keras_ordered._tokens import EOS
 from keras_ordered._tokens import GO
 from keras_ordered._tokens import PAD
+from keras_ordered._tokens import TokenVocabulary
 from keras_ordered._tokens import UNK
 
 PAD_ID = 0
@@ -35,52 +33,6 @@ SOURCE_SPECIALS = (PAD, UNK)
 TARGET_SPECIALS = (PAD, GO, EOS)
 
 
-class _Tokens(collections.abc.Sequence):
-    """A read-only token list (index = id) with its special tokens first."""
-
-    specials = ()
-
-    def __init__(self, tokens):
-        if isinstance(tokens, str):
-            raise ValueError(
-                "Pass a list of tokens, not a single string. Received: "
-                f"{tokens[:40]!r}"
-            )
-        ordered = list(self.specials)
-        seen = set(ordered)
-        for token in tokens:
-            token = str(token)
-            if token not in seen:
-                seen.add(token)
-                ordered.append(token)
-        self.tokens = tuple(ordered)
-        self._index = {t: i for i, t in enumerate(self.tokens)}
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def __getitem__(self, index):
-        return self.tokens[index]
-
-    def __eq__(self, other):
-        if isinstance(other, _Tokens):
-            return type(self) is type(other) and self.tokens == other.tokens
-        if isinstance(other, collections.abc.Sequence) and not isinstance(
-            other, str
-        ):
-            return list(self.tokens) == list(other)
-        return NotImplemented
-
-    __hash__ = None
-
-    def __contains__(self, token):
-        return token in self._index
-
-    def __repr__(self):
-        head = ", ".join(self.tokens[: len(self.specials) + 3])
-        return f"{type(self).__name__}({len(self)} tokens: {head}, ...)"
-
-
 def _pad(rows, width=None):
     width = max([len(r) for r in rows] + [1]) if width is None else width
     array = np.full((len(rows), width), PAD_ID, dtype="int32")
@@ -89,7 +41,7 @@ def _pad(rows, width=None):
     return array
 
 
-class SourceVocabulary(_Tokens):
+class SourceVocabulary(TokenVocabulary):
     """The source side's words: `<pad>` = 0, `<unk>` = 1, then the words.
 
     Args:
@@ -108,12 +60,7 @@ class SourceVocabulary(_Tokens):
     """
 
     specials = SOURCE_SPECIALS
-
-    def __init__(self, words, lowercase=False):
-        self.lowercase = bool(lowercase)
-        if self.lowercase:
-            words = [w if w in self.specials else str(w).lower() for w in words]
-        super().__init__(words)
+    unknown = UNK
 
     @classmethod
     def from_sentences(cls, sentences, min_count=1, max_size=None, lowercase=False):
@@ -127,17 +74,8 @@ class SourceVocabulary(_Tokens):
                 (specials included).
             lowercase: bool, see the class.
         """
-        if min_count < 1:
-            raise ValueError(f"`min_count` must be >= 1. Received: {min_count}")
-        counts = collections.Counter()
-        for sentence in sentences:
-            counts.update(w.lower() if lowercase else w for w in sentence)
-        for special in cls.specials:
-            counts.pop(special, None)
-        words = sorted(
-            (w for w, n in counts.items() if n >= min_count),
-            key=lambda w: (-counts[w], w),
-        )
+        words = cls.most_frequent(sentences, min_count=min_count,
+                                  lowercase=lowercase)
         if max_size is not None:
             if max_size <= len(cls.specials):
                 raise ValueError(
@@ -149,9 +87,7 @@ class SourceVocabulary(_Tokens):
 
     def encode(self, words):
         """Ids of `words`, `<unk>` (1) for those the vocabulary lacks."""
-        if self.lowercase:
-            words = [w.lower() for w in words]
-        return [self._index.get(w, UNK_ID) for w in words]
+        return super().encode(words)
 
     def encode_batch(self, sentences, width=None):
         """`(batch, width)` int32 ids, right-padded with `<pad>` (0)."""
@@ -162,7 +98,7 @@ class SourceVocabulary(_Tokens):
         return [self.tokens[int(i)] for i in ids if int(i) != PAD_ID]
 
 
-class TargetVocabulary(_Tokens):
+class TargetVocabulary(TokenVocabulary):
     """The target side's symbols: `<pad>` = 0, `<go>` = 1, `<eos>` = 2.
 
     Args:
@@ -183,17 +119,12 @@ class TargetVocabulary(_Tokens):
     @classmethod
     def from_sequences(cls, sequences):
         """The symbols of `sequences`, most frequent first (ties alphabetical)."""
-        counts = collections.Counter()
-        for sequence in sequences:
-            counts.update(sequence)
-        for special in cls.specials:
-            counts.pop(special, None)
-        return cls(sorted(counts, key=lambda s: (-counts[s], s)))
+        return cls(cls.most_frequent(sequences))
 
     def encode(self, symbols):
         """Ids of `symbols`; a ValueError names a symbol the vocabulary lacks."""
         try:
-            return [self._index[s] for s in symbols]
+            return [self.ids[s] for s in symbols]
         except KeyError as error:
             raise ValueError(
                 f"The target vocabulary has no symbol {error.args[0]!r}: build "
