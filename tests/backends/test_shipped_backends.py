@@ -15,19 +15,22 @@ SENTENCES = 500
 
 READ = '''
 from keras_ordered.datasets.treebank import load_treebank_files
-from keras_ordered.parsing.evaluate import model_distances, model_trees
+from keras_ordered.parsing.evaluate import model_distances
+from keras_ordered.parsing.trees import distances_to_tree
 import glob
 files = sorted(glob.glob(ARGS["treebank"] + "/*.mrg"))
 records = load_treebank_files(files)[:ARGS["count"]]
 cls = {"PRPNLanguageModel": keras_ordered.models.PRPNLanguageModel,
        "ONLSTMLanguageModel": keras_ordered.models.ONLSTMLanguageModel}
 model = cls[ARGS["class"]].from_preset(ARGS["name"])
+# One forward pass; the trees are built from its distances, as
+# `model_trees` builds them.
 distances = model_distances(records, model)
-trees = model_trees(records, model)
 for name in distances:
     flat = np.concatenate([np.asarray(d, "float32") for d in distances[name]])
     save(**{"distances:" + name: flat})
-    brackets = [str(t) for t in trees[name]]
+    brackets = [str(distances_to_tree(list(r.words), d))
+                for r, d in zip(records, distances[name])]
     save(**{"trees:" + name: np.array(brackets)})
 '''
 

@@ -31,42 +31,59 @@ from keras_ordered.models import ONLSTMLanguageModel, PRPNLanguageModel
 from keras_ordered.models.carried_state import carried_state
 from keras_ordered.training import BPTTBatches
 
-vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
-ids = np.random.default_rng(0).integers(0, 32, 3000).astype("int32")
-if ARGS["family"] == "onlstm":
-    model = ONLSTMLanguageModel.from_preset(
-        "tiny", vocabulary, dropout_output=0.0, dropout_hidden=0.0,
-        dropout_input=0.0, weight_drop=0.0)
-else:
-    model = PRPNLanguageModel.from_preset(
-        "tiny", vocabulary, dropout=0.0, input_dropout=0.0,
-        recurrent_dropout=0.0)
-with np.load(ARGS["weights"]) as initial:
-    model.set_weights([initial[f"arr_{i}"]
-                       for i in range(len(initial.files))])
-model.configure_bptt(batch_size=4, eval_batch_size=4, clip_norm=0.25)
-model.compile(optimizer=keras.optimizers.SGD(ARGS["learning_rate"]))
-batches = BPTTBatches(ids, 4, 20, variable_length=True, seed=3)
-callbacks = []
-if ARGS["family"] == "onlstm":
-    # NT-ASGD, averaging from the second epoch (validation and the final
-    # evaluation on the averaged weights).
-    from keras_ordered.training.callbacks import NTASGD
-    callbacks.append(NTASGD(verbose=0, average_from_epoch=2))
-history = model.fit(batches.stream(), steps_per_epoch=3, epochs=2,
-                    shuffle=False, verbose=0, callbacks=callbacks,
-                    validation_data=batches.dataset(0, steps_per_epoch=2))
-with (callbacks[0].validated_weights() if callbacks
-      else contextlib.nullcontext()):
-    evaluation = model.evaluate(batches.dataset(0, steps_per_epoch=3),
-                                steps=3, verbose=0, return_dict=True)
-save(losses=np.array(history.history["loss"] + history.history["val_loss"]
-                    + [evaluation["loss"]]),
-     **{f"weight_{i}": w for i, w in enumerate(model.weights)},
-     **{f"train_state_{i}": s
-        for i, s in enumerate(carried_state(model, "train"))},
-     **{f"eval_state_{i}": s
-        for i, s in enumerate(carried_state(model, "eval"))})
+if ARGS.get("devices"):
+    # keras.distribution.DataParallel over a CPU split by XLA_FLAGS,
+    # through the recipes' device holder.
+    from keras_ordered.training.distributed import make_strategy
+    devices = make_strategy("auto")
+    assert len(devices.extended.worker_devices) == ARGS["devices"], (
+        devices.extended.worker_devices)
+
+
+def train(family, weights, learning_rate):
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+    ids = np.random.default_rng(0).integers(0, 32, 3000).astype("int32")
+    if family == "onlstm":
+        model = ONLSTMLanguageModel.from_preset(
+            "tiny", vocabulary, dropout_output=0.0, dropout_hidden=0.0,
+            dropout_input=0.0, weight_drop=0.0)
+    else:
+        model = PRPNLanguageModel.from_preset(
+            "tiny", vocabulary, dropout=0.0, input_dropout=0.0,
+            recurrent_dropout=0.0)
+    with np.load(weights) as initial:
+        model.set_weights([initial[f"arr_{i}"]
+                           for i in range(len(initial.files))])
+    model.configure_bptt(batch_size=4, eval_batch_size=4, clip_norm=0.25)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate))
+    batches = BPTTBatches(ids, 4, 20, variable_length=True, seed=3)
+    callbacks = []
+    if family == "onlstm":
+        # NT-ASGD, averaging from the second epoch (validation and the final
+        # evaluation on the averaged weights).
+        from keras_ordered.training.callbacks import NTASGD
+        callbacks.append(NTASGD(verbose=0, average_from_epoch=2))
+    history = model.fit(batches.stream(), steps_per_epoch=3, epochs=2,
+                        shuffle=False, verbose=0, callbacks=callbacks,
+                        validation_data=batches.dataset(0, steps_per_epoch=2))
+    with (callbacks[0].validated_weights() if callbacks
+          else contextlib.nullcontext()):
+        evaluation = model.evaluate(batches.dataset(0, steps_per_epoch=3),
+                                    steps=3, verbose=0, return_dict=True)
+    return dict(
+        losses=np.array(history.history["loss"] + history.history["val_loss"]
+                        + [evaluation["loss"]]),
+        **{f"weight_{i}": w for i, w in enumerate(model.weights)},
+        **{f"train_state_{i}": s
+           for i, s in enumerate(carried_state(model, "train"))},
+        **{f"eval_state_{i}": s
+           for i, s in enumerate(carried_state(model, "eval"))})
+
+
+for family in ARGS["families"]:
+    arrays = train(family, ARGS["weights"][family],
+                   ARGS["learning_rate"][family])
+    save(**{f"{family}:{key}": value for key, value in arrays.items()})
 '''
 
 
@@ -75,35 +92,49 @@ save(losses=np.array(history.history["loss"] + history.history["val_loss"]
 LEARNING_RATE = {"onlstm": 1.0, "prpn": 0.1}
 
 
+FAMILIES = ("onlstm", "prpn")
+
+
 @pytest.fixture(scope="module")
 def initial_weights(tmp_path_factory):
-    """The initial weights of both models, made here on TensorFlow."""
-    paths = {}
-    for family in ("onlstm", "prpn"):
-        arrays = run_on_backend("tensorflow", '''
+    """The initial weights of both models, made here on TensorFlow (one
+    process)."""
+    arrays = run_on_backend("tensorflow", '''
 from keras_ordered.models import ONLSTMLanguageModel, PRPNLanguageModel
-keras.utils.set_random_seed(1)
 vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
-cls = ONLSTMLanguageModel if ARGS["family"] == "onlstm" else PRPNLanguageModel
-model = cls.from_preset("tiny", vocabulary)
-save(**{f"arr_{i}": w for i, w in enumerate(model.weights)})
-''', family=family)
+for family, cls in (("onlstm", ONLSTMLanguageModel),
+                    ("prpn", PRPNLanguageModel)):
+    keras.utils.set_random_seed(1)
+    model = cls.from_preset("tiny", vocabulary)
+    save(**{f"{family}:arr_{i}": w for i, w in enumerate(model.weights)})
+''')
+    paths = {}
+    for family in FAMILIES:
         path = tmp_path_factory.mktemp(family) / "initial.npz"
-        np.savez(path, **arrays)
+        np.savez(path, **{key.split(":", 1)[1]: value
+                          for key, value in arrays.items()
+                          if key.startswith(family + ":")})
         paths[family] = str(path)
     return paths
+
+
+def _train(backend, initial_weights, families=FAMILIES, env=None, **args):
+    """`{family: {array name: array}}` of CODE run on `backend`, both
+    families in one process."""
+    arrays = run_on_backend(
+        backend, CODE, families=list(families), weights=initial_weights,
+        learning_rate=LEARNING_RATE, env=env, **args)
+    return {family: {key.split(":", 1)[1]: value
+                     for key, value in arrays.items()
+                     if key.startswith(family + ":")}
+            for family in families}
 
 
 @pytest.fixture(scope="module")
 def trained(initial_weights):
     """Each family's arrays after training, on each backend."""
-    return {
-        (family, backend): run_on_backend(
-            backend, CODE, family=family, weights=initial_weights[family],
-            learning_rate=LEARNING_RATE[family])
-        for family in ("onlstm", "prpn")
-        for backend in ("tensorflow", "jax", "torch")
-    }
+    return {backend: _train(backend, initial_weights)
+            for backend in ("tensorflow", "jax", "torch")}
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
@@ -111,8 +142,8 @@ def trained(initial_weights):
                                                 ("prpn", 1e-4)])
 def test_training_matches_tensorflow(trained, initial_weights, family,
                                      tolerance, backend):
-    want = trained[family, "tensorflow"]
-    got = trained[family, backend]
+    want = trained["tensorflow"][family]
+    got = trained[backend][family]
     assert sorted(got) == sorted(want)
     # Training moved the weights (the comparison is not of initial values).
     with np.load(initial_weights[family]) as initial:
@@ -129,29 +160,18 @@ def test_training_matches_tensorflow(trained, initial_weights, family,
                                    atol=tolerance * scale, err_msg=key)
 
 
-# ON-LSTM on one JAX device and on two (keras.distribution.DataParallel
-# over a CPU split in two by XLA_FLAGS, through the recipes' device
-# holder): each batch's rows are sharded over the devices, the weights
-# replicated; the arithmetic is that of one device.
-DATA_PARALLEL = """
-from keras_ordered.training.distributed import make_strategy
-devices = make_strategy("auto")
-assert len(devices.extended.worker_devices) == ARGS["devices"], (
-    devices.extended.worker_devices)
-""" + CODE
-
-
+# ON-LSTM on one JAX device (the run above) and on two
+# (keras.distribution.DataParallel over a CPU split in two by XLA_FLAGS,
+# through the recipes' device holder): each batch's rows are sharded over
+# the devices, the weights replicated; the arithmetic is that of one
+# device.
 def test_data_parallel_on_jax_gives_the_weights_of_one_device(
-        initial_weights):
-    runs = {
-        count: run_on_backend(
-            "jax", DATA_PARALLEL, family="onlstm", devices=count,
-            weights=initial_weights["onlstm"], learning_rate=1.0,
-            env={"XLA_FLAGS":
-                 f"--xla_force_host_platform_device_count={count}"})
-        for count in (1, 2)
-    }
-    assert sorted(runs[1]) == sorted(runs[2])
-    for key in runs[1]:
-        np.testing.assert_allclose(runs[2][key], runs[1][key], rtol=0,
+        trained, initial_weights):
+    one = trained["jax"]["onlstm"]
+    two = _train("jax", initial_weights, families=["onlstm"], devices=2,
+                 env={"XLA_FLAGS":
+                      "--xla_force_host_platform_device_count=2"})["onlstm"]
+    assert sorted(two) == sorted(one)
+    for key in one:
+        np.testing.assert_allclose(two[key], one[key], rtol=0,
                                    atol=1e-6, err_msg=key)
