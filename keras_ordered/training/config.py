@@ -14,6 +14,8 @@ recipes' options take theirs from these fields (`default_of`).
 - `LanguageModelExperiment`: a whole language-model run: the model (class,
   preset, `--model-arg` changes), its training, precision, data folders and
   the run's own settings.
+- `GFLTraining` / `GFLExperiment` and `TDTreeLSTMTraining` /
+  `TDTreeLSTMExperiment`: the same for the GFL and TD-TreeLSTM recipes.
 
 Standard library only (the recipes' `--help` reads the defaults without
 starting TensorFlow).
@@ -95,8 +97,28 @@ def _check_rate(owner, name, value, optional=False, zero=False):
                          f"{' or None' if optional else ''}, got {value!r}.")
 
 
+class _Settings:
+    """`from_dict` and `to_dict` of a preset's `"training"` block."""
+
+    @classmethod
+    def from_dict(cls, settings):
+        """The settings of a preset's `"training"` dict; an unknown key is
+        an error naming the known ones."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        unknown = set(settings) - names
+        if unknown:
+            raise ValueError(
+                f"Unknown training setting(s) {sorted(unknown)}; "
+                f"{cls.__name__} has {sorted(names)}.")
+        return cls(**settings)
+
+    def to_dict(self):
+        """The settings as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class LanguageModelTraining:
+class LanguageModelTraining(_Settings):
     """How a language model trains: a preset's `"training"` block.
 
     Args:
@@ -186,26 +208,10 @@ class LanguageModelTraining:
             raise ValueError(f"{owner}.nonmono (NT-ASGD) needs optimizer "
                              f"'sgd', not {self.optimizer!r}.")
 
-    @classmethod
-    def from_dict(cls, settings):
-        """The settings of a preset's `"training"` dict; an unknown key is
-        an error naming the known ones."""
-        names = {field.name for field in dataclasses.fields(cls)}
-        unknown = set(settings) - names
-        if unknown:
-            raise ValueError(
-                f"Unknown training setting(s) {sorted(unknown)}; "
-                f"{cls.__name__} has {sorted(names)}.")
-        return cls(**settings)
-
     @property
     def ntasgd(self):
         """Whether the run trains with NT-ASGD (SGD with a trigger)."""
         return self.optimizer == "sgd" and self.nonmono is not None
-
-    def to_dict(self):
-        """The settings as a JSON-ready dict."""
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -372,6 +378,247 @@ class LanguageModelExperiment(RunConfig):
         values["training"] = self.training.to_dict()
         values["model_args"] = dict(self.model_args)
         return values
+
+
+def _splits(patterns):
+    """`{split: tuple of patterns}` (a split without patterns: None)."""
+    if patterns is None:
+        return None
+    return types.MappingProxyType({
+        split: None if value is None else tuple(value)
+        for split, value in patterns.items()})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GFLTraining(_Settings):
+    """How the GFL parser trains: a GFL preset's `"training"` block.
+
+    Args:
+        optimizer: `"sgd"` (the paper's) or `"adam"`.
+        learning_rate: the learning rate.
+        batch_size: trees per batch.
+        epochs: training epochs.
+        clip_norm: each gradient's norm is clipped to this (Keras'
+            `clipnorm`), or None.
+        min_count: training words seen fewer times become `<unk>`.
+    """
+
+    optimizer: str
+    learning_rate: float
+    batch_size: int
+    epochs: int
+    clip_norm: typing.Optional[float] = None
+    min_count: int = 2
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        if self.optimizer not in ("sgd", "adam"):
+            raise ValueError(f"{owner}.optimizer must be 'sgd' or 'adam', "
+                             f"got {self.optimizer!r}.")
+        for name in ("batch_size", "epochs", "min_count"):
+            _check_count(owner, name, getattr(self, name))
+        _check_rate(owner, "learning_rate", self.learning_rate)
+        _check_rate(owner, "clip_norm", self.clip_norm, optional=True)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GFLExperiment(RunConfig):
+    """A run of the GFL recipe (`recipes/wsj_gfl.py`).
+
+    Args:
+        preset: the preset's name (`GFLParser.get_preset`).
+        training: `GFLTraining`.
+        beam_size: the beam of the final beam-search evaluation.
+        attention: LSTM+A (False: the paper's LSTM baseline).
+        treebank: the folder the split patterns start from (None:
+            `$KERAS_ORDERED_DATA/wsj_sample/mrg`).
+        splits: `{"train", "valid", "test"}` -> shell patterns of `.mrg`
+            files or folders (None: the WSJ sample's split).
+        word_vectors: a word2vec/GloVe text file for the source embeddings,
+            or None.
+        max_sentences: read only the first N trees of each split.
+        steps_per_epoch: train at most N batches per epoch.
+        eval_batch_size: sentences decoded together.
+        attention_map: a PNG file for the attention map of one test
+            sentence, or None.
+        attention_sentence: which test sentence it draws.
+        (and `RunConfig`'s fields.)
+    """
+
+    preset: str
+    training: GFLTraining
+    beam_size: int
+    attention: bool = True
+    treebank: typing.Optional[str] = None
+    splits: typing.Optional[typing.Mapping[str, tuple]] = None
+    word_vectors: typing.Optional[str] = None
+    max_sentences: typing.Optional[int] = None
+    steps_per_epoch: typing.Optional[int] = None
+    eval_batch_size: int = 64
+    attention_map: typing.Optional[str] = None
+    attention_sentence: int = 0
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        object.__setattr__(self, "splits", _splits(self.splits))
+        for name in ("beam_size", "eval_batch_size"):
+            _check_count(owner, name, getattr(self, name))
+        for name in ("max_sentences", "steps_per_epoch"):
+            _check_count(owner, name, getattr(self, name), optional=True)
+        _check_count(owner, "attention_sentence", self.attention_sentence,
+                     smallest=0)
+
+    @classmethod
+    def from_preset(cls, model_class, preset, *, training=None,
+                    beam_size=None, **fields):
+        """The run of a preset, with `training` (a dict of `GFLTraining`
+        fields) and `fields` replaced; `beam_size` None: the preset's."""
+        entry = model_class.get_preset(preset)
+        settings = GFLTraining.from_dict(entry["training"])
+        if training:
+            settings = dataclasses.replace(settings, **training)
+        return cls(preset=preset, training=settings,
+                   beam_size=beam_size or entry["decoding"]["beam_size"],
+                   **fields)
+
+    @classmethod
+    def from_options(cls, args, model_class):
+        """The run the GFL recipe's options describe (the one place that
+        reads them)."""
+        training = {name: getattr(args, name) for name in (
+            "epochs", "batch_size", "learning_rate", "min_count")
+            if getattr(args, name) is not None}
+        return cls.from_preset(
+            model_class, args.preset, training=training,
+            beam_size=args.beam_size, attention=not args.no_attention,
+            splits={split: getattr(args, split)
+                    for split in ("train", "valid", "test")},
+            **{name: getattr(args, name) for name in (
+                "output", "seed", "verbose", "strategy", "treebank",
+                "word_vectors", "max_sentences", "steps_per_epoch",
+                "eval_batch_size", "attention_map", "attention_sentence")})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TDTreeLSTMTraining(_Settings):
+    """How a TD-TreeLSTM trains: a TD-TreeLSTM preset's `"training"` block
+    (the official optimisation).
+
+    Args:
+        optimizer: `"sgd"` (the official code's; the only one).
+        learning_rate: the initial learning rate.
+        batch_size: sentences per batch.
+        clip_norm: the global gradient norm clipped to, or None.
+        min_improvement: the plateau schedule's factor
+            (`HalveLearningRateOnPlateau`).
+        max_epochs: at most this many epochs.
+        min_count: training words seen fewer times become `<unk>`.
+    """
+
+    optimizer: str = "sgd"
+    learning_rate: float
+    batch_size: int
+    clip_norm: typing.Optional[float] = None
+    min_improvement: float
+    max_epochs: int
+    min_count: int = 2
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        if self.optimizer != "sgd":
+            raise ValueError(f"{owner}.optimizer must be 'sgd', got "
+                             f"{self.optimizer!r}.")
+        for name in ("batch_size", "max_epochs", "min_count"):
+            _check_count(owner, name, getattr(self, name))
+        _check_rate(owner, "learning_rate", self.learning_rate)
+        _check_rate(owner, "clip_norm", self.clip_norm, optional=True)
+        _check_rate(owner, "min_improvement", self.min_improvement)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TDTreeLSTMExperiment(RunConfig):
+    """A run of the TD-TreeLSTM recipe (`recipes/wsj_tdtreelstm.py`).
+
+    Args:
+        preset: the preset's name (`TDTreeLSTMLanguageModel.get_preset`).
+        training: `TDTreeLSTMTraining`.
+        ld: an LdTreeLSTM (left dependents feed GEN-R).
+        sequential: the baseline: the same network on left-to-right chains.
+        data: the folder of dependency files (None:
+            `$KERAS_ORDERED_DATA/wsj_sample/dep`).
+        splits: `{"train", "valid", "test"}` -> patterns (a split None: no
+            such split; None: the WSJ sample's training and validation
+            splits).
+        format: the dependency files' format (`"auto"` or one of
+            `keras_ordered.datasets.dependency.FORMATS`).
+        steps_per_epoch: train at most N batches per epoch.
+        time_limit: stop training after this many minutes, or None.
+        lowercase: lower-case the words.
+        max_sentences: read only the first N trees of each split.
+        jit_compile: XLA-compile the training step.
+        eval_batch_size: sentences scored together.
+        (and `RunConfig`'s fields.)
+    """
+
+    preset: str
+    training: TDTreeLSTMTraining
+    ld: bool = False
+    sequential: bool = False
+    data: typing.Optional[str] = None
+    splits: typing.Optional[typing.Mapping[str, tuple]] = None
+    format: str = "auto"
+    steps_per_epoch: typing.Optional[int] = None
+    time_limit: typing.Optional[float] = None
+    lowercase: bool = False
+    max_sentences: typing.Optional[int] = None
+    jit_compile: bool = True
+    eval_batch_size: int = 64
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        object.__setattr__(self, "splits", _splits(self.splits))
+        if self.ld and self.sequential:
+            raise ValueError("--ld and --sequential exclude each other (the "
+                             "sequential baseline has no left dependents).")
+        _check_count(owner, "eval_batch_size", self.eval_batch_size)
+        for name in ("max_sentences", "steps_per_epoch"):
+            _check_count(owner, name, getattr(self, name), optional=True)
+        _check_rate(owner, "time_limit", self.time_limit, optional=True)
+
+    @property
+    def kind(self):
+        """What trains: `"TreeLSTM"`, `"LdTreeLSTM"` or the sequential
+        baseline."""
+        return ("sequential LSTM (chains)" if self.sequential
+                else "LdTreeLSTM" if self.ld else "TreeLSTM")
+
+    @classmethod
+    def from_preset(cls, model_class, preset, *, training=None, **fields):
+        """The run of a preset, with `training` (a dict of
+        `TDTreeLSTMTraining` fields) and `fields` replaced."""
+        settings = TDTreeLSTMTraining.from_dict(
+            model_class.get_preset(preset)["training"])
+        if training:
+            settings = dataclasses.replace(settings, **training)
+        return cls(preset=preset, training=settings, **fields)
+
+    @classmethod
+    def from_options(cls, args, model_class):
+        """The run the TD-TreeLSTM recipe's options describe (the one place
+        that reads them)."""
+        training = {key: getattr(args, option) for key, option in (
+            ("max_epochs", "epochs"), ("batch_size", "batch_size"),
+            ("learning_rate", "learning_rate"), ("min_count", "min_count"))
+            if getattr(args, option) is not None}
+        return cls.from_preset(
+            model_class, args.preset, training=training,
+            jit_compile=not args.no_jit,
+            splits={split: getattr(args, split)
+                    for split in ("train", "valid", "test")},
+            **{name: getattr(args, name) for name in (
+                "output", "seed", "verbose", "ld", "sequential", "data",
+                "format", "steps_per_epoch", "time_limit", "lowercase",
+                "max_sentences", "eval_batch_size")})
 
 
 def model_argument_names(model_class):

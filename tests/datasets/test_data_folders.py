@@ -83,19 +83,28 @@ def test_search_recipes_use_the_rule(no_data):
 def test_tdtreelstm_has_no_fallback_folder(no_data):
     from keras_ordered.training.tasks import tdtreelstm
 
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+    from keras_ordered.training.config import TDTreeLSTMExperiment
+
     args = tdtreelstm.build_parser().parse_args([])
+    experiment = TDTreeLSTMExperiment.from_options(args,
+                                                   TDTreeLSTMLanguageModel)
     with pytest.raises(ValueError, match=r"pass --data DIR, or set "
                        "KERAS_ORDERED_DATA"):
-        tdtreelstm.load_splits(args)
+        tdtreelstm.load_splits(experiment)
 
 
 def test_gfl_uses_the_rule(no_data):
     from keras_ordered.training.tasks import gfl
 
+    from keras_ordered.models import GFLParser
+    from keras_ordered.training.config import GFLExperiment
+
     args = gfl.build_parser().parse_args([])
+    experiment = GFLExperiment.from_options(args, GFLParser)
     with pytest.raises(ValueError, match=r"pass --treebank DIR, or set "
                        "KERAS_ORDERED_DATA"):
-        gfl.load_splits(args)
+        gfl.load_splits(experiment)
 
 
 @pytest.mark.parametrize("command", [

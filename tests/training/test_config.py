@@ -174,3 +174,52 @@ def test_the_configuration_module_needs_only_the_standard_library():
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module.split(".")[0])
     assert imported and imported <= set(sys.stdlib_module_names), imported
+
+
+def test_gfl_and_tdtreelstm_runs_are_typed_too():
+    from keras_ordered.models import GFLParser
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+    from keras_ordered.models import gfl
+    from keras_ordered.models import tdtreelstm
+    from keras_ordered.training.config import GFLExperiment
+    from keras_ordered.training.config import GFLTraining
+    from keras_ordered.training.config import TDTreeLSTMExperiment
+    from keras_ordered.training.config import TDTreeLSTMTraining
+    from keras_ordered.training.tasks import gfl as gfl_task
+    from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
+
+    for name in gfl.PRESETS:
+        GFLTraining.from_dict(gfl.get_preset(name)["training"])
+    for name in tdtreelstm.PRESETS:
+        TDTreeLSTMTraining.from_dict(tdtreelstm.get_preset(name)["training"])
+    # Options and the preset factory give the same run.
+    args = gfl_task.build_parser().parse_args(
+        ["--preset", "tiny", "--epochs", "3", "--no-attention",
+         "--valid", "x*.mrg", "--output", "o", "--verbose", "0"])
+    run = GFLExperiment.from_options(args, GFLParser)
+    assert run == GFLExperiment.from_preset(
+        GFLParser, "tiny", training={"epochs": 3}, attention=False,
+        splits={"train": args.train, "valid": ["x*.mrg"],
+                "test": args.test}, output="o", verbose=0)
+    assert run.beam_size == gfl.get_preset("tiny")["decoding"]["beam_size"]
+    assert run.splits["valid"] == ("x*.mrg",)
+    defaults = vars(gfl_task.build_parser().parse_args([]))
+    for name in ("eval_batch_size", "attention_sentence", "seed"):
+        assert defaults[name] == config.default_of(GFLExperiment, name)
+    args = tdtreelstm_task.build_parser().parse_args(
+        ["--preset", "tiny", "--epochs", "4", "--no-jit", "--ld"])
+    run = TDTreeLSTMExperiment.from_options(args, TDTreeLSTMLanguageModel)
+    assert (run.training.max_epochs, run.jit_compile, run.kind) == (
+        4, False, "LdTreeLSTM")
+    assert run.splits["test"] is None
+    assert vars(tdtreelstm_task.build_parser().parse_args([]))[
+        "eval_batch_size"] == config.default_of(TDTreeLSTMExperiment,
+                                                "eval_batch_size")
+    with pytest.raises(ValueError, match="--ld and --sequential exclude"):
+        TDTreeLSTMExperiment.from_preset(TDTreeLSTMLanguageModel, "tiny",
+                                         output="o", ld=True,
+                                         sequential=True)
+    with pytest.raises(ValueError, match="GFLTraining.optimizer must be "
+                       "'sgd' or 'adam', got 'rmsprop'"):
+        GFLExperiment.from_preset(GFLParser, "tiny", output="o",
+                                  training={"optimizer": "rmsprop"})

@@ -192,6 +192,7 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
     """
 
     preset_table = PRESETS
+    get_preset = staticmethod(get_preset)
 
     def __init__(
         self,

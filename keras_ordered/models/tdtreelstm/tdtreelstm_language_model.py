@@ -176,6 +176,7 @@ class TDTreeLSTMLanguageModel(RegisteredPresets, SymbolicBuildWithoutData,
     """
 
     preset_table = PRESETS
+    get_preset = staticmethod(get_preset)
 
     def __init__(
         self,

@@ -24,7 +24,6 @@ from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import PRESETS
 from keras_ordered.models.gfl import SourceVocabulary
 from keras_ordered.models.gfl import TargetVocabulary
-from keras_ordered.models.gfl import get_preset
 from keras_ordered.models.gfl import load_word_vectors
 from keras_ordered.models.gfl.inference import evaluate_parser
 from keras_ordered.models.gfl.inference import parse_sentences
@@ -33,6 +32,8 @@ from keras_ordered.parsing import linearize
 from keras_ordered.training import options
 from keras_ordered.training.batching import GFLBatches
 from keras_ordered.training.callbacks import EVALBValidation
+from keras_ordered.training.config import GFLExperiment
+from keras_ordered.training.config import default_of
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
@@ -101,14 +102,17 @@ def build_parser():
                         metavar="N",
                         help="read only the first N trees of each split, for "
                         "quick runs (default: all)")
-    parser.add_argument("--eval-batch-size", type=positive_int, default=64,
+    parser.add_argument("--eval-batch-size", type=positive_int,
+                        default=default_of(GFLExperiment, "eval_batch_size"),
                         metavar="N", help="sentences decoded together")
     parser.add_argument("--attention-map", default=None, metavar="PNG",
                         help="write the attention heat map of one test "
                         "sentence (greedy decoding) to this PNG file, as the "
                         "paper's Figure 4 (default: none)")
     parser.add_argument("--attention-sentence", type=non_negative_int,
-                        default=0, metavar="I",
+                        default=default_of(GFLExperiment,
+                                           "attention_sentence"),
+                        metavar="I",
                         help="which test sentence --attention-map draws "
                         "(0: the first)")
     options.add_strategy(parser, ("auto", "mirrored", "one-device"))
@@ -131,20 +135,17 @@ def main(argv=None, callbacks=()):
     return run_recipe(build_parser(), train, argv, callbacks=callbacks)
 
 
-def _check_args(args):
-    if args.word_vectors and not os.path.isfile(args.word_vectors):
-        raise ValueError(f"No word-vector file at {args.word_vectors!r}.")
-
-
-def load_splits(args):
-    """`{split: trees}` of the training, validation and test splits."""
-    directory = args.treebank or treebank_files.default_treebank_dir()
+def load_splits(experiment):
+    """`{split: trees}` of the training, validation and test splits of a
+    `GFLExperiment`."""
+    directory = experiment.treebank or treebank_files.default_treebank_dir()
     treebank_files.check_treebank_dir(directory)
+    patterns = experiment.splits or treebank_files.SAMPLE_SPLITS
     splits = {}
     for split in ("train", "valid", "test"):
         trees, files = treebank_files.load_split(
-            directory, getattr(args, split), split,
-            max_sentences=args.max_sentences,
+            directory, list(patterns[split]), split,
+            max_sentences=experiment.max_sentences,
         )
         splits[split] = trees
         print(f"{split}: {len(trees)} trees from {len(files)} file(s)")
@@ -153,7 +154,8 @@ def load_splits(args):
 
 def train(args, callbacks=()):
     """Trains, evaluates and saves a GFL parser as `args` say; returns 0."""
-    return Runner(GFLTask(args), callbacks).run()
+    experiment = GFLExperiment.from_options(args, GFLParser)
+    return Runner(GFLTask(experiment), callbacks).run()
 
 
 class GFLTask(Task):
@@ -165,31 +167,29 @@ class GFLTask(Task):
     beam decoding.
 
     Args:
-        args: the options of `build_parser()`.
+        experiment: the run, a
+            `keras_ordered.training.config.GFLExperiment`.
     """
 
     best_monitor = "val_evalb_f1"
     best_mode = "max"
 
-    def __init__(self, args):
-        super().__init__(args)
-        self.args = args
-        _check_args(args)
-        preset = get_preset(args.preset)
-        self.settings = preset["training"]
-        for key in ("epochs", "batch_size", "learning_rate", "min_count"):
-            if getattr(args, key) is not None:
-                self.settings[key] = getattr(args, key)
-        self.beam_size = args.beam_size or preset["decoding"]["beam_size"]
+    def __init__(self, experiment):
+        super().__init__(experiment)
+        if experiment.word_vectors and not os.path.isfile(
+                experiment.word_vectors):
+            raise ValueError(
+                f"No word-vector file at {experiment.word_vectors!r}.")
+        self.training = experiment.training
 
     def build_inputs(self, replicas):
-        args, settings = self.args, self.settings
-        self.splits = splits = load_splits(args)
+        config, training = self.config, self.training
+        self.splits = splits = load_splits(config)
         train_trees = splits["train"]
         self.source_vocabulary = source_vocabulary = (
             SourceVocabulary.from_sentences(
                 (t.leaves() for t in train_trees),
-                min_count=settings["min_count"]))
+                min_count=training.min_count))
         train_targets = [linearize.linearize(t, clean=False)
                          for t in train_trees]
         self.target_vocabulary = target_vocabulary = (
@@ -207,68 +207,68 @@ class GFLTask(Task):
             return sources, encoded
 
         self.train_batches = GFLBatches(*encode(train_trees, train_targets),
-                                        settings["batch_size"],
-                                        seed=args.seed)
+                                        training.batch_size,
+                                        seed=config.seed)
         valid_sources, valid_targets = encode(splits["valid"])
         if len(valid_sources) < len(splits["valid"]):
             print(f"note: {len(splits['valid']) - len(valid_sources)} "
                   "validation tree(s) have a label the training trees lack: "
                   "left out of the validation loss (not of the EVALB F1).")
         self.valid_batches = (
-            GFLBatches(valid_sources, valid_targets, args.eval_batch_size,
+            GFLBatches(valid_sources, valid_targets, config.eval_batch_size,
                        shuffle=False) if valid_sources else None
         )
         steps = len(self.train_batches)
-        if args.steps_per_epoch:
-            steps = min(steps, args.steps_per_epoch)
+        if config.steps_per_epoch:
+            steps = min(steps, config.steps_per_epoch)
         self.steps_per_epoch = steps
-        self.epochs = settings["epochs"]
+        self.epochs = training.epochs
 
     def build_model(self):
-        args = self.args
-        overrides = {"seed": args.seed}
-        if args.no_attention:
+        config = self.config
+        overrides = {"seed": config.seed}
+        if not config.attention:
             overrides["attention"] = False
-        model = GFLParser.from_preset(args.preset, self.source_vocabulary,
+        model = GFLParser.from_preset(config.preset, self.source_vocabulary,
                                       self.target_vocabulary, **overrides)
-        if args.word_vectors:
+        if config.word_vectors:
             matrix, found = load_word_vectors(
-                args.word_vectors, self.source_vocabulary,
-                model.embedding_dim, seed=args.seed,
+                config.word_vectors, self.source_vocabulary,
+                model.embedding_dim, seed=config.seed,
             )
             model.set_source_embeddings(matrix)
             print(f"Word vectors: {found} of {len(self.source_vocabulary)} "
-                  f"words found in {args.word_vectors}.")
+                  f"words found in {config.word_vectors}.")
         return model
 
     def compile_model(self, model):
-        settings = self.settings
-        optimizer = (keras.optimizers.SGD if settings["optimizer"] == "sgd"
+        training = self.training
+        optimizer = (keras.optimizers.SGD if training.optimizer == "sgd"
                      else keras.optimizers.Adam)
-        model.compile(optimizer=optimizer(settings["learning_rate"],
-                                          clipnorm=settings["clip_norm"]))
+        model.compile(optimizer=optimizer(training.learning_rate,
+                                          clipnorm=training.clip_norm))
 
     def announce(self, model, strategy, policy):
-        args = self.args
+        config = self.config
         print(
-            f"Training GFLParser preset {args.preset!r} "
-            f"({'LSTM' if args.no_attention else 'LSTM+A'}, "
+            f"Training GFLParser preset {config.preset!r} "
+            f"({'LSTM+A' if config.attention else 'LSTM'}, "
             f"{int(model.count_params()):,} parameters; vocabularies "
             f"{len(self.source_vocabulary)} words, "
             f"{len(self.target_vocabulary)} symbols) on "
             f"{len(self.splits['train'])} trees, {self.steps_per_epoch} "
-            f"batches of {self.settings['batch_size']} per epoch, with "
+            f"batches of {self.training.batch_size} per epoch, with "
             f"{strategy.num_replicas_in_sync} replica(s) "
             f"({', '.join(strategy.extended.worker_devices)}); output in "
-            f"{args.output}."
+            f"{config.output}."
         )
 
     def fingerprint(self, model):
-        args = self.args
+        config = self.config
         return {
-            "model": "GFLParser", "preset": args.preset,
-            "attention": not args.no_attention,
-            "batch_size": self.settings["batch_size"],
+            "model": "GFLParser", "preset": config.preset,
+            "attention": config.attention,
+            "batch_size": self.training.batch_size,
             "source_vocabulary": len(self.source_vocabulary),
             "target_vocabulary": len(self.target_vocabulary),
             "parameters": int(model.count_params()),
@@ -276,8 +276,8 @@ class GFLTask(Task):
 
     def callbacks(self, model, log_dir, chief):
         return [EVALBValidation(self.splits["valid"],
-                                batch_size=self.args.eval_batch_size,
-                                verbose=self.args.verbose)]
+                                batch_size=self.config.eval_batch_size,
+                                verbose=self.config.verbose)]
 
     def train_data(self, epoch, start_batch):
         batches, steps = self.train_batches, self.steps_per_epoch
@@ -290,15 +290,15 @@ class GFLTask(Task):
         return batches.dataset(lambda: batches.epoch(0), len(batches))
 
     def results(self, model, facts):
-        args, settings = self.args, self.settings
+        config, training = self.config, self.training
         return {
-            "preset": args.preset,
-            "attention": not args.no_attention,
+            "preset": config.preset,
+            "attention": config.attention,
             "epochs": self.epochs,
             "resumed_from_epoch": facts["start_epoch"],
-            "batch_size": settings["batch_size"],
-            "learning_rate": settings["learning_rate"],
-            "optimizer": settings["optimizer"],
+            "batch_size": training.batch_size,
+            "learning_rate": training.learning_rate,
+            "optimizer": training.optimizer,
             "train_seconds": facts["train_seconds"],
             "parameters": int(model.count_params()),
             "source_vocabulary": len(self.source_vocabulary),
@@ -311,13 +311,13 @@ class GFLTask(Task):
         }
 
     def evaluate(self, model, results, loop):
-        args = self.args
+        config = self.config
         test_trees = self.splits["test"]
         results["test"] = {}
-        for name, beam in (("greedy", None), ("beam", self.beam_size)):
+        for name, beam in (("greedy", None), ("beam", config.beam_size)):
             evalb_result, parsed = evaluate_parser(
                 model, test_trees, beam_size=beam,
-                batch_size=args.eval_batch_size, warm_up=True,
+                batch_size=config.eval_batch_size, warm_up=True,
             )
             figures = scores(evalb_result, parsed)
             if beam is not None:
@@ -330,12 +330,12 @@ class GFLTask(Task):
                 f"malformed {100 * figures['malformed_rate']:.1f}%; "
                 f"{figures['sentences_per_second']:.1f} sentences/s"
             )
-        if args.attention_map:
-            write_attention_map(model, test_trees, args.attention_sentence,
-                                args.attention_map)
-            results["attention_map"] = args.attention_map
+        if config.attention_map:
+            write_attention_map(model, test_trees, config.attention_sentence,
+                                config.attention_map)
+            results["attention_map"] = config.attention_map
             print(f"Attention map of test sentence "
-                  f"{args.attention_sentence}: {args.attention_map}")
+                  f"{config.attention_sentence}: {config.attention_map}")
         return model
 
 

@@ -24,12 +24,13 @@ from keras_ordered.datasets import dependency
 from keras_ordered.models.tdtreelstm import PRESETS
 from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
 from keras_ordered.models.tdtreelstm import evaluation
-from keras_ordered.models.tdtreelstm import get_preset
 from keras_ordered.models.tdtreelstm.inputs import encode_tree
 from keras_ordered.training import options
 from keras_ordered.training.batching import TreeBatches
 from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
 from keras_ordered.training.callbacks import TimeLimit
+from keras_ordered.training.config import TDTreeLSTMExperiment
+from keras_ordered.training.config import default_of
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
@@ -120,7 +121,9 @@ def build_parser():
     parser.add_argument("--no-jit", action="store_true",
                         help="do not XLA-compile the training step "
                         "(default: compiled, about twice as fast on CPU)")
-    parser.add_argument("--eval-batch-size", type=positive_int, default=64,
+    parser.add_argument("--eval-batch-size", type=positive_int,
+                        default=default_of(TDTreeLSTMExperiment,
+                                           "eval_batch_size"),
                         metavar="N", help="sentences scored together")
     options.add_seed(parser)
     options.add_logging(parser)
@@ -133,25 +136,20 @@ def main(argv=None, callbacks=()):
     return run_recipe(build_parser(), train, argv, callbacks=callbacks)
 
 
-def _check_args(args):
-    if args.ld and args.sequential:
-        raise ValueError("--ld and --sequential exclude each other (the "
-                         "sequential baseline has no left dependents).")
-
-
-def load_splits(args):
-    """`{split: trees}` of the splits the options name."""
-    directory = args.data or dependency.default_dependency_dir()
+def load_splits(experiment):
+    """`{split: trees}` of the splits a `TDTreeLSTMExperiment` names."""
+    directory = experiment.data or dependency.default_dependency_dir()
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"No dependency folder at {directory!r}.")
+    named = experiment.splits or {**dependency.SAMPLE_SPLITS, "test": None}
     splits = {}
     for split in ("train", "valid", "test"):
-        patterns = getattr(args, split)
+        patterns = named.get(split)
         if patterns is None:
             continue
         trees, files = dependency.load_split(
-            directory, patterns, split, format=args.format,
-            max_sentences=args.max_sentences)
+            directory, list(patterns), split, format=experiment.format,
+            max_sentences=experiment.max_sentences)
         splits[split] = trees
         print(f"{split}: {len(trees)} trees, "
               f"{sum(len(t.words) for t in trees)} words from {len(files)} "
@@ -189,7 +187,9 @@ def evaluate(model, trees, train_trees, sequential=False, batch_size=64):
 
 def train(args, callbacks=()):
     """Trains, evaluates and saves a TD-TreeLSTM as `args` say; returns 0."""
-    return Runner(TDTreeLSTMTask(args), callbacks).run()
+    experiment = TDTreeLSTMExperiment.from_options(
+        args, TDTreeLSTMLanguageModel)
+    return Runner(TDTreeLSTMTask(experiment), callbacks).run()
 
 
 class TDTreeLSTMTask(Task):
@@ -201,34 +201,25 @@ class TDTreeLSTMTask(Task):
     the validation (and test) trees.
 
     Args:
-        args: the options of `build_parser()`.
+        experiment: the run, a
+            `keras_ordered.training.config.TDTreeLSTMExperiment`.
     """
 
-    def __init__(self, args):
-        super().__init__(args)
-        self.args = args
-        _check_args(args)
-        preset = get_preset(args.preset)
-        self.settings = dict(preset["training"])
-        for key, option in (("max_epochs", "epochs"),
-                            ("batch_size", "batch_size"),
-                            ("learning_rate", "learning_rate"),
-                            ("min_count", "min_count")):
-            if getattr(args, option) is not None:
-                self.settings[key] = getattr(args, option)
-        self.kind = ("sequential LSTM (chains)" if args.sequential
-                     else "LdTreeLSTM" if args.ld else "TreeLSTM")
+    def __init__(self, experiment):
+        super().__init__(experiment)
+        self.training = experiment.training
+        self.kind = experiment.kind
 
     def make_strategy(self):
         return tf.distribute.MirroredStrategy()
 
     def build_inputs(self, replicas):
-        args, settings = self.args, self.settings
-        self.splits = load_splits(args)
+        config, training = self.config, self.training
+        self.splits = load_splits(config)
         self.train_trees = self.splits["train"]
         vocabulary = dependency.DependencyVocabulary.from_sentences(
-            (t.words for t in self.train_trees), lowercase=args.lowercase,
-            min_count=settings["min_count"])
+            (t.words for t in self.train_trees), lowercase=config.lowercase,
+            min_count=training.min_count)
         counts = np.zeros(len(vocabulary))
         for tree in self.train_trees:
             for i in vocabulary.encode(tree.words):
@@ -237,57 +228,57 @@ class TDTreeLSTMTask(Task):
 
         def encode(trees):
             pairs = [(t.words, evaluation.chain_heads(len(t.words))
-                      if args.sequential else t.heads) for t in trees]
+                      if config.sequential else t.heads) for t in trees]
             return list(_encode(vocabulary, pairs))
 
         self.train_batches = TreeBatches(
-            encode(self.train_trees), settings["batch_size"], seed=args.seed,
-            left_context=args.ld)
+            encode(self.train_trees), training.batch_size, seed=config.seed,
+            left_context=config.ld)
         self.valid_batches = TreeBatches(
-            encode(self.splits["valid"]), args.eval_batch_size,
-            shuffle=False, left_context=args.ld)
+            encode(self.splits["valid"]), config.eval_batch_size,
+            shuffle=False, left_context=config.ld)
         steps = len(self.train_batches)
-        if args.steps_per_epoch:
-            steps = min(steps, args.steps_per_epoch)
+        if config.steps_per_epoch:
+            steps = min(steps, config.steps_per_epoch)
         self.steps_per_epoch = steps
-        self.epochs = settings["max_epochs"]
+        self.epochs = training.max_epochs
 
     def build_model(self):
-        args = self.args
+        config = self.config
         return TDTreeLSTMLanguageModel.from_preset(
-            args.preset, self.vocabulary, ld=args.ld,
-            lowercase=args.lowercase, unigram_counts=self.counts,
-            seed=args.seed)
+            config.preset, self.vocabulary, ld=config.ld,
+            lowercase=config.lowercase, unigram_counts=self.counts,
+            seed=config.seed)
 
     def compile_model(self, model):
-        model.compile(keras.optimizers.SGD(self.settings["learning_rate"]),
-                      clip_norm=self.settings["clip_norm"],
-                      jit_compile=not self.args.no_jit)
+        model.compile(keras.optimizers.SGD(self.training.learning_rate),
+                      clip_norm=self.training.clip_norm,
+                      jit_compile=self.config.jit_compile)
 
     def announce(self, model, strategy, policy):
-        print(f"Training {self.kind} preset {self.args.preset!r} "
+        print(f"Training {self.kind} preset {self.config.preset!r} "
               f"({int(model.count_params()):,} parameters, vocabulary "
               f"{len(self.vocabulary)}) on {len(self.train_trees)} trees, "
               f"{self.steps_per_epoch} batches of "
-              f"{self.settings['batch_size']} per epoch, with "
+              f"{self.training.batch_size} per epoch, with "
               f"{strategy.num_replicas_in_sync} replica(s); output in "
-              f"{self.args.output}.")
+              f"{self.config.output}.")
 
     def fingerprint(self, model):
-        args = self.args
-        return {"model": "TDTreeLSTMLanguageModel", "preset": args.preset,
-                "ld": args.ld, "sequential": args.sequential,
-                "batch_size": self.settings["batch_size"],
+        config = self.config
+        return {"model": "TDTreeLSTMLanguageModel", "preset": config.preset,
+                "ld": config.ld, "sequential": config.sequential,
+                "batch_size": self.training.batch_size,
                 "vocabulary": len(self.vocabulary),
                 "parameters": int(model.count_params())}
 
     def callbacks(self, model, log_dir, chief):
         self.schedule = HalveLearningRateOnPlateau(
-            self.settings["min_improvement"], verbose=self.args.verbose)
+            self.training.min_improvement, verbose=self.config.verbose)
         return [self.schedule]
 
     def late_callbacks(self):
-        minutes = self.args.time_limit
+        minutes = self.config.time_limit
         self.limit = TimeLimit(minutes) if minutes else None
         return [self.limit] if self.limit else []
 
@@ -303,15 +294,15 @@ class TDTreeLSTMTask(Task):
         return start_epoch >= self.epochs or self.schedule.stopped
 
     def results(self, model, facts):
-        args, schedule = self.args, self.schedule
+        config, schedule = self.config, self.schedule
         return {
-            "model": self.kind, "preset": args.preset, "ld": args.ld,
-            "sequential": args.sequential,
+            "model": self.kind, "preset": config.preset, "ld": config.ld,
+            "sequential": config.sequential,
             "parameters": int(model.count_params()),
             "vocabulary": len(self.vocabulary),
             "epochs_run": facts["epochs_run"], "max_epochs": self.epochs,
             "resumed_from_epoch": facts["start_epoch"],
-            "time_limit_minutes": args.time_limit,
+            "time_limit_minutes": config.time_limit,
             "time_limit_reached": bool(self.limit and self.limit.reached),
             "stopped_by_schedule": schedule.stopped,
             "train_seconds": facts["train_seconds"],
@@ -334,12 +325,12 @@ class TDTreeLSTMTask(Task):
         return best
 
     def evaluate(self, model, results, loop):
-        args = self.args
+        config = self.config
         for split in ("valid", "test"):
             if split not in self.splits:
                 continue
             figures = evaluate(model, self.splits[split], self.train_trees,
-                               args.sequential, args.eval_batch_size)
+                               config.sequential, config.eval_batch_size)
             results[split] = figures
             accuracy = figures["completion_accuracy"]
             line = (f"{split}: perplexity {figures['perplexity']:.2f}, "
