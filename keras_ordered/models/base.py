@@ -10,6 +10,7 @@ only rely on the small protocol defined here, never on a concrete model.
 import collections.abc
 import contextlib
 import copy
+import inspect
 import json
 import os
 
@@ -164,8 +165,27 @@ def base_model_config(model):
     }
 
 
-def lookup_preset(presets, name, family):
-    """A deep copy of `presets[name]`; a ValueError lists the valid names."""
+def constructor_defaults(model_class):
+    """The default of each model argument of `model_class` (not the
+    vocabularies, the seed, the dtype policy or the name), as a preset
+    writes it: a tuple as a list."""
+    skipped = {"self", "vocabulary", "source_vocabulary",
+               "target_vocabulary", "seed", "dtype", "name", "trainable"}
+    parameters = inspect.signature(model_class.__init__).parameters.values()
+    return {p.name: list(p.default) if isinstance(p.default, tuple)
+            else p.default for p in parameters
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in skipped
+            and p.default is not p.empty}
+
+
+def lookup_preset(presets, name, family, model_class=None):
+    """A deep copy of `presets[name]`; a ValueError lists the valid names.
+
+    A preset's `model` holds its departures from the constructor's
+    defaults (as keras-hub's presets); with `model_class`, the copy's
+    `model` holds every model argument: the constructor's defaults, with
+    the preset's departures.
+    """
     if name not in presets:
         trained = shipped.shipped_names()
         raise ValueError(
@@ -174,7 +194,11 @@ def lookup_preset(presets, name, family):
             + (f"; shipped trained models: {', '.join(trained)}."
                if trained else ".")
         )
-    return copy.deepcopy(presets[name])
+    preset = copy.deepcopy(presets[name])
+    if model_class is not None:
+        preset["model"] = {**constructor_defaults(model_class),
+                           **preset.get("model", {})}
+    return preset
 
 
 class classproperty:

@@ -116,3 +116,28 @@ def test_presets_class_property_lists_every_name_from_preset_takes(family):
         assert presets[name]["parameters"] == card["parameters"]
     if family == "prpn" and shipped.shipped_names():
         assert "prpn_ptb_quick" in trained
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_preset_holds_only_its_departures_from_the_defaults(family):
+    # As keras-hub's presets: the constructor's defaults are the paper's
+    # configuration; a preset names only what it changes, and get_preset
+    # gives every argument.
+    from keras_ordered.models.base import constructor_defaults
+
+    cls = CLASSES[family]
+    defaults = constructor_defaults(cls)
+    for name, preset in FAMILIES[family].items():
+        departures = preset["model"]
+        for key, value in departures.items():
+            assert key in defaults, (name, key)
+            default = defaults[key]
+            if isinstance(value, list) and isinstance(default, tuple):
+                value = tuple(value)
+            assert value != default, (
+                f"preset {name!r} repeats the default {key}={value!r}")
+        assert cls.get_preset(name)["model"] == {**defaults, **departures}
+    # The paper's presets are the defaults.
+    paper = {"prpn": "ptb", "tdtreelstm": "wsj", "onlstm": "ptb"}
+    if family in paper:
+        assert FAMILIES[family][paper[family]]["model"] == {}

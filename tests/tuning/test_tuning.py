@@ -18,6 +18,7 @@ from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import onlstm
 from keras_ordered.models import prpn
+from keras_ordered.models.base import constructor_defaults
 from keras_ordered.saving import load_model
 from keras_ordered.training.config import LanguageModelTraining
 from keras_ordered.tuning import ONLSTMHyperModel
@@ -64,10 +65,13 @@ def test_space_is_centred_on_the_preset_and_declares_every_knob(family):
         assert [p.name for p in hp.space] == [
             k for k in hypermodel.knobs if hypermodel.base_values()[k] is not None
         ]
-        # Defaults: exactly the preset's model and learning rate.
+        # Defaults: exactly the preset's model (every argument: the
+        # constructor's defaults with the preset's departures) and
+        # learning rate.
         config, training = hypermodel.configuration(hp)
         preset = presets[name]
-        assert config == preset["model"]
+        assert config == {**constructor_defaults(
+            hypermodel.model_class), **preset["model"]}
         assert training == LanguageModelTraining.from_dict(preset["training"])
         for parameter in hp.space:
             base = hypermodel.base_values()[parameter.name]

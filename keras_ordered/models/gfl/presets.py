@@ -1,6 +1,8 @@
 """GFL parser presets: the paper's LSTM+A, a CPU-sized model, a test model.
 
-Each preset has `model` (arguments of `GFLParser` besides the
+Each preset has `model` (its departures from the defaults of
+`GFLParser`: the defaults are the paper's configuration;
+`get_preset` returns every argument besides the
 vocabularies), `decoding` (arguments of `GFLParser.beam_decode`),
 `training` (what `recipes/wsj_gfl.py` trains with: optimizer, learning
 rate, batch size, epochs, gradient-norm clipping, and `min_count`, below
@@ -46,14 +48,7 @@ PRESETS = {
         "encoder and the decoder, 512-d word embeddings, attention 256, "
         "dropout 0.3 between layers; needs a GPU.",
         "model": {
-            "embedding_dim": 512,
-            "target_embedding_dim": None,
-            "units": 256,
-            "num_layers": 3,
-            "attention": True,
             "attention_units": 256,
-            "input_feeding": "top",
-            "dropout": 0.3,
         },
         "decoding": dict(DECODING),
         "training": {"optimizer": "sgd", "learning_rate": 0.7,
@@ -68,9 +63,7 @@ PRESETS = {
             "target_embedding_dim": 64,
             "units": 128,
             "num_layers": 2,
-            "attention": True,
             "attention_units": 128,
-            "input_feeding": "top",
             "dropout": 0.2,
         },
         "decoding": dict(DECODING),
@@ -86,9 +79,7 @@ PRESETS = {
             "target_embedding_dim": 8,
             "units": 16,
             "num_layers": 2,
-            "attention": True,
             "attention_units": 8,
-            "input_feeding": "top",
             "dropout": 0.1,
         },
         "decoding": {**DECODING, "beam_size": 3},
@@ -100,5 +91,9 @@ PRESETS = {
 
 
 def get_preset(name):
-    """A deep copy of preset `name`; a ValueError lists the valid names."""
-    return lookup_preset(PRESETS, name, "GFL")
+    """A deep copy of preset `name`, its `model` every argument of
+    `GFLParser` (the constructor's defaults with the preset's
+    departures); a ValueError lists the valid names."""
+    from keras_ordered.models.gfl.gfl_parser import GFLParser
+
+    return lookup_preset(PRESETS, name, "GFL", GFLParser)

@@ -1,6 +1,8 @@
 """Presets of the conventional LSTM language model (the parsing control).
 
-Each preset has `model` (arguments of `LSTMLanguageModel`) and `training`
+Each preset has `model` (its departures from the defaults of
+`LSTMLanguageModel`: the defaults are the paper's configuration;
+`get_preset` returns every argument) and `training`
 (the recipe's optimisation settings), as the ON-LSTM presets have. The
 sizes, dropouts and training of each preset are those of the ON-LSTM
 preset of the same name, less what a conventional LSTM has not: the
@@ -23,8 +25,6 @@ PRESETS = {
             "dropout_hidden": 0.2,
             "dropout_input": 0.3,
             "dropout_embedding": 0.05,
-            "ar_alpha": 2.0,
-            "tar_beta": 1.0,
         },
         "training": {**PAPER_TRAINING, "bptt": 35, "epochs": 6},
     },
@@ -39,8 +39,6 @@ PRESETS = {
             "dropout_hidden": 0.1,
             "dropout_input": 0.1,
             "dropout_embedding": 0.0,
-            "ar_alpha": 2.0,
-            "tar_beta": 1.0,
         },
         "training": {
             **PAPER_TRAINING,
@@ -55,5 +53,9 @@ PRESETS = {
 
 
 def get_preset(name):
-    """A copy of the preset `name` (ValueError listing the valid names)."""
-    return lookup_preset(PRESETS, name, "LSTM")
+    """A deep copy of preset `name`, its `model` every argument of
+    `LSTMLanguageModel` (the constructor's defaults with the preset's
+    departures); a ValueError lists the valid names."""
+    from keras_ordered.models.lstm.lstm_language_model import LSTMLanguageModel
+
+    return lookup_preset(PRESETS, name, "LSTM", LSTMLanguageModel)

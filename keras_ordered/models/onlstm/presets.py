@@ -1,6 +1,8 @@
 """ON-LSTM presets: the paper's PTB setup, two CPU-sized ones, a tiny one.
 
-Each preset has `model` (arguments of `ONLSTMLanguageModel`) and `training`
+Each preset has `model` (its departures from the defaults of
+`ONLSTMLanguageModel`: the defaults are the paper's configuration;
+`get_preset` returns every argument) and `training`
 (the recipe's optimisation settings), optionally `precision` (the recipe's
 default `--precision` for it; float32 when absent), and what the recipes'
 `--help` quotes: `description`, `parameters` (with the
@@ -28,14 +30,6 @@ PAPER_TRAINING = {
 }
 
 # Shen et al. (2019), section 6.1 (the official code's PTB command).
-PAPER_DROPOUT = {
-    "dropout_output": 0.45,
-    "dropout_hidden": 0.3,
-    "dropout_input": 0.5,
-    "dropout_embedding": 0.1,
-    "weight_drop": 0.45,
-}
-
 PRESETS = {
     # Shen et al. (2019), section 6.1: about 25M parameters with 10k words.
     "ptb": {
@@ -43,14 +37,7 @@ PRESETS = {
         "chunk 10); needs a GPU.",
         "parameters": 25220840,  # with the 10,000-word PTB vocabulary
         "cpu_minutes_per_epoch": 9.9,
-        "model": {
-            "embedding_dim": 400,
-            "hidden_dims": [1150, 1150, 400],
-            "chunk_size": 10,
-            **PAPER_DROPOUT,
-            "ar_alpha": 2.0,
-            "tar_beta": 1.0,
-        },
+        "model": {},
         "training": dict(PAPER_TRAINING),
     },
     # Trains to a useful perplexity on a 2-core CPU within about an hour.
@@ -68,14 +55,11 @@ PRESETS = {
         "model": {
             "embedding_dim": 200,
             "hidden_dims": [400, 400, 200],
-            "chunk_size": 10,
             "dropout_output": 0.3,
             "dropout_hidden": 0.2,
             "dropout_input": 0.3,
             "dropout_embedding": 0.05,
             "weight_drop": 0.2,
-            "ar_alpha": 2.0,
-            "tar_beta": 1.0,
         },
         "training": {**PAPER_TRAINING, "bptt": 35, "epochs": 6},
     },
@@ -96,8 +80,6 @@ PRESETS = {
         "model": {
             "embedding_dim": 200,
             "hidden_dims": [600, 600, 200],
-            "chunk_size": 10,
-            **PAPER_DROPOUT,
             "ar_alpha": 0.0,
             "tar_beta": 0.0,
         },
@@ -121,8 +103,6 @@ PRESETS = {
             "dropout_input": 0.1,
             "dropout_embedding": 0.0,
             "weight_drop": 0.1,
-            "ar_alpha": 2.0,
-            "tar_beta": 1.0,
         },
         "training": {
             **PAPER_TRAINING,
@@ -137,5 +117,9 @@ PRESETS = {
 
 
 def get_preset(name):
-    """A deep copy of preset `name`; a ValueError lists the valid names."""
-    return lookup_preset(PRESETS, name, "ON-LSTM")
+    """A deep copy of preset `name`, its `model` every argument of
+    `ONLSTMLanguageModel` (the constructor's defaults with the preset's
+    departures); a ValueError lists the valid names."""
+    from keras_ordered.models.onlstm.onlstm_language_model import ONLSTMLanguageModel
+
+    return lookup_preset(PRESETS, name, "ON-LSTM", ONLSTMLanguageModel)

@@ -1,7 +1,9 @@
 """PRPN presets: the paper's PTB language model, its unsupervised-parsing
 setup, a CPU-sized model and a test-sized one.
 
-Each preset has `model` (arguments of `PRPNLanguageModel`) and `training`
+Each preset has `model` (its departures from the defaults of
+`PRPNLanguageModel`: the defaults are the paper's configuration;
+`get_preset` returns every argument) and `training`
 (the recipe's optimisation settings, read by `keras_ordered.training`), and
 what the recipes' `--help` quotes: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
@@ -68,18 +70,7 @@ PRESETS = {
         # parser, predict input; fresh per step), --rdropout 0.5 (h~, one
         # mask per window shared by the batch). 43,603,202 trainable
         # parameters, the official model's (tests/models/prpn/test_prpn_convert.py).
-        "model": {
-            "embedding_dim": 800,
-            "hidden_dim": 1200,
-            "num_layers": 2,
-            "num_slots": 15,
-            "lookback": 5,
-            "resolution": 0.1,
-            "hard_gates": True,
-            "dropout": 0.7,
-            "input_dropout": 0.5,
-            "recurrent_dropout": 0.5,
-        },
+        "model": {},
         "training": dict(PAPER_TRAINING),
     },
     # The unsupervised-parsing setting of the paper and its reference code.
@@ -94,11 +85,6 @@ PRESETS = {
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 400,
-            "num_layers": 2,
-            "num_slots": 15,
-            "lookback": 5,
-            "resolution": 0.1,
-            "hard_gates": True,
             "dropout": 0.2,
             "input_dropout": 0.2,
             "recurrent_dropout": 0.0,
@@ -136,11 +122,6 @@ PRESETS = {
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 256,
-            "num_layers": 2,
-            "num_slots": 15,
-            "lookback": 5,
-            "resolution": 0.1,
-            "hard_gates": True,
             "dropout": 0.3,
             "input_dropout": 0.2,
             "recurrent_dropout": 0.1,
@@ -165,11 +146,6 @@ PRESETS = {
         "model": {
             "embedding_dim": 128,
             "hidden_dim": 128,
-            "num_layers": 2,
-            "num_slots": 15,
-            "lookback": 5,
-            "resolution": 0.1,
-            "hard_gates": True,
             "dropout": 0.1,
             "input_dropout": 0.1,
             "recurrent_dropout": 0.0,
@@ -193,11 +169,8 @@ PRESETS = {
             "embedding_dim": 16,
             "hidden_dim": 20,
             "parser_units": 12,
-            "num_layers": 2,
             "num_slots": 4,
             "lookback": 2,
-            "resolution": 0.1,
-            "hard_gates": True,
             "dropout": 0.1,
             "input_dropout": 0.1,
             "recurrent_dropout": 0.1,
@@ -216,5 +189,9 @@ PRESETS = {
 
 
 def get_preset(name):
-    """A deep copy of preset `name`; a ValueError lists the valid names."""
-    return lookup_preset(PRESETS, name, "PRPN")
+    """A deep copy of preset `name`, its `model` every argument of
+    `PRPNLanguageModel` (the constructor's defaults with the preset's
+    departures); a ValueError lists the valid names."""
+    from keras_ordered.models.prpn.prpn_language_model import PRPNLanguageModel
+
+    return lookup_preset(PRESETS, name, "PRPN", PRPNLanguageModel)

@@ -1,6 +1,8 @@
 """TD-TreeLSTM presets: the paper's two setups, a CPU-sized model, a test model.
 
-Each preset has `model` (arguments of `TDTreeLSTMLanguageModel` besides the
+Each preset has `model` (its departures from the defaults of
+`TDTreeLSTMLanguageModel`: the defaults are the paper's configuration;
+`get_preset` returns every argument besides the
 vocabulary; add `ld=True` for LdTreeLSTM), `training` (the official
 optimisation: SGD at 1.0, batch 64, gradient norm clipped at 5, every
 weight uniform in +-0.1, the learning rate halved when validation improves
@@ -33,8 +35,7 @@ PRESETS = {
     "wsj": {
         "description": "The official dependency-reranking setup: embeddings "
         "100, 2 layers of 200, dropout 0.2, full softmax.",
-        "model": {"embedding_dim": 100, "units": 200, "num_layers": 2,
-                  "dropout": 0.2, "loss": "softmax"},
+        "model": {},
         "training": dict(OFFICIAL_TRAINING),
     },
     "msr": {
@@ -49,19 +50,29 @@ PRESETS = {
     "small": {
         "description": "A CPU-sized model: embeddings 64, 1 layer of 128, "
         "dropout 0.2, full softmax.",
-        "model": {"embedding_dim": 64, "units": 128, "num_layers": 1,
-                  "dropout": 0.2, "loss": "softmax"},
+        "model": {
+            "embedding_dim": 64,
+            "units": 128,
+            "num_layers": 1,
+        },
         "training": dict(OFFICIAL_TRAINING, max_epochs=20),
     },
     "tiny": {
         "description": "A test-sized model: embeddings 8, 2 layers of 16.",
-        "model": {"embedding_dim": 8, "units": 16, "num_layers": 2,
-                  "dropout": 0.0, "loss": "softmax"},
+        "model": {
+            "embedding_dim": 8,
+            "units": 16,
+            "dropout": 0.0,
+        },
         "training": dict(OFFICIAL_TRAINING, batch_size=8, max_epochs=2),
     },
 }
 
 
 def get_preset(name):
-    """A copy of preset `name` (a ValueError lists the valid names)."""
-    return lookup_preset(PRESETS, name, "TD-TreeLSTM")
+    """A deep copy of preset `name`, its `model` every argument of
+    `TDTreeLSTMLanguageModel` (the constructor's defaults with the preset's
+    departures); a ValueError lists the valid names."""
+    from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import TDTreeLSTMLanguageModel
+
+    return lookup_preset(PRESETS, name, "TD-TreeLSTM", TDTreeLSTMLanguageModel)
