@@ -120,6 +120,7 @@ def get_preset(name):
     """A deep copy of preset `name`, its `model` every argument of
     `ONLSTMLanguageModel` (the constructor's defaults with the preset's
     departures); a ValueError lists the valid names."""
-    from keras_ordered.models.onlstm.onlstm_language_model import ONLSTMLanguageModel
+    from keras_ordered.models.onlstm.onlstm_language_model import (
+        ONLSTMLanguageModel)
 
     return lookup_preset(PRESETS, name, "ON-LSTM", ONLSTMLanguageModel)

@@ -73,6 +73,7 @@ def get_preset(name):
     """A deep copy of preset `name`, its `model` every argument of
     `TDTreeLSTMLanguageModel` (the constructor's defaults with the preset's
     departures); a ValueError lists the valid names."""
-    from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import TDTreeLSTMLanguageModel
+    from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import (
+        TDTreeLSTMLanguageModel)
 
     return lookup_preset(PRESETS, name, "TD-TreeLSTM", TDTreeLSTMLanguageModel)
