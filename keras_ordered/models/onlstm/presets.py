@@ -7,10 +7,8 @@ Each preset has `model` (its departures from the defaults of
 default `--precision` for it; float32 when absent), and what the recipes'
 `--help` quotes: `description`, `parameters` (with the
 10,000-word PTB vocabulary; tests/training/test_recipe_usability.py
-checks it), and what their warning for a preset too long for a CPU
-quotes: `cpu_minutes_per_epoch` (training plus validation on a 2-core
-CPU, measured with `benchmarks/preset_epoch_time.py`; `small` and `medium`
-from their recipe runs; benchmarks/README.md).
+checks it). Measured times per epoch are in
+`benchmarks/records/preset_epoch_time/`, not in the presets.
 """
 
 from keras_ordered.models.base import lookup_preset
@@ -36,7 +34,6 @@ PRESETS = {
         "description": "The paper's PTB model (embedding 400, 1150/1150/400, "
         "chunk 10); needs a GPU.",
         "parameters": 25220840,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 9.9,
         "model": {},
         "training": dict(PAPER_TRAINING),
     },
@@ -46,7 +43,6 @@ PRESETS = {
         "chunk 10) with lighter dropout, trained in mixed_bfloat16: over 5 "
         "seeds it parses better than in float32 (benchmarks/README.md).",
         "parameters": 4870200,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 3.1,
         # The recipe's default --precision for this preset: over 5 seeds
         # mixed_bfloat16 passes the rule for defaults against float32
         # (benchmarks/records/onlstm_small_mixed_bfloat16/NOTE.md).
@@ -72,7 +68,6 @@ PRESETS = {
         "of 70, trained in mixed_bfloat16: over 5 seeds it parses better "
         "than `small`, at a higher perplexity (benchmarks/README.md).",
         "parameters": 7727880,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 4.5,
         # As for `small`: mixed_bfloat16 passes the rule for defaults at
         # this shape (the learning-parity benchmark over 5 seeds a
         # precision; benchmarks/records/learning_parity_mixed_bfloat16/NOTE.md).
@@ -93,7 +88,6 @@ PRESETS = {
         "windows of 8 tokens make an epoch of the whole PTB text slower "
         "than small's.",
         "parameters": 175994,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 11.1,
         "model": {
             "embedding_dim": 16,
             "hidden_dims": [20, 16],

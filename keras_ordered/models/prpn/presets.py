@@ -7,10 +7,8 @@ Each preset has `model` (its departures from the defaults of
 (the recipe's optimisation settings, read by `keras_ordered.training`), and
 what the recipes' `--help` quotes: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
-tests/training/test_recipe_usability.py), and what their warning for a
-preset too long for a CPU quotes: `cpu_minutes_per_epoch` (training plus
-validation on a 2-core CPU, measured with `benchmarks/preset_epoch_time.py`;
-`quick` and `up` from their recipe runs; benchmarks/README.md).
+tests/training/test_recipe_usability.py). Measured times per epoch are
+in `benchmarks/records/preset_epoch_time/`, not in the presets.
 
 Notes on the training settings:
 
@@ -63,7 +61,6 @@ PRESETS = {
         "description": "The paper's PTB language model (embedding 800, 2 "
         "layers of 1200, 15 slots, look-back 5); needs a GPU.",
         "parameters": 43607202,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 18.9,
         # The official main_LM.py (--tied --hard): --emsize 800 --nhid 1200
         # --nlayers 2 --nslots 15 --nlookback 5 --resolution 0.1, --dropout
         # 0.7 (layer-1 input, output), --idropout 0.5 (later inputs, keys,
@@ -79,7 +76,6 @@ PRESETS = {
         "layers of 400, light dropout), trained on a treebank's WSJ10 "
         "sentences, whole sentences a batch (not windows of the PTB text).",
         "parameters": 5635402,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 0.1,
         # The official main_UP.py: --emsize 200 --nhid 400, --dropout 0.2
         # --idropout 0.2 --rdropout 0, the rest as `ptb`.
         "model": {
@@ -116,9 +112,6 @@ PRESETS = {
         "parser 256 channels as the official code, 15 slots) with lighter "
         "dropout.",
         "parameters": 3740794,  # with the 10,000-word PTB vocabulary
-        # float32, idle cores
-        # (benchmarks/preset_epoch_time.py --presets small --steps 20).
-        "cpu_minutes_per_epoch": 3.7,
         "model": {
             "embedding_dim": 200,
             "hidden_dim": 256,
@@ -142,7 +135,6 @@ PRESETS = {
         "128, 2 layers of 128, parser 128 channels as the official code, "
         "15 slots).",
         "parameters": 1773586,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 5.5,  # float32, the seed study's runs
         "model": {
             "embedding_dim": 128,
             "hidden_dim": 128,
@@ -164,7 +156,6 @@ PRESETS = {
         "--steps-per-epoch): its batches of 4 windows of 8 tokens make an "
         "epoch of the whole PTB text slower than quick's or small's.",
         "parameters": 180470,  # with the 10,000-word PTB vocabulary
-        "cpu_minutes_per_epoch": 14.0,
         "model": {
             "embedding_dim": 16,
             "hidden_dim": 20,

@@ -131,28 +131,47 @@ def _duration(minutes):
     return f"{minutes / 60 / 24:.0f} days"
 
 
-def cpu_warning(name, preset, presets):
+CPU_MINUTES_PER_EPOCH = {
+    "ONLSTMLanguageModel": {"ptb": 9.9, "small": 3.1, "medium": 4.5,
+                            "tiny": 11.1},
+    "PRPNLanguageModel": {"ptb": 18.9, "up": 0.1, "small": 3.7,
+                          "quick": 5.5, "tiny": 14.0},
+}
+"""Minutes per epoch (training plus validation) of the presets on a 2-core
+CPU: the measurements of `benchmarks/records/preset_epoch_time/`, which
+`cpu_warning` quotes."""
+
+
+def cpu_warning(name, presets, minutes):
     """A warning when a preset would run for many hours without a GPU.
 
-    Returns None when a GPU is visible, or when the preset's whole training
-    takes less than 3 hours on a CPU (by its measured time per epoch).
+    Args:
+        name: the preset's name.
+        presets: the family's presets (their epochs).
+        minutes: preset name -> measured minutes per epoch on a CPU (the
+            family's `CPU_MINUTES_PER_EPOCH`).
+
+    Returns:
+        The warning, or None when a GPU is visible, or when the preset's
+        whole training takes less than 3 hours on a CPU (by its measured
+        time per epoch).
     """
-    minutes = preset.get("cpu_minutes_per_epoch")
-    epochs = preset["training"]["epochs"]
-    if not minutes or minutes * epochs < 180:
+    epochs = presets[name]["training"]["epochs"]
+    if not minutes.get(name) or minutes[name] * epochs < 180:
         return None
     if backend.gpu_visible():
         return None
     alternatives = [
-        f"--preset {other} (~{_duration(p['cpu_minutes_per_epoch'])} per "
+        f"--preset {other} (~{_duration(minutes[other])} per "
         f"epoch, {p['training']['epochs']} epoch(s))"
         for other, p in presets.items()
-        if other in ("small", "quick") and p.get("cpu_minutes_per_epoch")
+        if other in ("small", "quick") and minutes.get(other)
     ]
     return (
         f"warning: no GPU is visible. Preset {name!r} takes about "
-        f"{_duration(minutes)} per epoch on a CPU, so its {epochs} epochs "
-        f"would take about {_duration(minutes * epochs)}. On a CPU, try "
+        f"{_duration(minutes[name])} per epoch on a CPU, so its {epochs} "
+        f"epochs would take about {_duration(minutes[name] * epochs)}. On a "
+        "CPU, try "
         f"{' or '.join(alternatives) or 'a smaller preset'}. (Times per "
         "epoch measured on a 2-core CPU with benchmarks/preset_epoch_time.py; "
         "measure yours the same way.)"
@@ -357,7 +376,9 @@ class LanguageModelTask(Task):
         lines = []
         name = self.config.preset
         if self.presets is not None and name in self.presets:
-            lines.append(cpu_warning(name, self.presets[name], self.presets))
+            lines.append(cpu_warning(
+                name, self.presets, CPU_MINUTES_PER_EPOCH.get(
+                    self.model_class.__name__, {})))
         lines.append(emulated_bfloat16_warning(policy))
         return [line for line in lines if line]
 
