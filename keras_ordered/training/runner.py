@@ -382,7 +382,7 @@ class Runner:
             os.path.join(self.output, "best.weights.h5"),
             monitor=task.best_monitor, mode=task.best_mode,
             save_best_only=True, save_weights_only=True,
-            weights_context=task.validated_weights(),
+            weights_context=task.validated_weights(), write=chief,
         )
         callbacks.append(self.best)
         self.history = None

@@ -135,3 +135,41 @@ def test_training_time_adds_up_over_resumes(tmp_path, monkeypatch):
     assert resumed.trained_seconds() == 40.0
     resumed.save(1, 0)
     assert json.load(open(tmp_path / "backup.json"))["train_seconds"] == 40.0
+
+
+def test_only_the_chief_writes_the_best_checkpoint(tmp_path, monkeypatch):
+    # The workers of a multi-worker run save at the same moment: two
+    # processes writing one HDF5 file (or its temporary name) failed on
+    # the file's lock ("unable to lock file, errno = 11") about one run in
+    # several. Off the chief, the save goes to a folder of its own.
+    import tempfile
+
+    from keras_ordered.training.callbacks import ResumableModelCheckpoint
+
+    private = tmp_path / "private"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    model = make_model()
+    written = {}
+    for write in (False, True):
+        folder = tmp_path / f"write_{write}"
+        folder.mkdir()
+        best = ResumableModelCheckpoint(
+            str(folder / "best.weights.h5"), monitor="val_loss",
+            save_best_only=True, save_weights_only=True, write=write)
+        best.set_model(model)
+        best.on_epoch_end(0, {"val_loss": 5.0})
+        assert best.best == 5.0
+        written[write] = sorted(os.listdir(folder))
+    assert written == {False: [], True: ["best.weights.h5"]}
+    assert os.listdir(private) == []  # the worker's copy is deleted
+
+    # The runner gives the flag: the chief writes, the other workers not.
+    from keras_ordered.training.config import RunConfig
+    from keras_ordered.training.runner import Runner
+    from keras_ordered.training.runner import Task
+
+    run = Runner(Task(RunConfig(output=str(tmp_path / "run"))))
+    for chief in (True, False):
+        run._callbacks(model, {}, chief)
+        assert run.best.write is chief

@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import shutil
+import tempfile
 import time
 
 import keras
@@ -34,19 +35,32 @@ class ResumableModelCheckpoint(CheckpointSavingHook,
     The file is written to a temporary name and moved into place, so a
     kill or Ctrl-C during the save leaves the previous best weights whole.
 
+    Under a multi-worker strategy only the chief writes the file
+    (`write=False` on the other workers): the workers save at the same
+    moment, and two processes writing one HDF5 file fail on its lock. The
+    others write to a folder of their own, deleted after, as
+    `tf.distribute`'s workers do.
+
     Args:
         *args, **kwargs: those of `keras.callbacks.ModelCheckpoint`.
         weights_context: callable returning a context manager, or None.
+        write: False on a worker that is not the chief.
     """
 
-    def __init__(self, *args, weights_context=None, **kwargs):
+    def __init__(self, *args, weights_context=None, write=True, **kwargs):
         super().__init__(*args, **kwargs)
         self.weights_context = weights_context
+        self.write = write
 
     @contextlib.contextmanager
     def saving(self, path):
         """Writes a checkpoint to a temporary name moved to `path` after,
-        with Ctrl-C held until it is whole."""
+        with Ctrl-C held until it is whole (off the chief: to a private
+        folder, discarded)."""
+        if not self.write:
+            with tempfile.TemporaryDirectory(prefix="worker_") as folder:
+                yield os.path.join(folder, os.path.basename(path))
+            return
         with writing(), atomic_path(path) as partial:
             yield partial
 
