@@ -216,10 +216,19 @@ class RegisteredPresets:
     """The `presets` class property of a model class, as keras-hub's.
 
     A model class sets `preset_table` to its family's `PRESETS` (name ->
-    preset dict with a `description`).
+    preset dict with a `description`) and `preset_family` to the family's
+    name (for the error listing the presets).
     """
 
     preset_table = {}
+    preset_family = "model"
+
+    @classmethod
+    def get_preset(cls, name):
+        """A deep copy of preset `name`, its `model` every argument of the
+        class (the constructor's defaults with the preset's departures); a
+        ValueError lists the valid names."""
+        return lookup_preset(cls.preset_table, name, cls.preset_family, cls)
 
     @classproperty
     def presets(cls):
@@ -476,8 +485,6 @@ class PresetMixin(RegisteredPresets):
     family's `PRESETS`), and returns every constructor argument from
     `get_config`.
     """
-
-    get_preset = None
 
     @classmethod
     def from_preset(cls, preset, vocabulary=None, **overrides):

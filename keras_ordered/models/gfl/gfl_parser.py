@@ -70,7 +70,6 @@ from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.gfl import decoding
 from keras_ordered.models.gfl.presets import PRESETS
-from keras_ordered.models.gfl.presets import get_preset
 from keras_ordered.models.gfl.vocabulary import EOS_ID
 from keras_ordered.models.gfl.vocabulary import GO_ID
 from keras_ordered.models.gfl.vocabulary import PAD_ID
@@ -192,7 +191,7 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
     """
 
     preset_table = PRESETS
-    get_preset = staticmethod(get_preset)
+    preset_family = "GFL"
 
     def __init__(
         self,
@@ -623,7 +622,7 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
             source_vocabulary, target_vocabulary: as the constructor.
             **overrides: constructor arguments replacing the preset's.
         """
-        config = dict(get_preset(preset)["model"])
+        config = dict(cls.get_preset(preset)["model"])
         config.update(overrides)
         return cls(source_vocabulary, target_vocabulary, **config)
 
@@ -671,3 +670,6 @@ def _encode(embedding, lstms, dropouts, source_ids, training=None):
         x, h, c = lstm(x, mask=mask, training=training)
         states += [h, c]
     return x, mask, states
+
+
+get_preset = GFLParser.get_preset

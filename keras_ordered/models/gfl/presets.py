@@ -38,8 +38,6 @@ this project's seed notes):
   the Penn Treebank.
 """
 
-from keras_ordered.models.base import lookup_preset
-
 DECODING = {"beam_size": 10, "max_length_factor": 3, "max_length_offset": 10}
 
 PRESETS = {
@@ -89,11 +87,3 @@ PRESETS = {
     },
 }
 
-
-def get_preset(name):
-    """A deep copy of preset `name`, its `model` every argument of
-    `GFLParser` (the constructor's defaults with the preset's
-    departures); a ValueError lists the valid names."""
-    from keras_ordered.models.gfl.gfl_parser import GFLParser
-
-    return lookup_preset(PRESETS, name, "GFL", GFLParser)

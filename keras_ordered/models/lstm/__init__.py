@@ -2,4 +2,4 @@
 
 from keras_ordered.models.lstm.lstm_language_model import LSTMLanguageModel
 from keras_ordered.models.lstm.presets import PRESETS
-from keras_ordered.models.lstm.presets import get_preset
+from keras_ordered.models.lstm.lstm_language_model import get_preset

@@ -19,7 +19,6 @@ from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.models.lstm.presets import PRESETS
-from keras_ordered.models.lstm.presets import get_preset
 
 
 def lstm_gate_distances(layer, inputs, outputs, h0):
@@ -126,7 +125,7 @@ class LSTMLanguageModel(
         "Regularizing and Optimizing LSTM Language Models", ICLR 2018.
     """
 
-    get_preset = staticmethod(get_preset)
+    preset_family = "LSTM"
     preset_table = PRESETS
 
     def __init__(
@@ -204,3 +203,6 @@ class LSTMLanguageModel(
             "tie_weights": self.tie_weights,
             "seed": self.seed,
         }
+
+
+get_preset = LSTMLanguageModel.get_preset

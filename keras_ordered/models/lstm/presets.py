@@ -10,7 +10,6 @@ chunk size (no master gates) and DropConnect on the recurrent kernels
 (Keras' `LSTM` has none).
 """
 
-from keras_ordered.models.base import lookup_preset
 from keras_ordered.models.onlstm.presets import PAPER_TRAINING
 
 PRESETS = {
@@ -51,11 +50,3 @@ PRESETS = {
     },
 }
 
-
-def get_preset(name):
-    """A deep copy of preset `name`, its `model` every argument of
-    `LSTMLanguageModel` (the constructor's defaults with the preset's
-    departures); a ValueError lists the valid names."""
-    from keras_ordered.models.lstm.lstm_language_model import LSTMLanguageModel
-
-    return lookup_preset(PRESETS, name, "LSTM", LSTMLanguageModel)

@@ -11,7 +11,6 @@ from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.onlstm.presets import PRESETS
-from keras_ordered.models.onlstm.presets import get_preset
 from keras_ordered.models.carried_state import CarriedStateMixin
 
 
@@ -88,7 +87,7 @@ class ONLSTMLanguageModel(
     # runs with it are in benchmarks/README.md.
     fused_token_loss = True
 
-    get_preset = staticmethod(get_preset)
+    preset_family = "ON-LSTM"
     preset_table = PRESETS
 
     def __init__(
@@ -187,3 +186,6 @@ class ONLSTMLanguageModel(
             "tie_weights": self.tie_weights,
             "seed": self.seed,
         }
+
+
+get_preset = ONLSTMLanguageModel.get_preset

@@ -11,8 +11,6 @@ checks it). Measured times per epoch are in
 `benchmarks/records/preset_epoch_time/`, not in the presets.
 """
 
-from keras_ordered.models.base import lookup_preset
-
 PAPER_TRAINING = {
     "batch_size": 20,
     "eval_batch_size": 10,
@@ -109,12 +107,3 @@ PRESETS = {
     },
 }
 
-
-def get_preset(name):
-    """A deep copy of preset `name`, its `model` every argument of
-    `ONLSTMLanguageModel` (the constructor's defaults with the preset's
-    departures); a ValueError lists the valid names."""
-    from keras_ordered.models.onlstm.onlstm_language_model import (
-        ONLSTMLanguageModel)
-
-    return lookup_preset(PRESETS, name, "ON-LSTM", ONLSTMLanguageModel)

@@ -33,8 +33,6 @@ Notes on the training settings:
   official unsupervised-parsing setup has them.
 """
 
-from keras_ordered.models.base import lookup_preset
-
 PAPER_TRAINING = {
     "batch_size": 64,
     "eval_batch_size": 10,
@@ -178,11 +176,3 @@ PRESETS = {
     },
 }
 
-
-def get_preset(name):
-    """A deep copy of preset `name`, its `model` every argument of
-    `PRPNLanguageModel` (the constructor's defaults with the preset's
-    departures); a ValueError lists the valid names."""
-    from keras_ordered.models.prpn.prpn_language_model import PRPNLanguageModel
-
-    return lookup_preset(PRESETS, name, "PRPN", PRPNLanguageModel)

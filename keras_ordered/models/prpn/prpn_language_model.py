@@ -100,7 +100,6 @@ from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.prpn.presets import PRESETS
-from keras_ordered.models.prpn.presets import get_preset
 from keras_ordered.models.carried_state import CarriedStateMixin
 from keras_ordered.layers._checks import check_rate as _check_rate
 
@@ -174,7 +173,7 @@ class PRPNLanguageModel(
         Learning Syntax and Lexicon", ICLR 2018.
     """
 
-    get_preset = staticmethod(get_preset)
+    preset_family = "PRPN"
     preset_table = PRESETS
 
     def __init__(
@@ -452,3 +451,5 @@ class PRPNLanguageModel(
             "synchronized_batch_norm": self.synchronized_batch_norm,
         }
 
+
+get_preset = PRPNLanguageModel.get_preset

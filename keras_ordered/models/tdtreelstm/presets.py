@@ -19,8 +19,6 @@ Where the numbers come from (the official scripts of Zhang, Lu and Lapata,
 - `small` and `tiny` are ours.
 """
 
-from keras_ordered.models.base import lookup_preset
-
 OFFICIAL_TRAINING = {
     "optimizer": "sgd",
     "learning_rate": 1.0,
@@ -68,12 +66,3 @@ PRESETS = {
     },
 }
 
-
-def get_preset(name):
-    """A deep copy of preset `name`, its `model` every argument of
-    `TDTreeLSTMLanguageModel` (the constructor's defaults with the preset's
-    departures); a ValueError lists the valid names."""
-    from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import (
-        TDTreeLSTMLanguageModel)
-
-    return lookup_preset(PRESETS, name, "TD-TreeLSTM", TDTreeLSTMLanguageModel)

@@ -66,7 +66,6 @@ from keras_ordered.models.tdtreelstm.inputs import SCHEDULE_ROWS
 from keras_ordered.models.tdtreelstm.inputs import batch_arrays
 from keras_ordered.models.tdtreelstm.inputs import encode_tree
 from keras_ordered.models.tdtreelstm.presets import PRESETS
-from keras_ordered.models.tdtreelstm.presets import get_preset
 
 VOCABULARY_ASSET = "tdtreelstm_vocabulary.json"
 LOSSES = ("softmax", "nce")
@@ -176,7 +175,7 @@ class TDTreeLSTMLanguageModel(RegisteredPresets, SymbolicBuildWithoutData,
     """
 
     preset_table = PRESETS
-    get_preset = staticmethod(get_preset)
+    preset_family = "TD-TreeLSTM"
 
     def __init__(
         self,
@@ -610,7 +609,7 @@ class TDTreeLSTMLanguageModel(RegisteredPresets, SymbolicBuildWithoutData,
             **overrides: constructor arguments replacing the preset's
                 (`ld=True` for LdTreeLSTM).
         """
-        config = dict(get_preset(preset)["model"])
+        config = dict(cls.get_preset(preset)["model"])
         config.update(overrides)
         return cls(vocabulary, **config)
 
@@ -643,3 +642,6 @@ class TDTreeLSTMLanguageModel(RegisteredPresets, SymbolicBuildWithoutData,
             config["vocabulary"] = keras.saving.deserialize_keras_object(
                 config["vocabulary"])
         return cls(**config)
+
+
+get_preset = TDTreeLSTMLanguageModel.get_preset

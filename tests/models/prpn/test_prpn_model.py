@@ -172,11 +172,15 @@ def test_distances_for_parsing():
 def test_presets_and_validation():
     assert set(PRESETS) == {"ptb", "up", "small", "quick", "tiny"}
     ptb = get_preset("ptb")
-    assert ptb["model"] == {
+    paper = {
         "embedding_dim": 800, "hidden_dim": 1200, "num_layers": 2,
         "num_slots": 15, "lookback": 5, "resolution": 0.1, "hard_gates": True,
         "dropout": 0.7, "input_dropout": 0.5, "recurrent_dropout": 0.5,
     }
+    # The paper's configuration is the constructor's defaults: the preset
+    # departs from none of them, and get_preset gives them all.
+    assert PRESETS["ptb"]["model"] == {}
+    assert {key: ptb["model"][key] for key in paper} == paper
     training = ptb["training"]
     assert (training["optimizer"], training["learning_rate"], training["beta_1"],
             training["beta_2"], training["epsilon"], training["weight_decay"],
