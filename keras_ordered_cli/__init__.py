@@ -37,7 +37,7 @@ module provides `NAME` (the subcommand), `add_parser(subparsers)` (adds
 and returns its `argparse` parser) and `run(args)` (returns the exit
 status, raises `CommandError` for an input error, `UsageError` for a wrong
 combination of options). It imports only the standard library at module
-level (and `option_types`): `keras-ordered --help` loads every subcommand
+level (and `keras_ordered_options`): `keras-ordered --help` loads every subcommand
 module, and imports neither `keras_ordered` nor TensorFlow. `main` imports
 `keras_ordered` quietly (`_common.import_tensorflow(args)`) before it calls
 `run`, which imports what it needs inside the function; a module that

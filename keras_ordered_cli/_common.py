@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 
-from keras_ordered_cli.option_types import non_negative_int  # noqa: F401
-from keras_ordered_cli.option_types import positive_int  # noqa: F401
+from keras_ordered_options import non_negative_int  # noqa: F401
+from keras_ordered_options import positive_int  # noqa: F401
 
 BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
 """The baselines' names (those of `keras_ordered.parsing.BASELINES`)."""

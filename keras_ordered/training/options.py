@@ -40,8 +40,8 @@ assert args.epochs == 2 and args.preset == "small"
 
 import argparse
 
-from keras_ordered_cli.option_types import positive_float
-from keras_ordered_cli.option_types import positive_int
+from keras_ordered_options import positive_float
+from keras_ordered_options import positive_int
 from keras_ordered.training.config import DEFAULT_PRECISION
 from keras_ordered.training.config import RunConfig
 from keras_ordered.training.config import default_of

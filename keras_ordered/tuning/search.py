@@ -26,7 +26,7 @@ import time
 
 import keras_tuner as kt
 
-from keras_ordered_cli.option_types import positive_int
+from keras_ordered_options import positive_int
 from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically

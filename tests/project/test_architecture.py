@@ -43,14 +43,16 @@ def test_imports_run_one_way(linter):
     ("layers/dropout.py", "import keras_ordered.training.batching\n"),
     # a circle inside one package: parsing.trees <-> parsing.evaluate
     ("parsing/trees.py", "import keras_ordered.parsing.evaluate\n"),
-    # the library importing the command (other than its option types)
+    # the library importing the command
     ("training/options.py", "import keras_ordered_cli._common\n"),
-    # the option types importing the library
-    ("../keras_ordered_cli/option_types.py", "import keras_ordered.parsing\n"),
+    # the option types importing the library, or the command
+    ("../keras_ordered_options/__init__.py", "import keras_ordered.parsing\n"),
+    ("../keras_ordered_options/__init__.py", "import keras_ordered_cli\n"),
 ])
 def test_a_planted_violation_is_caught(linter, tmp_path, module, planted):
     copy = tmp_path / "repo"
-    for package in ("keras_ordered", "keras_ordered_cli"):
+    for package in ("keras_ordered", "keras_ordered_cli",
+                    "keras_ordered_options"):
         shutil.copytree(os.path.join(REPO, package), copy / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(os.path.join(REPO, ".importlinter"), copy / ".importlinter")

@@ -17,8 +17,8 @@ import os
 
 import keras
 
-from keras_ordered_cli.option_types import non_negative_int
-from keras_ordered_cli.option_types import positive_int
+from keras_ordered_options import non_negative_int
+from keras_ordered_options import positive_int
 from keras_ordered.datasets import treebank_files
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import PRESETS

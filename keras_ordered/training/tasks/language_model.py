@@ -30,8 +30,8 @@ import types
 
 import numpy as np
 
-from keras_ordered_cli.option_types import non_negative_int
-from keras_ordered_cli.option_types import positive_int
+from keras_ordered_options import non_negative_int
+from keras_ordered_options import positive_int
 from keras_ordered.datasets import ptb
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import BOS

@@ -18,8 +18,8 @@ import time
 import keras
 import numpy as np
 
-from keras_ordered_cli.option_types import positive_float
-from keras_ordered_cli.option_types import positive_int
+from keras_ordered_options import positive_float
+from keras_ordered_options import positive_int
 from keras_ordered.datasets import dependency
 from keras_ordered.models.tdtreelstm import PRESETS
 from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel

@@ -1,7 +1,22 @@
-"""`argparse` types of numeric options, shared by the command line and the
-recipes (`keras_ordered.training.options`).
+"""`argparse` types of numeric options, shared by the recipes' options
+(`keras_ordered.training.options`, the tasks, `keras_ordered.tuning`) and
+the `keras-ordered` command.
 
-Standard library only: `keras-ordered --help` imports this module.
+A package of its own beside `keras_ordered`, standard library only, that
+imports nothing of `keras_ordered` or `keras_ordered_cli` (a contract of
+`.importlinter`). It cannot be a module inside `keras_ordered`: importing
+any module of that package runs `keras_ordered/__init__.py`, which
+registers every layer and model with Keras and so imports Keras (and
+TensorFlow), while `keras-ordered --help` builds every subcommand's
+options with these types and answers without either.
+
+Example:
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> _ = parser.add_argument("--batch-size", type=positive_int, default=20)
+>>> parser.parse_args(["--batch-size", "64"]).batch_size
+64
 """
 
 import argparse
