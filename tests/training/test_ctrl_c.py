@@ -71,23 +71,13 @@ def _check_backup_whole(folder):
     return meta
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "phase, backend",
-    [("train", "tensorflow"), ("validation", "tensorflow"),
-     ("parsing", "tensorflow"), ("backup", "tensorflow"),
-     ("final", "tensorflow"),
-     # The other backends' training: interrupted in the middle of an
-     # epoch (a backup of the carried state), resumed from its window.
-     ("backup", "jax"), ("backup", "torch")],
-)
-def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
-        tmp_path, phase, backend):
-    require_backend(backend)
-    output, phases = tmp_path / "run", tmp_path / "phases"
-    # Enough sentences that parsing lasts past the signal when it is the
-    # phase interrupted; a handful elsewhere, where it only costs time.
-    command = _command(output, phases, 400 if phase == "parsing" else 20)
+def _interrupt(command, backend, output, phases, phase):
+    """Starts the command, sends SIGINT inside `phase` and checks the stop:
+    within seconds, one line on stderr naming the backup, the backup whole,
+    no results. Returns the backup's meta (None before the first backup)
+    and the run's stdout."""
+    if phases.exists():
+        phases.unlink()
     process = _start(command, backend)
     _wait_for(process, phases, phase)
     time.sleep(0.2)  # inside the phase
@@ -100,10 +90,10 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
             process.kill()
     stopped = time.time() - sent
     print(f"Ctrl-C in {phase}: stopped {stopped:.1f} s after the signal")
-    assert process.returncode == 130, err
+    assert process.returncode == 130, (phase, err)
     assert stopped < STOP_SECONDS, f"{stopped:.1f} s after Ctrl-C in {phase}"
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
+    assert len(lines) == 1 and "Traceback" not in err, (phase, err)
 
     backup = output / "backup"
     meta = None
@@ -114,17 +104,19 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
                     f"start of epoch {meta['epoch'] + 1}")
         assert lines[0] == (
             f"Interrupted. The backup in {backup} is whole ({position}): run "
-            "the same command again to resume from it.")
+            "the same command again to resume from it."), phase
     else:
         assert phase == "train", f"no backup after Ctrl-C in {phase}"
         assert lines[0] == (
             "Interrupted before the first backup: nothing to resume (run the "
             "same command again to start over).")
-    assert not (output / "results.json").exists()
+    assert not (output / "results.json").exists(), phase
+    return meta, out
 
-    process = _start(command, backend)
-    out, err = process.communicate(timeout=600)
-    assert process.returncode == 0, err
+
+def _check_resumed(out, meta):
+    """The same command, run after a Ctrl-C that left `meta`, says where it
+    resumes from (its stdout `out`)."""
     if meta is None:
         assert "Resuming" not in out
     elif meta["epoch"] == 1:  # training had ended
@@ -132,6 +124,14 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
     else:
         assert (f"Resuming from epoch 1, window {meta['next_batch']} of 4"
                 in out)
+
+
+def _finish(command, backend, output, meta):
+    """The same command runs to the end after the last Ctrl-C."""
+    process = _start(command, backend)
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    _check_resumed(out, meta)
     results = json.load(open(output / "results.json"))
     assert np.isfinite(results["valid_perplexity"])
     assert results["parse_f1"]
@@ -140,6 +140,41 @@ def test_ctrl_c_stops_within_seconds_and_the_same_command_resumes(
         # when training had ended (this run only evaluates).
         assert meta["train_seconds"] > 0
         assert results["train_seconds"] >= round(meta["train_seconds"], 1)
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_each_phase_stops_within_seconds_and_the_same_command_resumes(
+        tmp_path):
+    # One run interrupted in each phase in turn, as a user pressing Ctrl-C
+    # and running the same command again: the first training step (before
+    # any backup), a backup being written (mid-epoch), validation, the
+    # parsing callback (enough sentences that it lasts past the signal) and
+    # the final evaluation; then the same command finishes the run. Each
+    # run after the first says where it resumes from.
+    output, phases = tmp_path / "run", tmp_path / "phases"
+    command = _command(output, phases, 400)
+    meta = None
+    for phase in ("train", "backup", "validation", "parsing", "final"):
+        previous = meta
+        meta, out = _interrupt(command, "tensorflow", output, phases, phase)
+        if phase != "train":
+            _check_resumed(out, previous)
+    assert meta["epoch"] == 1  # the final evaluation comes after training
+    _finish(command, "tensorflow", output, meta)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_ctrl_c_in_a_backup_on_another_backend_resumes_from_its_window(
+        tmp_path, backend):
+    # The other backends' training: interrupted in the middle of an epoch
+    # (a backup of the carried state), resumed from its window.
+    require_backend(backend)
+    output, phases = tmp_path / "run", tmp_path / "phases"
+    command = _command(output, phases, 20)
+    meta, _ = _interrupt(command, backend, output, phases, "backup")
+    assert meta is not None
+    _finish(command, backend, output, meta)
 
 
 @pytest.mark.slow
