@@ -27,10 +27,10 @@ from conftest import REPO
 from conftest import doc_pages
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
-# An example that trains, searches or exports (seconds to a minute each)
+# An example that trains (`fit`, a `Runner`), searches or exports (seconds to a minute each)
 # runs with the slow tests; the others in the quick loop too.
 HEAVY = re.compile(
-    r"\bfit\(|\.search\(|make_tuner|HyperModel|\bexport_\w*\(|saved_model")
+    r"\bfit\(|Runner\(|\.search\(|make_tuner|HyperModel|\bexport_\w*\(|saved_model")
 
 
 def _param(code, id):
