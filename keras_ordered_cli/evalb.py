@@ -18,7 +18,6 @@ keras-ordered evalb gold.txt test.txt -p ../shared/data/evalb/COLLINS.prm
 import dataclasses
 
 from keras_ordered_cli import _common
-from keras_ordered_cli._common import CommandError
 
 NAME = "evalb"
 

@@ -24,10 +24,7 @@ This module imports neither TensorFlow nor any model.
 """
 
 import glob
-import io
 import os
-
-from keras_ordered._nltk import nltk
 
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import read_mrg_file
