@@ -135,12 +135,11 @@ the recorded run, kept by the test of the official steps for the test of
 the Keras Adam departure (which otherwise trains the same model again)."""
 
 
-def _official_first_update(gates):
-    """The recipe's model of the recorded run after its first update (a
-    new one; its weights are what the test of the official steps keeps)."""
-    record = _record(gates)
+def _first_update(record, gates, settings):
+    """The trainable weights of the recorded run's model after the
+    recipe's first update with the optimizer of `settings`."""
     model = _model(record, gates, make_optimizer(
-        LanguageModelTraining.from_dict(_settings(record))))
+        LanguageModelTraining.from_dict(settings)))
     model.fit(_batches(record).stream(0), steps_per_epoch=1, epochs=1,
               verbose=0, shuffle=False)
     return [keras.ops.convert_to_numpy(w) for w in model.trainable_weights]
@@ -208,12 +207,8 @@ def test_keras_adam_departs_from_the_official_first_update():
     settings = _settings(record)
     official = _OFFICIAL_FIRST_UPDATE.get("hard")
     if official is None:  # run alone
-        official = _official_first_update("hard")
-    departure = _model(record, "hard", make_optimizer(
-        LanguageModelTraining.from_dict({**settings,
-                                         "optimizer": "keras_adam"})))
-    departure.fit(_batches(record).stream(0), steps_per_epoch=1, epochs=1,
-                  verbose=0, shuffle=False)
-    gaps = [np.max(np.abs(a - keras.ops.convert_to_numpy(b)))
-            for a, b in zip(official, departure.trainable_weights)]
+        official = _first_update(record, "hard", settings)
+    departure = _first_update(record, "hard",
+                              {**settings, "optimizer": "keras_adam"})
+    gaps = [np.max(np.abs(a - b)) for a, b in zip(official, departure)]
     assert max(gaps) > 1e-4
