@@ -19,6 +19,7 @@ Example:
 import importlib
 import importlib.util
 import sys
+import weakref
 
 import keras
 
@@ -162,6 +163,50 @@ def gpu_visible():
 
         return bool(torch.cuda.is_available())
     return False
+
+
+# owner -> {key: jitted pure function}, for `compiled_inference`.
+_COMPILED = weakref.WeakKeyDictionary()
+
+
+def compiled_inference(owner, key, function):
+    """`function` (an inference pass of the Keras layer or model `owner`
+    that writes no variable), compiled on JAX.
+
+    On JAX, `function(*args)` becomes a pure function of the values of
+    `owner.variables` and of `args`, compiled with `jax.jit` once per
+    input shape and kept per `(owner, key)`. Run eagerly instead, each
+    `lax.scan` (a recurrent layer's loop) is traced and compiled again on
+    every call. On TensorFlow and PyTorch, `function` is returned as it is.
+
+    Args:
+        owner: the layer or model whose variables `function` reads.
+        key: str, names this function among the owner's.
+        function: callable of arrays or lists of arrays, returning them.
+
+    Returns:
+        A callable with `function`'s arguments and results.
+
+    Example:
+
+        distances = backend.compiled_inference(
+            model, "distances", model.distance_pass)(token_ids, states)
+    """
+    if name() != "jax":
+        return function
+    compiled = _COMPILED.setdefault(owner, {})
+    if key not in compiled:
+        import jax
+
+        def pure(values, args):
+            mapping = list(zip(owner.variables, values))
+            with keras.StatelessScope(state_mapping=mapping):
+                return function(*args)
+
+        jitted = jax.jit(pure)
+        compiled[key] = lambda *args: jitted(
+            [v.value for v in owner.variables], args)
+    return compiled[key]
 
 
 def import_installed_tensorflow():

@@ -64,3 +64,48 @@ def test_backend_check_and_replicas():
         with pytest.raises(backend.WrongBackendError,
                            match="runs on the TensorFlow backend"):
             backend.check_tensorflow_backend("SavedModel export")
+
+
+@pytest.mark.skipif(backend.name() != "jax", reason="JAX's compiled path")
+def test_distances_compile_once_per_shape_on_jax():
+    import keras
+    import numpy as np
+
+    from keras_ordered.models import ONLSTMLanguageModel
+
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary)
+    traced = []
+    inner = model._distance_pass
+
+    def counting(token_ids, states):
+        traced.append(tuple(token_ids.shape))
+        return inner(token_ids, states)
+
+    model._distance_pass = counting
+    ids = np.random.default_rng(0).integers(0, 32, (3, 7))
+    first = model.syntactic_distances(ids[:2])
+    model.syntactic_distances(ids[:2] + 1)
+    model.syntactic_distances(ids)
+    # Traced once per shape: the second call of a shape reuses its program.
+    assert traced == [(2, 7), (3, 7)]
+    # The compiled pass gives the eager one's distances.
+    eager = inner(keras.ops.convert_to_tensor(ids[:2]),
+                  [keras.ops.convert_to_tensor(s)
+                   for s in model.initial_state(2)])
+    assert sorted(first) == sorted(eager)
+    for name in first:
+        np.testing.assert_allclose(first[name], np.asarray(eager[name]),
+                                   atol=1e-6)
+    assert backend.compiled_inference(model, "distances", None) is (
+        backend.compiled_inference(model, "distances", None))
+
+
+def test_compiled_inference_is_the_function_off_jax():
+    if backend.name() == "jax":
+        pytest.skip("JAX compiles it")
+
+    def function(x):
+        return x
+
+    assert backend.compiled_inference(object, "f", function) is function

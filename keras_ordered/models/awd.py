@@ -14,6 +14,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_ordered import backend
 from keras_ordered.layers.dropout import ActivationRegularization
 from keras_ordered.layers.dropout import EmbeddingDropout
 from keras_ordered.layers.dropout import LockedDropout
@@ -192,8 +193,13 @@ class AWDLanguageModelMixin:
         token_ids = ops.convert_to_tensor(np.asarray(token_ids, "int32"))
         if states is None:
             states = self.initial_state(int(token_ids.shape[0]))
-        _, distances = self._inference_pass(token_ids, states, logits=False)
+        states = [ops.convert_to_tensor(s) for s in states]
+        distances = backend.compiled_inference(
+            self, "distances", self._distance_pass)(token_ids, states)
         return {name: ops.convert_to_numpy(d) for name, d in distances.items()}
+
+    def _distance_pass(self, token_ids, states):
+        return self._inference_pass(token_ids, states, logits=False)[1]
 
     def serving_outputs(self, token_ids):
         """Logits and distances of one inference pass from a zero state.

@@ -4,7 +4,9 @@ The same tiny ON-LSTM and PRPN language models (the same initial weights,
 saved here on TensorFlow; every dropout off, so that no random stream
 differs) train through `model.fit` and the carried-state step of each
 backend (tests/parity.py runs JAX and PyTorch in fresh processes): six
-windows of SGD with the global-norm clipping, the AWD window scaling, the
+windows of SGD with the global-norm clipping, the AWD window scaling (on
+windows of two lengths, 14 and 20 tokens: the scaling differs between
+them, and JAX compiles a step once per length, not once per window), the
 AR/TAR penalties (ON-LSTM) and the state carried from window to window,
 then an evaluation with its own carried state; the ON-LSTM under NT-ASGD
 (validation and the evaluation on the averaged weights). The losses, the weights
@@ -31,6 +33,14 @@ from keras_ordered.models import ONLSTMLanguageModel, PRPNLanguageModel
 from keras_ordered.models.carried_state import carried_state
 from keras_ordered.training import BPTTBatches
 
+
+class TwoLengths(BPTTBatches):
+    """Windows of 14 and 20 tokens in turn."""
+
+    def window_lengths(self, epoch):
+        count = (self.streams.shape[1] - 1) // 17
+        return [14 + 6 * ((i + epoch) % 2) for i in range(count)]
+
 if ARGS.get("devices"):
     # keras.distribution.DataParallel over a CPU split by XLA_FLAGS,
     # through the recipes' device holder.
@@ -56,7 +66,7 @@ def train(family, weights, learning_rate):
                            for i in range(len(initial.files))])
     model.configure_bptt(batch_size=4, eval_batch_size=4, clip_norm=0.25)
     model.compile(optimizer=keras.optimizers.SGD(learning_rate))
-    batches = BPTTBatches(ids, 4, 20, variable_length=True, seed=3)
+    batches = TwoLengths(ids, 4, 20, seed=3)
     callbacks = []
     if family == "onlstm":
         # NT-ASGD, averaging from the second epoch (validation and the final
