@@ -285,14 +285,14 @@ def _child(part):
             model.configure_bptt(4, 2, clip_norm=clip)
         return model
 
-    def train(model, dataset, callbacks=()):
+    def train(model, dataset, callbacks=(), validation=None):
         losses = []
         logger = keras.callbacks.LambdaCallback(
             on_train_batch_end=lambda batch, logs: losses.append(
                 float(logs["loss"]))
         )
         model.fit(dataset, epochs=1, verbose=0, shuffle=False,
-                  callbacks=[logger, *callbacks])
+                  callbacks=[logger, *callbacks], validation_data=validation)
         return losses
 
     def windows():
@@ -306,10 +306,15 @@ def _child(part):
     def weights(model):
         return [w.numpy() for w in model.weights]
 
-    def compare(family, data=windows, **options):
-        one = build(family, 1, **options)
+    def compare(family, data=windows, one=None, **options):
+        """Trains a model on 1 replica (or takes `one`, `(model, losses)`
+        trained so already) and on 2; their losses and weights."""
+        if one is None:
+            one = build(family, 1, **options)
+            one = one, train(one, data())
+        one, losses_1 = one
         two = build(family, 2, **options)
-        losses_1, losses_2 = train(one, data()), train(two, data())
+        losses_2 = train(two, data())
         return one, two, {
             "losses_1": losses_1, "losses_2": losses_2,
             "loss_difference": difference(losses_1, losses_2),
@@ -358,14 +363,20 @@ def _child(part):
     set_carried_state(two, shifted)
     results["state_round_trip"] = difference(carried_state(two), shifted)
 
-    one, two, result = compare("prpn")
+    # PRPN on 1 replica, with validation: the baseline of the 2-replica
+    # fit, of the per-replica batch norm and of the custom loop below.
+    valid = BPTTBatches(ids[:400], 2, 8, variable_length=False)
+    prpn_one = build("prpn", 1)
+    prpn_losses = train(prpn_one, windows(), validation=valid.dataset())
+    one, two, result = compare("prpn", one=(prpn_one, prpn_losses))
     result["synchronized"] = bool(
         two.get_layer("parsing_network").batch_norm.synchronized)
     result["state_difference"] = difference(carried_state(one),
                                             carried_state(two))
     results["prpn_clipped"] = result
 
-    _, _, result = compare("prpn", clip=None, synchronized_batch_norm=False)
+    _, _, result = compare("prpn", one=(prpn_one, prpn_losses),
+                           synchronized_batch_norm=False)
     results["prpn_per_replica_batch_norm"] = result
 
     averages = []
@@ -383,10 +394,7 @@ def _child(part):
     }
 
     # The multi-worker loop's code on 2 local replicas against fit on 1.
-    valid = BPTTBatches(ids[:400], 2, 8, variable_length=False)
-    one = build("prpn", 1)
-    history = one.fit(windows(), epochs=1, verbose=0, shuffle=False,
-                      validation_data=valid.dataset())
+    history = prpn_one.history
     two = build("prpn", 2)
     loop = distributed.CustomTrainingLoop(two, two.distribute_strategy,
                                           verbose=2)
@@ -400,7 +408,7 @@ def _child(part):
                                - loop_history["loss"][0]),
         "val_loss_difference": abs(history.history["val_loss"][0]
                                    - loop_history["val_loss"][0]),
-        "weight_difference": difference(weights(one), weights(two)),
+        "weight_difference": difference(weights(prpn_one), weights(two)),
         "progress": progress.getvalue(),
     }
 
