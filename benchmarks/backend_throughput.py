@@ -227,7 +227,7 @@ def official(family, args):
                "--steps", str(1 if args.dry_run else args.steps)]
     if args.device:
         command += ["--device", args.device]
-    if args.dry_run:
+    if args.dry_run:  # the paper's sizes, one tiny batch
         command += ["--batch", "2", "--bptt", "5"]
     line = run_child(command, dict(os.environ))
     line.update(kind="official", model=family)
@@ -263,9 +263,6 @@ def main():
     args = parser.parse_args()
     if args.child:
         return measure(args)
-    if args.dry_run and args.official:
-        # The official harness at the paper's sizes, one tiny batch.
-        pass
     if args.dry_run:
         args.preset, args.steps = "tiny", 1
     backends = args.backends or [os.environ.get("KERAS_BACKEND",
