@@ -19,7 +19,6 @@ Example:
 import importlib
 import importlib.util
 import sys
-import weakref
 
 import keras
 
@@ -165,24 +164,24 @@ def gpu_visible():
     return False
 
 
-# owner -> {key: jitted pure function}, for `compiled_inference`.
-_COMPILED = weakref.WeakKeyDictionary()
-
-
 def compiled_inference(owner, key, function):
     """`function` (an inference pass of the Keras layer or model `owner`
-    that writes no variable), compiled on JAX.
+    that writes no variable), compiled for the backend.
 
-    On JAX, `function(*args)` becomes a pure function of the values of
-    `owner.variables` and of `args`, compiled with `jax.jit` once per
-    input shape and kept per `(owner, key)`. Run eagerly instead, each
-    `lax.scan` (a recurrent layer's loop) is traced and compiled again on
-    every call. On TensorFlow and PyTorch, `function` is returned as it is.
+    - TensorFlow: a `tf.function` (shapes relaxed after the first
+      retrace, so batches of other widths reuse one graph).
+    - JAX: a pure function of the values of `owner.variables` and of the
+      arguments, compiled with `jax.jit` once per input shape.
+    - PyTorch: `function` as it is.
+
+    Run eagerly instead, each recurrent loop is dispatched op by op on
+    TensorFlow and traced and compiled again on every call on JAX. The
+    compiled function is kept on `owner` under `key`.
 
     Args:
         owner: the layer or model whose variables `function` reads.
         key: str, names this function among the owner's.
-        function: callable of arrays or lists of arrays, returning them.
+        function: callable of tensors or lists of tensors, returning them.
 
     Returns:
         A callable with `function`'s arguments and results.
@@ -192,21 +191,31 @@ def compiled_inference(owner, key, function):
         distances = backend.compiled_inference(
             model, "distances", model.distance_pass)(token_ids, states)
     """
-    if name() != "jax":
+    if name() == "torch":
         return function
-    compiled = _COMPILED.setdefault(owner, {})
+    # On the owner, out of Keras' attribute tracking: the compiled function
+    # refers to the owner, and goes with it.
+    compiled = owner.__dict__.get("_compiled_inference")
+    if compiled is None:
+        compiled = {}
+        object.__setattr__(owner, "_compiled_inference", compiled)
     if key not in compiled:
-        import jax
-
-        def pure(values, args):
-            mapping = list(zip(owner.variables, values))
-            with keras.StatelessScope(state_mapping=mapping):
-                return function(*args)
-
-        jitted = jax.jit(pure)
-        compiled[key] = lambda *args: jitted(
-            [v.value for v in owner.variables], args)
+        compiled[key] = (_jax_compiled(owner, function) if name() == "jax"
+                         else require_tensorflow("compiled inference")
+                         .function(function, reduce_retracing=True))
     return compiled[key]
+
+
+def _jax_compiled(owner, function):
+    import jax
+
+    def pure(values, args):
+        mapping = list(zip(owner.variables, values))
+        with keras.StatelessScope(state_mapping=mapping):
+            return function(*args)
+
+    jitted = jax.jit(pure)
+    return lambda *args: jitted([v.value for v in owner.variables], args)
 
 
 def import_installed_tensorflow():
