@@ -493,38 +493,16 @@ class TDTreeLSTMLanguageModel(RegisteredPresets, SymbolicBuildWithoutData,
         return encoded
 
     def _score_function(self):
-        """The forward pass `score` runs: a `tf.function` on TensorFlow (its
-        inputs as `tf.constant`s), a `jax.jit` of the stateless call on JAX,
-        the model's call on PyTorch."""
-        function = getattr(self, "_score_fn", None)
-        if function is None:
-            if backend.is_tensorflow():
-                tf = backend.require_tensorflow("TD-TreeLSTM scoring")
-                forward = tf.function(lambda inputs: self(inputs, training=False))
+        """The forward pass `score` runs, compiled for the backend
+        (`backend.compiled_inference`: a `tf.function` on TensorFlow, one
+        `jax.jit` program per batch shape on JAX, eager on PyTorch)."""
+        forward = backend.compiled_inference(
+            self, "score", lambda inputs: self(inputs, training=False))
 
-                def function(arrays):
-                    return forward({k: tf.constant(v) for k, v in arrays.items()})
-            elif backend.name() == "jax":
-                # One compilation per batch shape: `jax.jit` of the
-                # stateless call, the weights' current values passed in.
-                import jax
+        def function(arrays):
+            return forward({k: ops.convert_to_tensor(v)
+                            for k, v in arrays.items()})
 
-                @jax.jit
-                def forward(trainable, non_trainable, inputs):
-                    outputs, _ = self.stateless_call(
-                        trainable, non_trainable, inputs, training=False)
-                    return outputs
-
-                def function(arrays):
-                    return forward(
-                        [v.value for v in self.trainable_variables],
-                        [v.value for v in self.non_trainable_variables],
-                        arrays)
-            else:
-                def function(arrays):
-                    return self({k: ops.convert_to_tensor(v)
-                                 for k, v in arrays.items()}, training=False)
-            object.__setattr__(self, "_score_fn", function)
         return function
 
     def score(self, sentences, batch_size=64, schedule_rows=SCHEDULE_ROWS,
