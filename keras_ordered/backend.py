@@ -188,8 +188,9 @@ def compiled_inference(owner, key, function):
 
     Example:
 
-        distances = backend.compiled_inference(
-            model, "distances", model.distance_pass)(token_ids, states)
+        forward = backend.compiled_inference(
+            model, "forward", lambda x: model(x, training=False))
+        outputs = forward(keras.ops.convert_to_tensor(inputs))
     """
     if name() == "torch":
         return function
