@@ -38,6 +38,9 @@ the same scores (`implementation=`):
   as a Python int (`max_steps`, else read from `max_lengths`, which must
   then hold values, not symbols), and with `constants` the attention
   buffer's width is `constants[0]`'s second dimension (the source length).
+  With `trim=False` it returns the whole buffers and the number of steps
+  run (`steps`, a tensor), so that it can run inside a compiled function
+  (`jax.jit`), which cannot read that number; the caller cuts them.
   The tests run it on TensorFlow too and compare it with the fast path.
 """
 
@@ -108,6 +111,7 @@ def greedy_search(
     pad_id=0,
     max_steps=None,
     implementation="auto",
+    trim=True,
 ):
     """Greedy decoding of a batch.
 
@@ -122,6 +126,9 @@ def greedy_search(
             `max_lengths`).
         implementation: `"auto"`, `"tensorflow"` or `"ops"` (module
             docstring).
+        trim: bool, with `"ops"`: cut `tokens` and `attention` to the
+            steps run (False: the `max_steps` columns and an int32 `steps`,
+            for a compiled function; see `trim_steps`).
 
     Returns:
         dict with `tokens` int32 `(B, steps)` (`<eos>` included when
@@ -146,10 +153,11 @@ def greedy_search(
         return _greedy_search_tensorflow(
             step_fn, states, constants, max_lengths, go_id, eos_id, pad_id
         )
-    return _greedy_search_ops(
+    result = _greedy_search_ops(
         step_fn, states, constants, max_lengths, go_id, eos_id, pad_id,
         _max_steps(max_lengths, max_steps),
     )
+    return trim_steps(result) if trim else result
 
 
 def _greedy_search_ops(
@@ -210,13 +218,47 @@ def _greedy_search_ops(
     steps, _, _, _, scores, lengths, tokens, attention = ops.while_loop(
         cond, body, loop_vars
     )
-    steps = int(ops.convert_to_numpy(steps))
     return {
-        "tokens": tokens[:, :steps],
+        "tokens": tokens,
         "lengths": lengths,
         "scores": scores,
-        "attention": attention[:, :steps],
+        "attention": attention,
+        "steps": steps,
     }
+
+
+def trim_steps(result):
+    """An `"ops"` search's `trim=False` result cut to the steps it ran.
+
+    Args:
+        result: dict of the search's tensors, with `steps` (int32 scalar).
+
+    Returns:
+        The dict without `steps`, `tokens`, `attention` and `beam_tokens`
+        cut to `steps` columns.
+
+    Example:
+
+    ```python
+    from keras_ordered.models.gfl.decoding import greedy_search, trim_steps
+
+    def step_fn(previous, states, constants):
+        log_probs = keras.ops.log_softmax(keras.ops.ones((2, 5)), axis=-1)
+        return log_probs, states, keras.ops.ones((2, 3)) / 3
+    memory = np.zeros((2, 3, 4), "float32")
+    full = greedy_search(step_fn, [], [memory], np.array([2, 4]), 1, 2,
+                         max_steps=8, implementation="ops", trim=False)
+    trim_steps(full)["tokens"].shape  # (2, 4)
+    ```
+    """
+    result = dict(result)
+    steps = int(ops.convert_to_numpy(result.pop("steps")))
+    for name in ("tokens", "attention"):
+        if name in result:
+            result[name] = result[name][:, :steps]
+    if "beam_tokens" in result:
+        result["beam_tokens"] = result["beam_tokens"][:, :, :steps]
+    return result
 
 
 # TensorFlow fast path --------------------------------------------------------
@@ -305,12 +347,13 @@ def beam_search(
     pad_id=0,
     max_steps=None,
     implementation="auto",
+    trim=True,
 ):
     """Beam search decoding of a batch.
 
     Args:
         step_fn, states, constants, max_lengths, go_id, eos_id, pad_id,
-            max_steps, implementation: as `greedy_search`.
+            max_steps, implementation, trim: as `greedy_search`.
         beam_size: int, prefixes kept per sentence (the paper's 10).
 
     Returns:
@@ -337,10 +380,11 @@ def beam_search(
             step_fn, states, constants, max_lengths, go_id, eos_id, beam_size,
             pad_id,
         )
-    return _beam_search_ops(
+    result = _beam_search_ops(
         step_fn, states, constants, max_lengths, go_id, eos_id, beam_size,
         pad_id, _max_steps(max_lengths, max_steps),
     )
+    return trim_steps(result) if trim else result
 
 
 def _beam_search_ops(
@@ -415,8 +459,7 @@ def _beam_search_ops(
     steps, _, _, scores, _, lengths, history = ops.while_loop(
         cond, body, loop_vars
     )
-    history = history[:, :, : int(ops.convert_to_numpy(steps))]
-    return _beam_result(history, scores, lengths)
+    return {**_beam_result(history, scores, lengths), "steps": steps}
 
 
 # TensorFlow fast path --------------------------------------------------------

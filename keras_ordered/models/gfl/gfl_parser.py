@@ -416,6 +416,8 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
     def _decode_ops(self, source_ids, beam_size, factor, offset):
         """Decoding with the `keras.ops` searches (the generic path):
         `source_ids` a NumPy int array; returns NumPy arrays."""
+        if backend.name() == "jax":
+            return self._decode_compiled(source_ids, beam_size, factor, offset)
         with decoding.no_grad():
             encoded = self.encode(source_ids)
             # The most symbols per sentence, from the host's copy of the ids
@@ -440,6 +442,56 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
             else:
                 result = decoding.beam_search(beam_size=beam_size, **arguments)
         return {name: ops.convert_to_numpy(value) for name, value in result.items()}
+
+    # Sentences are padded to a multiple of this many words on JAX, where
+    # each new input shape is compiled again.
+    _length_bucket = 8
+
+    def _decode_compiled(self, source_ids, beam_size, factor, offset):
+        """`_decode_ops` compiled (`backend.compiled_inference`): on JAX the
+        searches' while loops, run eagerly, would be traced and compiled
+        again at every call. The batch's sentences are padded with `<pad>`
+        to a multiple of `_length_bucket` words (the encoder and the
+        attention mask padding out), and the loop's buffers sized for that
+        length, so that one program serves every batch of a bucket."""
+        batch, words = source_ids.shape
+        bucket = -(-max(words, 1) // self._length_bucket) * self._length_bucket
+        padded = np.full((batch, bucket), PAD_ID, "int32")
+        padded[:, :words] = source_ids
+        # The most symbols of a sentence of `bucket` words: every row's
+        # limit (`factor * n + offset`, n <= bucket) is within it.
+        max_steps = factor * bucket + offset
+        step_fn = self._step_function()
+
+        def run(source_ids, factor, offset):
+            encoded = self.encode(source_ids)
+            lengths = ops.sum(ops.cast(encoded["mask"], "int32"), axis=1)
+            arguments = dict(
+                step_fn=step_fn,
+                states=encoded["states"],
+                constants=[encoded["memory"], encoded["keys"],
+                           encoded["mask"]],
+                max_lengths=factor * lengths + offset,
+                go_id=GO_ID,
+                eos_id=EOS_ID,
+                pad_id=PAD_ID,
+                max_steps=max_steps,
+                implementation="ops",
+                trim=False,
+            )
+            if beam_size is None:
+                return decoding.greedy_search(**arguments)
+            return decoding.beam_search(beam_size=beam_size, **arguments)
+
+        decode = backend.compiled_inference(
+            self, f"decode:{beam_size}:{max_steps}", run)
+        result = decoding.trim_steps(decode(
+            padded, np.int32(factor), np.int32(offset)))
+        result = {name: ops.convert_to_numpy(value)
+                  for name, value in result.items()}
+        if "attention" in result:
+            result["attention"] = result["attention"][:, :, :words]
+        return result
 
     # TensorFlow fast path ----------------------------------------------------
     def _decode_function(self, beam_size):

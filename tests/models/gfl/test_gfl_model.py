@@ -522,6 +522,55 @@ def test_keras_ops_decoding_equals_the_tensorflow_graph():
 
 
 @backends
+def test_jax_decodes_one_program_per_length_bucket_as_the_eager_loop_does():
+    if keras.backend.backend() != "jax":
+        pytest.skip("JAX compiles the searches (TensorFlow has its graph; "
+                    "PyTorch runs them eagerly)")
+    parser = tiny_parser(seed=11)
+    rng = np.random.default_rng(11)
+    # Weights of a trained parser's scale: outputs that end at <eos>.
+    for weight in parser.weights:
+        weight.assign(rng.normal(scale=0.5, size=weight.shape)
+                      .astype("float32"))
+    traced = []
+    encode = parser.encode
+
+    def counting(source_ids):
+        traced.append(tuple(source_ids.shape))
+        return encode(source_ids)
+
+    parser.encode = counting
+    batches = [random_batch(seed, lengths=lengths)[0] for seed, lengths in
+               ((1, (5, 3, 1)), (2, (7, 2, 2)), (3, (9, 4, 1)))]
+    results = [(parser.greedy_decode(source),
+                parser.beam_decode(source, beam_size=3))
+               for source in batches]
+    # Widths 5 and 7 share the program of 8 words; 9 takes 16's. One
+    # trace each for greedy and for beam search, none per call.
+    assert traced == [(3, 8), (3, 8), (3, 16), (3, 16)]
+    parser.encode = encode
+    for source, (greedy, beam) in zip(batches[1:], results[1:]):
+        # The same searches run eagerly on the unpadded batch.
+        encoded = parser.encode(source)
+        lengths = np.sum(source != 0, axis=1)
+        arguments = dict(
+            step_fn=parser._step_function(), states=encoded["states"],
+            constants=[encoded["memory"], encoded["keys"], encoded["mask"]],
+            max_lengths=3 * lengths + 10, go_id=GO_ID, eos_id=EOS_ID,
+            implementation="ops")
+        for compiled, eager in (
+                (greedy, decoding.greedy_search(**arguments)),
+                (beam, decoding.beam_search(beam_size=3, **arguments))):
+            assert sorted(compiled) == sorted(eager)
+            for name in eager:
+                eager_value = to_numpy(eager[name])
+                assert compiled[name].shape == eager_value.shape, name
+                np.testing.assert_allclose(compiled[name], eager_value,
+                                           atol=1e-6)
+
+
+
+@backends
 def test_the_tensorflow_searches_elsewhere_fail_with_one_clear_line():
     if keras.backend.backend() == "tensorflow":
         pytest.skip("the TensorFlow searches run on TensorFlow")
