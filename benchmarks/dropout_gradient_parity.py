@@ -169,14 +169,17 @@ def batch_ids(data, vocabulary):
     return np.array(ids, "int32").reshape(BATCH, WINDOW + 1)
 
 
-def run_child(backend, folder, **args):
+def run_child(backend, folder, code=CHILD, **args):
+    """Runs `code` in a child process on `backend`, with `args` (and `out`,
+    a new .npz file in `folder`, which the child writes) as JSON in its
+    argv; returns the arrays it saved."""
     out = os.path.join(folder, f"{backend}_{len(os.listdir(folder))}.npz")
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
                KERAS_ORDERED_QUIET="1")
     env["PYTHONPATH"] = os.pathsep.join(
         [REPO] + [p for p in [env.get("PYTHONPATH")] if p])
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps({**args, "out": out})],
+        [sys.executable, "-c", code, json.dumps({**args, "out": out})],
         env=env, capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"{backend} failed:\n{result.stderr[-3000:]}")

@@ -28,13 +28,11 @@ The figures and what they settle: benchmarks/records/prpn_quick_float32_jax/.
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from dropout_gradient_parity import run_child
 
 CHILD = r'''
 import json, os, sys, time
@@ -90,23 +88,6 @@ np.savez(args["out"], **out)
 '''
 
 
-def run_child(spec, folder, **args):
-    backend, _, xla = spec.partition("+")
-    out = os.path.join(folder, f"{len(os.listdir(folder))}_{spec}.npz")
-    args["xla"] = xla == "xla"
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
-               KERAS_ORDERED_QUIET="1")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [REPO] + [p for p in [env.get("PYTHONPATH")] if p])
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps({**args, "out": out})],
-        env=env, capture_output=True, text=True)
-    if result.returncode:
-        sys.exit(f"{backend} failed:\n{result.stderr[-3000:]}")
-    with np.load(out) as arrays:
-        return {key: arrays[key] for key in arrays.files}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="quick")
@@ -128,7 +109,11 @@ def main(argv=None):
     common = dict(preset=args.preset, steps=args.steps, data=args.data,
                   eval_steps=args.eval_steps, init=init)
     # The first backend draws the initial weights, the second loads them.
-    runs = [run_child(backend, folder, **common) for backend in args.backends]
+    runs = []
+    for spec in args.backends:
+        backend, _, xla = spec.partition("+")
+        runs.append(run_child(backend, folder, code=CHILD, xla=xla == "xla",
+                              **common))
     first, second = runs
     a, b = first["running"], second["running"]
     # The loss of each step, from the running means over equal windows.
