@@ -7,6 +7,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import pytest  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# JAX's persistent compilation cache, for the tests and the processes they
+# start (set before JAX is imported; the children inherit it): a program
+# that several tests or processes compile (a tiny model's training step,
+# the recipes' on JAX) is compiled once per run, and a second run reuses
+# it. The cached programs are the ones XLA compiles, so results are the
+# same. Set JAX_COMPILATION_CACHE_DIR (empty: no cache) to choose.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
+                      os.path.join(REPO, ".pytest_cache", "jax"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
 DATA = os.environ.get(
     "KERAS_ORDERED_DATA", os.path.join(REPO, "..", "shared", "data")
 )
