@@ -207,6 +207,28 @@ def compiled_inference(owner, key, function):
     return compiled[key]
 
 
+def compiled_width(width, multiple):
+    """The width to pad a batch of `width` steps to before a compiled
+    inference pass: on JAX, which compiles a program per input shape,
+    `width` rounded up to a multiple of `multiple` (a few programs serve
+    every width); elsewhere `width` itself.
+
+    Args:
+        width: int, the batch's own width.
+        multiple: int, the step of the widths compiled on JAX.
+
+    Returns:
+        int, at least `width`.
+
+    Example:
+
+        width = backend.compiled_width(13, 16)  # 16 on JAX, else 13
+    """
+    if name() == "jax":
+        return -(-width // multiple) * multiple
+    return width
+
+
 def _jax_compiled(owner, function):
     import jax
 

@@ -20,6 +20,7 @@ import numpy as np
 from keras_ordered._tokens import check_token_list
 from keras_ordered._tokens import check_token_lists
 from keras_ordered.datasets.treebank import normalize_word
+from keras_ordered import backend
 from keras_ordered import saving
 from keras_ordered import shipped
 from keras_ordered._tokens import BOS
@@ -448,7 +449,10 @@ class SyntacticDistanceMixin:
         result = {name: [None] * len(sentences) for name in self.distance_names}
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            width = _padded_width(max(len(sentences[i]) for i in chunk) + 2)
+            # On JAX, a multiple of 16: the distances of a causal model at
+            # a position do not depend on the padding after it.
+            width = backend.compiled_width(
+                max(len(sentences[i]) for i in chunk) + 2, 16)
             ids = np.full((len(chunk), width), eos, dtype="int32")
             ids[:, 0] = bos
             for row, i in enumerate(chunk):
@@ -464,16 +468,6 @@ class SyntacticDistanceMixin:
             if progress is not None:
                 progress(len(chunk))
         return result
-
-
-def _padded_width(width):
-    """The width of a batch of `width` tokens. On JAX, rounded up to a
-    multiple of 16: XLA compiles the model once per input shape, and the
-    distances of a causal model at a position do not depend on the padding
-    after it. As it is on TensorFlow and PyTorch."""
-    if keras.backend.backend() == "jax":
-        return -(-width // 16) * 16
-    return width
 
 
 class PresetMixin(RegisteredPresets):

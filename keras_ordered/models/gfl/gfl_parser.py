@@ -413,34 +413,39 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
 
         return step_fn
 
+    def _search(self, encoded, max_lengths, beam_size, max_steps, trim=True):
+        """The `keras.ops` greedy (`beam_size` None) or beam search from the
+        encoder's output `encoded` (`encode`), with buffers of `max_steps`
+        columns; `trim` as `decoding.greedy_search`'s."""
+        arguments = dict(
+            step_fn=self._step_function(),
+            states=encoded["states"],
+            constants=[encoded["memory"], encoded["keys"], encoded["mask"]],
+            max_lengths=max_lengths,
+            go_id=GO_ID,
+            eos_id=EOS_ID,
+            pad_id=PAD_ID,
+            max_steps=max_steps,
+            implementation="ops",
+            trim=trim,
+        )
+        if beam_size is None:
+            return decoding.greedy_search(**arguments)
+        return decoding.beam_search(beam_size=beam_size, **arguments)
+
     def _decode_ops(self, source_ids, beam_size, factor, offset):
         """Decoding with the `keras.ops` searches (the generic path):
         `source_ids` a NumPy int array; returns NumPy arrays."""
         if backend.name() == "jax":
             return self._decode_compiled(source_ids, beam_size, factor, offset)
         with decoding.no_grad():
-            encoded = self.encode(source_ids)
             # The most symbols per sentence, from the host's copy of the ids
             # (the buffers' size must be a Python int).
             lengths = np.sum(source_ids != PAD_ID, axis=1).astype("int32")
             max_lengths = (factor * lengths + offset).astype("int32")
             max_steps = int(np.max(max_lengths, initial=0))
-            constants = [encoded["memory"], encoded["keys"], encoded["mask"]]
-            arguments = dict(
-                step_fn=self._step_function(),
-                states=encoded["states"],
-                constants=constants,
-                max_lengths=max_lengths,
-                go_id=GO_ID,
-                eos_id=EOS_ID,
-                pad_id=PAD_ID,
-                max_steps=max_steps,
-                implementation="ops",
-            )
-            if beam_size is None:
-                result = decoding.greedy_search(**arguments)
-            else:
-                result = decoding.beam_search(beam_size=beam_size, **arguments)
+            result = self._search(self.encode(source_ids), max_lengths,
+                                  beam_size, max_steps)
         return {name: ops.convert_to_numpy(value) for name, value in result.items()}
 
     # Sentences are padded to a multiple of this many words on JAX, where
@@ -455,33 +460,18 @@ class GFLParser(RegisteredPresets, SymbolicBuildWithoutData,
         attention mask padding out), and the loop's buffers sized for that
         length, so that one program serves every batch of a bucket."""
         batch, words = source_ids.shape
-        bucket = -(-max(words, 1) // self._length_bucket) * self._length_bucket
+        bucket = backend.compiled_width(max(words, 1), self._length_bucket)
         padded = np.full((batch, bucket), PAD_ID, "int32")
         padded[:, :words] = source_ids
         # The most symbols of a sentence of `bucket` words: every row's
         # limit (`factor * n + offset`, n <= bucket) is within it.
         max_steps = factor * bucket + offset
-        step_fn = self._step_function()
 
         def run(source_ids, factor, offset):
             encoded = self.encode(source_ids)
             lengths = ops.sum(ops.cast(encoded["mask"], "int32"), axis=1)
-            arguments = dict(
-                step_fn=step_fn,
-                states=encoded["states"],
-                constants=[encoded["memory"], encoded["keys"],
-                           encoded["mask"]],
-                max_lengths=factor * lengths + offset,
-                go_id=GO_ID,
-                eos_id=EOS_ID,
-                pad_id=PAD_ID,
-                max_steps=max_steps,
-                implementation="ops",
-                trim=False,
-            )
-            if beam_size is None:
-                return decoding.greedy_search(**arguments)
-            return decoding.beam_search(beam_size=beam_size, **arguments)
+            return self._search(encoded, factor * lengths + offset,
+                                beam_size, max_steps, trim=False)
 
         decode = backend.compiled_inference(
             self, f"decode:{beam_size}:{max_steps}", run)
