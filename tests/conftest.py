@@ -22,31 +22,49 @@ DATA = os.environ.get(
 )
 
 
-# The test files that take minutes, the longest first (durations of the
-# whole suite on a 2-core AVX2 CPU). `--dist loadfile` hands
-# whole files to the two workers in collection order; collected first,
-# they run first, and the last files to run are short ones, so neither
-# worker waits on the other at the end.
+# The test files that take longest, the longest first (their summed test
+# times in a full run on the 2-core Intel Xeon, AVX-512, 2026-11-29; from
+# `--junitxml`). `--dist loadfile` hands whole files to the two workers,
+# one at a time as each worker frees up, in collection order: the longest
+# collected first, and the last files to run are short ones, so neither
+# worker waits long on the other at the end. (`pytest_configure` below
+# keeps xdist from putting the files with the most tests first instead.)
 SLOWEST_FILES = (
-    "tests/training/test_distributed_replicas.py",
-    "tests/backends/test_shipped_backends.py",
     "tests/training/test_ctrl_c.py",
-    "tests/models/prpn/test_prpn_model.py",
     "tests/project/test_docs.py",
+    "tests/training/test_distributed_replicas.py",
     "tests/tuning/test_tuning.py",
-    "tests/models/prpn/test_prpn_official_steps.py",
-    "tests/training/test_structure_learning.py",
+    "tests/models/prpn/test_prpn_model.py",
     "tests/export/test_export.py",
-    "tests/test_shipped_models.py",
-    "tests/training/test_crash_kill.py",
-    "tests/training/test_recipe_usability.py",
-    "tests/training/test_distributed_workers.py",
+    "tests/backends/test_training_backends.py",
     "tests/journeys/test_prpn_journey.py",
-    "tests/journeys/test_tdtreelstm_journey.py",
+    "tests/training/test_structure_learning.py",
+    "tests/training/test_crash_kill.py",
+    "tests/project/test_gpu_run.py",
+    "tests/models/prpn/test_prpn_official_steps.py",
     "tests/journeys/test_gfl_journey.py",
+    "tests/journeys/test_tdtreelstm_journey.py",
     "tests/journeys/test_onlstm_journey.py",
-    "tests/journeys/test_tuning_journey.py",
+    "tests/training/test_distributed_workers.py",
+    "tests/backends/test_tdtreelstm_backends.py",
+    "tests/backends/test_shipped_backends.py",
+    "tests/export/test_export_tdtreelstm.py",
+    "tests/training/test_recipe_usability.py",
+    "tests/training/test_gfl_recipe.py",
+    "tests/models/tdtreelstm/test_tdtreelstm_model.py",
+    "tests/models/gfl/test_gfl_model.py",
+    "tests/cli/test_cli_backends.py",
     "tests/cli/test_cli_manners.py",
+    "tests/training/test_training_fidelity.py",
+    "tests/models/onlstm/test_onlstm_model.py",
+    "tests/export/test_export_gfl.py",
+    "tests/test_shipped_models.py",
+    "tests/training/test_tdtreelstm_recipe.py",
+    "tests/backends/test_gfl_backends.py",
+    "tests/test_fuzz.py",
+    "tests/cli/test_cli_command.py",
+    "tests/training/test_profile_step.py",
+    "tests/journeys/test_tuning_journey.py",
 )
 
 
@@ -70,6 +88,15 @@ def _torch_without_autograd(request):
 
     with torch.no_grad():
         yield
+
+
+def pytest_configure(config):
+    """Keeps the order of `pytest_collection_modifyitems` under pytest-xdist:
+    its `--dist loadfile` otherwise hands out the files with the most
+    tests first (`--loadscope-reorder`, on by default), which put the
+    slowest files, a few long tests each, at the end of the run."""
+    if getattr(config.option, "loadscopereorder", None) is not None:
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config, items):
