@@ -62,6 +62,26 @@ def test_shipped_model_matches_the_current_code_and_its_preset(name):
     ]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_plain_keras_loads_the_shipped_file(name):
+    # `keras.saving.load_model` (the classes registered by importing
+    # keras_ordered), as a Keras user loads any .keras file: the file is in
+    # the current weights layout, and holds the weights `from_preset` gives.
+    import keras
+    import numpy as np
+
+    card = shipped.shipped_card(name)
+    loaded = keras.saving.load_model(shipped.shipped_model_path(name),
+                                     compile=False)
+    assert type(loaded) is CLASSES[card["class"]]
+    preset = CLASSES[card["class"]].from_preset(name)
+    assert len(loaded.weights) == len(preset.weights)
+    for got, want in zip(loaded.weights, preset.weights):
+        assert got.path == want.path
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(got),
+                                      keras.ops.convert_to_numpy(want))
+
+
 def test_from_preset_errors_name_the_problem():
     with pytest.raises(ValueError, match="is a PRPNLanguageModel, not a ONLSTMLanguageModel"):
         ONLSTMLanguageModel.from_preset("prpn_ptb_quick")
