@@ -62,6 +62,7 @@ def test_shipped_model_matches_the_current_code_and_its_preset(name):
     ]
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("name", NAMES)
 def test_plain_keras_loads_the_shipped_file(name):
     # `keras.saving.load_model` (the classes registered by importing
