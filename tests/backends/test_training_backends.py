@@ -53,13 +53,7 @@ if ARGS.get("devices"):
 def train(family, weights, learning_rate):
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
     ids = np.random.default_rng(0).integers(0, 32, 3000).astype("int32")
-    if ARGS.get("make_weights"):
-        # The first process (TensorFlow's) draws the initial weights that
-        # every backend's training starts from.
-        keras.utils.set_random_seed(1)
-        classes = {"onlstm": ONLSTMLanguageModel, "prpn": PRPNLanguageModel}
-        drawn = classes[family].from_preset("tiny", vocabulary)
-        np.savez(weights, *drawn.get_weights())
+    keras.utils.set_random_seed(1)
     if family == "onlstm":
         model = ONLSTMLanguageModel.from_preset(
             "tiny", vocabulary, dropout_output=0.0, dropout_hidden=0.0,
@@ -68,6 +62,10 @@ def train(family, weights, learning_rate):
         model = PRPNLanguageModel.from_preset(
             "tiny", vocabulary, dropout=0.0, input_dropout=0.0,
             recurrent_dropout=0.0)
+    if ARGS.get("make_weights"):
+        # The first process (TensorFlow's) saves the initial weights that
+        # every backend's training starts from.
+        np.savez(weights, *model.get_weights())
     with np.load(weights) as initial:
         model.set_weights([initial[f"arr_{i}"]
                            for i in range(len(initial.files))])
