@@ -22,7 +22,9 @@ what moved) instead of a traceback deep inside a layer:
 - `Trainer._maybe_symbolic_build` (a private method of Keras' TensorFlow
   trainer): `SymbolicBuildWithoutData` overrides it so that `fit` and
   `evaluate` under a strategy do not leave a dataset iterator half-read
-  (TensorFlow crashes when such an iterator is dropped; see the class).
+  (TensorFlow crashes when such an iterator is dropped), and so that
+  without a strategy the optimizer is built before the training step is
+  traced, not inside it (which traces the step twice; see the class).
 - `BatchNormalization._moments` (the batch statistics of Keras' batch
   norm): `BatchMomentsHook` overrides it so that
   `keras_ordered.layers.parsing_conv.GlobalBatchNormalization` gives the
@@ -97,14 +99,29 @@ class SymbolicBuildWithoutData:
     data), this mixin builds without data: no batch is read, no iterator
     left half-read. Otherwise Keras' own path runs unchanged.
 
+    Without a strategy, Keras builds nothing here and leaves the
+    optimizer's slots to be made inside the first traced training step. A
+    `tf.function` that makes variables on its first call is traced twice
+    (once making them, once more without), and a recurrent language
+    model's training step takes seconds to trace. Once everything else is
+    built, this mixin builds the optimizer here instead, as Keras does
+    under a strategy: its slots start at the same zeros, and the step is
+    traced once.
+
     `tests/test_keras_private.py` checks that Keras still calls the
-    private method with the iterator, and that a model with this mixin
-    opens one iterator per `fit` where Keras alone opens two.
+    private method with the iterator, that a model with this mixin opens
+    one iterator per `fit` where Keras alone opens two, and that it
+    traces its training step once where Keras alone traces it twice.
     """
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        if iterator is not None and data_batch is None and _built(self):
-            iterator = None
+        if _built(self):
+            if iterator is not None and data_batch is None:
+                iterator = None
+            optimizer = getattr(self, "optimizer", None)
+            if (getattr(self, "_distribute_strategy", None) is None
+                    and optimizer is not None and not optimizer.built):
+                optimizer.build(self.trainable_variables)
         return super()._maybe_symbolic_build(iterator=iterator,
                                              data_batch=data_batch)
 

@@ -114,6 +114,48 @@ def test_symbolic_build_without_data_reads_no_extra_batch():
     assert mixed[1] == 1, mixed
 
 
+def _trace_and_train(model_class):
+    """`(times the training step was traced, weights)` of two epochs of
+    Adam on a Dense model whose `train_step` computes its own loss (as the
+    package's models do: nothing compiled needs a batch to build)."""
+    import tensorflow as tf
+
+    traced = []
+
+    class Counting(model_class):
+        def train_step(self, data):
+            traced.append(1)
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = ops.mean((self(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(
+                zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((3,))
+    model = Counting(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="adam")
+    x = np.random.default_rng(0).normal(size=(4, 3)).astype("float32")
+    model.fit(x, x[:, :1], batch_size=2, epochs=2, shuffle=False, verbose=0)
+    return len(traced), model.get_weights()
+
+
+def test_without_a_strategy_the_training_step_is_traced_once():
+    """Keras alone builds the optimizer inside the first traced step, and
+    TensorFlow traces a function that made variables a second time."""
+    class Mixed(_keras_private.SymbolicBuildWithoutData, keras.Model):
+        pass
+
+    plain_traces, plain_weights = _trace_and_train(keras.Model)
+    mixed_traces, mixed_weights = _trace_and_train(Mixed)
+    assert plain_traces == 2
+    assert mixed_traces == 1
+    for plain, mixed in zip(plain_weights, mixed_weights):
+        np.testing.assert_array_equal(plain, mixed)
+
+
 def test_batch_norm_statistics_go_through_the_hook():
     calls = []
 
