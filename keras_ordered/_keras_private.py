@@ -103,7 +103,7 @@ class SymbolicBuildWithoutData:
     optimizer's slots to be made inside the first traced training step. A
     `tf.function` that makes variables on its first call is traced twice
     (once making them, once more without), and a recurrent language
-    model's training step takes seconds to trace. Once everything else is
+    model's training step takes seconds to trace. Once every layer is
     built, this mixin builds the optimizer here instead, as Keras does
     under a strategy: its slots start at the same zeros, and the step is
     traced once.
@@ -115,23 +115,27 @@ class SymbolicBuildWithoutData:
     """
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        if _built(self):
-            if iterator is not None and data_batch is None:
-                iterator = None
-            optimizer = getattr(self, "optimizer", None)
-            if (getattr(self, "_distribute_strategy", None) is None
-                    and optimizer is not None and not optimizer.built):
-                optimizer.build(self.trainable_variables)
+        if iterator is not None and data_batch is None and _built(self):
+            iterator = None
+        optimizer = getattr(self, "optimizer", None)
+        if (getattr(self, "_distribute_strategy", None) is None
+                and optimizer is not None and not optimizer.built
+                and _layers_built(self)):
+            optimizer.build(self.trainable_variables)
         return super()._maybe_symbolic_build(iterator=iterator,
                                              data_batch=data_batch)
 
 
+def _layers_built(model):
+    """Whether every layer of `model` has made its weights."""
+    return all(layer.built for layer in model._flatten_layers())
+
+
 def _built(model):
     """Whether `model`'s symbolic build needs no data (Keras' own test)."""
-    layers_built = all(layer.built for layer in model._flatten_layers())
     metrics = getattr(model, "_compile_metrics", None)
     loss = getattr(model, "_compile_loss", None)
-    return (layers_built and (metrics is None or metrics.built)
+    return (_layers_built(model) and (metrics is None or metrics.built)
             and (loss is None or loss.built))
 
 
