@@ -104,9 +104,10 @@ class SymbolicBuildWithoutData:
     `tf.function` that makes variables on its first call is traced twice
     (once making them, once more without), and a recurrent language
     model's training step takes seconds to trace. Once every layer is
-    built, this mixin builds the optimizer here instead, as Keras does
-    under a strategy: its slots start at the same zeros, and the step is
-    traced once.
+    built, this mixin builds the optimizer when `fit` makes its training
+    function, as Keras does under a strategy: its slots start at the same
+    zeros, and the step is traced once. (`evaluate` and `predict` alone
+    build no optimizer.)
 
     `tests/test_keras_private.py` checks that Keras still calls the
     private method with the iterator, that a model with this mixin opens
@@ -117,13 +118,18 @@ class SymbolicBuildWithoutData:
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         if iterator is not None and data_batch is None and _built(self):
             iterator = None
+        return super()._maybe_symbolic_build(iterator=iterator,
+                                             data_batch=data_batch)
+
+    def make_train_function(self, force=False):
+        """Keras', with the optimizer built first where Keras would build
+        it inside the first traced step (see the class)."""
         optimizer = getattr(self, "optimizer", None)
         if (getattr(self, "_distribute_strategy", None) is None
                 and optimizer is not None and not optimizer.built
                 and _layers_built(self)):
             optimizer.build(self.trainable_variables)
-        return super()._maybe_symbolic_build(iterator=iterator,
-                                             data_batch=data_batch)
+        return super().make_train_function(force)
 
 
 def _layers_built(model):
