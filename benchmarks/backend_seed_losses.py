@@ -55,6 +55,8 @@ def summary(losses, backends):
                         "std": float(values.std(ddof=1))
                         if len(values) > 1 else None}
     first, last = backends[0], backends[-1]
+    if first == last:
+        return out
     seeds = sorted(set(losses[first]) & set(losses[last]))
     diff = np.array([losses[last][s] - losses[first][s] for s in seeds])
     if len(diff) > 1:
