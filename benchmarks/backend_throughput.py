@@ -194,6 +194,7 @@ def package_rate(family, preset, steps, precision):
 
 def measure(args):
     """One measurement in this process (`--child`): prints one JSON line."""
+    import keras_ordered  # noqa: F401  (first: the recipes' process set-up)
     import keras
 
     line = {"kind": args.child, "backend": keras.backend.backend(),
@@ -267,7 +268,10 @@ def main():
         args.preset, args.steps = "tiny", 1
     backends = args.backends or [os.environ.get("KERAS_BACKEND",
                                                 "tensorflow")]
+    # The children set the process up as the recipes do (`KERAS_ORDERED_QUIET`:
+    # TensorFlow's pooled CPU allocator, `keras_ordered._cpu_memory`).
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.setdefault("KERAS_ORDERED_QUIET", "1")
     env["PYTHONPATH"] = os.pathsep.join(
         [ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
     me = [sys.executable, os.path.abspath(__file__)]

@@ -35,7 +35,11 @@ import resource
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# The recipes' process set-up (TensorFlow's pooled CPU allocator,
+# `keras_ordered._cpu_memory`), before TensorFlow is imported.
+os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
+import keras_ordered  # noqa: E402,F401  (first: it sets the process up)
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 

@@ -13,6 +13,8 @@ TensorFlow's start-up log is left alone, unless `KERAS_ORDERED_QUIET=1`
 asks for a quiet start-up (the recipes and the command set it; see
 `keras_ordered._quiet`). On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
 the package imports without TensorFlow (`keras_ordered.backend`).
+The recipes and the command also ask TensorFlow for its pooled CPU
+allocator (`keras_ordered._cpu_memory`).
 """
 
 import importlib
@@ -38,6 +40,12 @@ def __getattr__(name):
 
 
 if _quiet.quiet_requested() and _quiet.configured_backend() == "tensorflow":
+    # A command of the package (a recipe, `keras-ordered`): TensorFlow's
+    # pooled CPU allocator (`keras_ordered._cpu_memory`), asked for before
+    # TensorFlow's first tensor.
+    from keras_ordered import _cpu_memory
+
+    _cpu_memory.request_pooled_allocator()
     _quiet.import_tensorflow()
 from keras_ordered import datasets  # noqa: F401,E402
 from keras_ordered import layers  # noqa: F401,E402
