@@ -13,7 +13,9 @@ process and 6.5 s in another, with 3.7 times the page faults and 3.7
 times the system time in the slow one. TensorFlow's BFC allocator on the
 CPU (`TF_CPU_ALLOCATOR_USE_BFC=true`) keeps the memory it has taken in a
 pool and reuses it: every process runs at the fast speed. It changes no
-arithmetic (the same 64-byte alignment).
+arithmetic (the same 64-byte alignment). The pool grows as the process
+needs, up to TensorFlow's limit of 64 GB (`TF_CPU_BFC_MEM_LIMIT_IN_MB`),
+and is not returned to the system before the process ends.
 
 TensorFlow reads the variable once, when it makes its CPU allocator (at
 its first tensor), so it must be set before TensorFlow runs anything. The
