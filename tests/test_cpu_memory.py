@@ -28,7 +28,12 @@ print(json.dumps({"env": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
 def _probe(**env):
     clean = {k: v for k, v in os.environ.items()
              if k not in ("KERAS_ORDERED_QUIET", _cpu_memory.POOLED_ALLOCATOR_ENV)}
-    clean.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3", **env)
+    # With oneDNN on, TensorFlow's CPU allocator is oneDNN's, which pools by
+    # itself whatever the variable says (TensorFlow turns oneDNN on by
+    # default on CPUs with AVX512_VNNI, AVX512_BF16 or AMX, off on AVX2
+    # ones); with it off the variable alone decides, on every CPU.
+    clean.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3",
+                 TF_ENABLE_ONEDNN_OPTS="0", **env)
     result = subprocess.run([sys.executable, "-c", PROBE], env=clean,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
