@@ -20,8 +20,8 @@ and is not returned to the system before the process ends.
 Where TensorFlow runs oneDNN (by default on CPUs with AVX512_VNNI,
 AVX512_BF16 or AMX, and wherever `TF_ENABLE_ONEDNN_OPTS=1`), its CPU
 allocator is oneDNN's, which pools by itself: the variable changes
-nothing there (measured on a Zen 4 EPYC: the statistics are reported
-with it set to false, and the quick test loop's time is the same).
+nothing there (TensorFlow reports the pool's statistics with it set to
+false).
 
 TensorFlow reads the variable once, when it makes its CPU allocator (at
 its first tensor), so it must be set before TensorFlow runs anything. The
