@@ -14,7 +14,8 @@ asks for a quiet start-up (the recipes and the command set it; see
 `keras_ordered._quiet`). On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
 the package imports without TensorFlow (`keras_ordered.backend`).
 The recipes and the command also ask TensorFlow for its pooled CPU
-allocator (`keras_ordered._cpu_memory`).
+allocator (`keras_ordered._cpu_memory`) and import it without the optional
+integrations they never use (`keras_ordered._quiet`).
 """
 
 import importlib

@@ -20,9 +20,25 @@ A `TF_CPP_MIN_LOG_LEVEL` the user set is kept as it is. Importing
 `keras_ordered` as a library silences nothing unless a recipe asked for it
 (`KERAS_ORDERED_QUIET=1`, which the recipe scripts and the `keras-ordered`
 command set before they import it).
+
+On the TensorFlow backend the same import leaves out three optional
+integrations that Keras and TensorFlow load whenever they are installed and
+that the commands never use through them: JAX, which TensorFlow imports for
+TF Lite's converter of JAX functions; scikit-learn, for Keras'
+`keras.wrappers` estimators; matplotlib, for Keras' `keras.visualization`
+plots. Keras and TensorFlow take the path they take when those are not
+installed, for that process (those three features then say the package is
+missing); the modules themselves import as usual afterwards (GFL's
+attention maps import matplotlib when they draw). A command then imports
+the package in about 70 % of a library import's time
+(`benchmarks/start_time.py`). A module imported before is not affected: a script that wants one of those
+features imports it, or Keras, before `keras_ordered`. (Not on JAX or
+PyTorch: PyTorch asks `importlib.util.find_spec` about scikit-learn while
+it is imported, which a refused module would break.)
 """
 
 import contextlib
+import importlib.abc
 import os
 import sys
 
@@ -83,8 +99,54 @@ def configured_backend():
         return "tensorflow"
 
 
+# Optional integrations Keras and TensorFlow import when installed, which
+# the commands never use through them: the module and what imports it.
+UNUSED_INTEGRATIONS = {
+    "jax": "TF Lite's converter of JAX functions (tensorflow.lite)",
+    "sklearn": "Keras' scikit-learn estimators (keras.wrappers)",
+    "matplotlib": "Keras' image plots (keras.visualization)",
+}
+
+
+class _Refused(importlib.abc.MetaPathFinder):
+    """A finder that answers "not installed" for some top-level packages
+    (and their submodules)."""
+
+    def __init__(self, names):
+        self.names = frozenset(names)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+@contextlib.contextmanager
+def unused_integrations_refused(backend=None):
+    """On the TensorFlow backend, while Keras and TensorFlow are imported:
+    the integrations of `UNUSED_INTEGRATIONS` not imported yet read as not
+    installed. Afterwards they import as usual. Does nothing on the other
+    backends.
+
+    Args:
+        backend: the Keras backend name (None: `configured_backend()`).
+    """
+    backend = configured_backend() if backend is None else backend
+    names = [name for name in UNUSED_INTEGRATIONS if name not in sys.modules]
+    if backend != "tensorflow" or not names:
+        yield
+        return
+    finder = _Refused(names)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
 def import_tensorflow(show=None):
-    """Imports TensorFlow and Keras, silencing their start-up log.
+    """Imports TensorFlow and Keras, silencing their start-up log, without
+    the integrations of `UNUSED_INTEGRATIONS`.
 
     Args:
         show: bool or None, show the log; None asks `tf_logs_wanted()`.
@@ -97,11 +159,13 @@ def import_tensorflow(show=None):
     if show is None:
         show = tf_logs_wanted()
     if show:
-        import tensorflow as tf
+        with unused_integrations_refused():
+            import keras  # noqa: F401
+            import tensorflow as tf
 
         return tf
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    with _stderr_silenced():
+    with _stderr_silenced(), unused_integrations_refused():
         import keras  # noqa: F401
         import tensorflow as tf
 

@@ -1,0 +1,155 @@
+"""What the package's commands (the recipes, `keras-ordered`) set up in
+their process when they import the package: TensorFlow's pooled CPU
+allocator (`keras_ordered._cpu_memory`) and an import of Keras and
+TensorFlow without the optional integrations they never use
+(`keras_ordered._quiet`). A plain library import changes neither."""
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from keras_ordered import _cpu_memory
+from keras_ordered import _quiet
+
+PROBE = """
+import json, os, sys
+import keras_ordered
+loaded = sorted(name for name in ("jax", "sklearn", "matplotlib")
+                if name in sys.modules)
+import tensorflow as tf
+tf.ones((256, 256))
+try:
+    tf.config.experimental.get_memory_info("CPU:0")
+    pooled = True
+except ValueError:  # "Allocator stats not available": malloc's allocator
+    pooled = False
+# Left out of the start-up only: they import afterwards.
+import jax, sklearn, matplotlib.pyplot
+print(json.dumps({"env": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
+                  "pooled": pooled, "loaded_at_import": loaded}))
+"""
+
+
+def _probe(**env):
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("KERAS_ORDERED_QUIET", _cpu_memory.POOLED_ALLOCATOR_ENV)}
+    # With oneDNN on, TensorFlow's CPU allocator is oneDNN's, which pools by
+    # itself whatever the variable says (TensorFlow turns oneDNN on by
+    # default on CPUs with AVX512_VNNI, AVX512_BF16 or AMX, off on AVX2
+    # ones); with it off the variable alone decides, on every CPU.
+    clean.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3",
+                 TF_ENABLE_ONEDNN_OPTS="0", **env)
+    result = subprocess.run([sys.executable, "-c", PROBE], env=clean,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def probes():
+    """A command's process, one whose user chose malloc's allocator, and a
+    plain library import."""
+    return {"command": _probe(KERAS_ORDERED_QUIET="1"),
+            "command_malloc": _probe(KERAS_ORDERED_QUIET="1",
+                                     TF_CPU_ALLOCATOR_USE_BFC="false"),
+            "library": _probe()}
+
+
+def test_request_keeps_a_value_the_user_set():
+    environ = {}
+    assert _cpu_memory.request_pooled_allocator(environ) == "true"
+    assert environ == {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
+    environ = {"TF_CPU_ALLOCATOR_USE_BFC": "false"}
+    assert _cpu_memory.request_pooled_allocator(environ) == "false"
+
+
+@pytest.mark.slow
+@pytest.mark.tensorflow_only
+def test_a_command_process_runs_on_the_pooled_allocator_and_a_library_import_does_not(probes):
+    # The recipes and `keras-ordered` set KERAS_ORDERED_QUIET before importing
+    # the package: TensorFlow's CPU allocator is then the pooled (BFC) one,
+    # whose statistics TensorFlow reports.
+    assert probes["command"]["env"] == "true"
+    assert probes["command"]["pooled"] is True
+    # The user's choice is kept.
+    assert probes["command_malloc"]["env"] == "false"
+    assert probes["command_malloc"]["pooled"] is False
+    # A plain library import leaves TensorFlow's process settings alone.
+    assert probes["library"]["env"] is None
+    assert probes["library"]["pooled"] is False
+
+
+@pytest.mark.slow
+@pytest.mark.tensorflow_only
+def test_a_command_process_starts_without_the_unused_integrations(probes):
+    # JAX (TF Lite's), scikit-learn (keras.wrappers') and matplotlib
+    # (keras.visualization's) are not loaded by a command's import, and
+    # import afterwards (the probe imports them); a library import loads
+    # what Keras and TensorFlow load, as without the package.
+    assert probes["command"]["loaded_at_import"] == []
+    assert probes["command_malloc"]["loaded_at_import"] == []
+    assert probes["library"]["loaded_at_import"] == [
+        "jax", "matplotlib", "sklearn"]
+
+
+@pytest.fixture
+def refused_module(monkeypatch):
+    """A module of the standard library no test imports, standing for an
+    unused integration."""
+    name = "wave"
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(_quiet, "UNUSED_INTEGRATIONS", {name: "a stand-in"})
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_refused_integrations_read_as_not_installed_then_import(refused_module):
+    finders = list(sys.meta_path)
+    with _quiet.unused_integrations_refused("tensorflow"):
+        with pytest.raises(ModuleNotFoundError) as error:
+            importlib.import_module(refused_module)
+        assert error.value.name == refused_module
+    assert sys.meta_path == finders
+    assert importlib.import_module(refused_module).__name__ == refused_module
+
+
+def test_nothing_is_refused_on_other_backends_or_once_imported(refused_module):
+    # On JAX and PyTorch (whose import asks importlib.util.find_spec about
+    # scikit-learn), and for a module imported before, nothing changes.
+    for backend in ("jax", "torch"):
+        with _quiet.unused_integrations_refused(backend):
+            importlib.import_module(refused_module)
+        del sys.modules[refused_module]
+    importlib.import_module(refused_module)
+    with _quiet.unused_integrations_refused("tensorflow"):
+        importlib.import_module(refused_module)
+
+
+def test_start_time_benchmark_takes_the_kinds_in_turn_and_summarizes(
+        monkeypatch, capsys):
+    # benchmarks/start_time.py, its processes stood in for.
+    from conftest import REPO
+
+    monkeypatch.syspath_prepend(os.path.join(REPO, "benchmarks"))
+    start_time = importlib.import_module("start_time")
+    calls = []
+
+    def child(kind, backend):
+        calls.append(kind)
+        seconds = {"command": [3.0, 4.0, 3.5], "library": [6.0, 5.0, 7.0]}
+        return {"seconds": seconds[kind][calls.count(kind) - 1],
+                "loaded": [] if kind == "command" else ["jax"]}
+
+    monkeypatch.setattr(start_time, "run_child", child)
+    start_time.main(["--rounds", "3"])
+    assert calls == ["command", "library"] * 3
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 7 and lines[0]["kind"] == "command"
+    summary = lines[-1]
+    assert summary["median_seconds"] == {"command": 3.5, "library": 6.0}
+    assert summary["range_seconds"]["library"] == [5.0, 7.0]
+    assert summary["command_over_library"] == round(3.5 / 6.0, 3)
