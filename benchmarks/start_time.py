@@ -2,14 +2,15 @@
 library import, in fresh processes taken in turn.
 
 A command (a recipe, `keras-ordered`) sets `KERAS_ORDERED_QUIET=1` before
-it imports the package: on TensorFlow, Keras and TensorFlow are then
-imported without the optional integrations they never use there
-(`keras_ordered._quiet.UNUSED_INTEGRATIONS`). A library import loads what
+it imports the package: Keras (and TensorFlow) are then imported without
+the optional integrations they never use there
+(`keras_ordered._quiet.refused_integrations`). A library import loads what
 Keras and TensorFlow load by themselves. Each process imports
 `keras_ordered` and `keras_ordered.models` and prints how long that took
 and which of those integrations it loaded:
 
     python benchmarks/start_time.py --rounds 5
+    python benchmarks/start_time.py --rounds 5 --backend jax
 
 Prints one JSON line per process and a summary line with the median of
 each kind, their ratio and the CPU.

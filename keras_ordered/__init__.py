@@ -14,8 +14,8 @@ asks for a quiet start-up (the recipes and the command set it; see
 `keras_ordered._quiet`). On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
 the package imports without TensorFlow (`keras_ordered.backend`).
 The recipes and the command also ask TensorFlow for its pooled CPU
-allocator (`keras_ordered._cpu_memory`) and import it without the optional
-integrations they never use (`keras_ordered._quiet`).
+allocator (`keras_ordered._cpu_memory`) and import Keras without the
+optional integrations they never use (`keras_ordered._quiet`).
 """
 
 import importlib
@@ -40,14 +40,19 @@ def __getattr__(name):
     raise AttributeError(f"module 'keras_ordered' has no attribute {name!r}")
 
 
-if _quiet.quiet_requested() and _quiet.configured_backend() == "tensorflow":
-    # A command of the package (a recipe, `keras-ordered`): TensorFlow's
-    # pooled CPU allocator (`keras_ordered._cpu_memory`), asked for before
-    # TensorFlow's first tensor.
-    from keras_ordered import _cpu_memory
+if _quiet.quiet_requested():
+    # A command of the package (a recipe, `keras-ordered`): Keras imported
+    # without the integrations it never uses (`keras_ordered._quiet`) and,
+    # on TensorFlow, TensorFlow's pooled CPU allocator
+    # (`keras_ordered._cpu_memory`), asked for before its first tensor.
+    if _quiet.configured_backend() == "tensorflow":
+        from keras_ordered import _cpu_memory
 
-    _cpu_memory.request_pooled_allocator()
-    _quiet.import_tensorflow()
+        _cpu_memory.request_pooled_allocator()
+        _quiet.import_tensorflow()
+    else:
+        with _quiet.unused_integrations_refused():
+            import keras  # noqa: F401
 from keras_ordered import datasets  # noqa: F401,E402
 from keras_ordered import layers  # noqa: F401,E402
 from keras_ordered import models  # noqa: F401,E402

@@ -21,20 +21,21 @@ A `TF_CPP_MIN_LOG_LEVEL` the user set is kept as it is. Importing
 (`KERAS_ORDERED_QUIET=1`, which the recipe scripts and the `keras-ordered`
 command set before they import it).
 
-On the TensorFlow backend the same import leaves out three optional
-integrations that Keras and TensorFlow load whenever they are installed and
-that the commands never use through them: JAX, which TensorFlow imports for
-TF Lite's converter of JAX functions; scikit-learn, for Keras'
-`keras.wrappers` estimators; matplotlib, for Keras' `keras.visualization`
-plots. Keras and TensorFlow take the path they take when those are not
-installed, for that process (those three features then say the package is
+The same import leaves out optional integrations that Keras and
+TensorFlow load whenever they are installed and that the commands never
+use through them: scikit-learn, for Keras' `keras.wrappers` estimators;
+matplotlib, for Keras' `keras.visualization` plots; and on the TensorFlow
+backend JAX, which TensorFlow imports for TF Lite's converter of JAX
+functions. Keras and TensorFlow take the path they take when those are
+not installed, for that process (those features then say the package is
 missing); the modules themselves import as usual afterwards (GFL's
 attention maps import matplotlib when they draw). A command then imports
 the package in about 70 % of a library import's time
-(`benchmarks/start_time.py`). A module imported before is not affected: a script that wants one of those
-features imports it, or Keras, before `keras_ordered`. (Not on JAX or
-PyTorch: PyTorch asks `importlib.util.find_spec` about scikit-learn while
-it is imported, which a refused module would break.)
+(`benchmarks/start_time.py`). A module imported before is not affected:
+a script that wants one of those features imports it, or Keras, before
+`keras_ordered`. Nothing is left out on PyTorch, which asks
+`importlib.util.find_spec` about scikit-learn while it is imported (a
+refused module would break that).
 """
 
 import contextlib
@@ -121,19 +122,30 @@ class _Refused(importlib.abc.MetaPathFinder):
         return None
 
 
+def refused_integrations(backend):
+    """The integrations of `UNUSED_INTEGRATIONS` a command leaves out on
+    `backend`: all three on TensorFlow, all but JAX on JAX, none on
+    PyTorch."""
+    if backend == "tensorflow":
+        return list(UNUSED_INTEGRATIONS)
+    if backend == "jax":
+        return [name for name in UNUSED_INTEGRATIONS if name != "jax"]
+    return []
+
+
 @contextlib.contextmanager
 def unused_integrations_refused(backend=None):
-    """On the TensorFlow backend, while Keras and TensorFlow are imported:
-    the integrations of `UNUSED_INTEGRATIONS` not imported yet read as not
-    installed. Afterwards they import as usual. Does nothing on the other
-    backends.
+    """While Keras (and TensorFlow) are imported: the integrations of
+    `refused_integrations(backend)` not imported yet read as not
+    installed. Afterwards they import as usual.
 
     Args:
         backend: the Keras backend name (None: `configured_backend()`).
     """
     backend = configured_backend() if backend is None else backend
-    names = [name for name in UNUSED_INTEGRATIONS if name not in sys.modules]
-    if backend != "tensorflow" or not names:
+    names = [name for name in refused_integrations(backend)
+             if name not in sys.modules]
+    if not names:
         yield
         return
     finder = _Refused(names)

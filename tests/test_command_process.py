@@ -86,8 +86,8 @@ def test_a_command_process_runs_on_the_pooled_allocator_and_a_library_import_doe
 @pytest.mark.slow
 @pytest.mark.tensorflow_only
 def test_a_command_process_starts_without_the_unused_integrations(probes):
-    # JAX (TF Lite's), scikit-learn (keras.wrappers') and matplotlib
-    # (keras.visualization's) are not loaded by a command's import, and
+    # On TensorFlow: JAX (TF Lite's), scikit-learn (keras.wrappers') and
+    # matplotlib (keras.visualization's) are not loaded by a command's import, and
     # import afterwards (the probe imports them); a library import loads
     # what Keras and TensorFlow load, as without the package.
     assert probes["command"]["loaded_at_import"] == []
@@ -117,16 +117,47 @@ def test_refused_integrations_read_as_not_installed_then_import(refused_module):
     assert importlib.import_module(refused_module).__name__ == refused_module
 
 
-def test_nothing_is_refused_on_other_backends_or_once_imported(refused_module):
-    # On JAX and PyTorch (whose import asks importlib.util.find_spec about
+def test_nothing_is_refused_on_pytorch_or_once_imported(refused_module):
+    # On PyTorch (whose import asks importlib.util.find_spec about
     # scikit-learn), and for a module imported before, nothing changes.
-    for backend in ("jax", "torch"):
-        with _quiet.unused_integrations_refused(backend):
-            importlib.import_module(refused_module)
-        del sys.modules[refused_module]
-    importlib.import_module(refused_module)
+    with _quiet.unused_integrations_refused("torch"):
+        importlib.import_module(refused_module)
     with _quiet.unused_integrations_refused("tensorflow"):
         importlib.import_module(refused_module)
+
+
+def test_jax_is_refused_on_tensorflow_only():
+    assert _quiet.refused_integrations("tensorflow") == [
+        "jax", "sklearn", "matplotlib"]
+    assert _quiet.refused_integrations("jax") == ["sklearn", "matplotlib"]
+    assert _quiet.refused_integrations("torch") == []
+
+
+JAX_PROBE = """
+import json, sys
+import keras_ordered
+import keras_ordered.models
+loaded = sorted(name for name in ("sklearn", "matplotlib")
+                if name in sys.modules)
+import sklearn, matplotlib.pyplot
+print(json.dumps(loaded))
+"""
+
+
+@pytest.mark.slow
+def test_a_command_process_on_jax_starts_without_sklearn_and_matplotlib():
+    pytest.importorskip("jax")
+    loaded = {}
+    for kind, env in (("command", {"KERAS_ORDERED_QUIET": "1"}),
+                      ("library", {})):
+        clean = {k: v for k, v in os.environ.items()
+                 if k != "KERAS_ORDERED_QUIET"}
+        clean.update(KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3", **env)
+        result = subprocess.run([sys.executable, "-c", JAX_PROBE], env=clean,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        loaded[kind] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert loaded == {"command": [], "library": ["matplotlib", "sklearn"]}
 
 
 def test_start_time_benchmark_takes_the_kinds_in_turn_and_summarizes(
