@@ -1,4 +1,4 @@
-"""Quiet start-up for the package's commands (standard library only).
+"""Quiet, lean start-up for the package's commands (standard library only).
 
 TensorFlow 2.21 writes its C++ start-up log (`oneDNN custom operations are
 on`, `Could not find cuda drivers`, `failed call to cuInit`, the CPU feature
@@ -158,7 +158,8 @@ def unused_integrations_refused(backend=None):
 
 def import_tensorflow(show=None):
     """Imports TensorFlow and Keras, silencing their start-up log, without
-    the integrations of `UNUSED_INTEGRATIONS`.
+    the integrations `refused_integrations` names for the configured
+    backend.
 
     Args:
         show: bool or None, show the log; None asks `tf_logs_wanted()`.
