@@ -34,19 +34,26 @@ print(json.dumps({"env": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
 """
 
 
-def _probe(**env):
+def _run_probe(code, backend, **env):
+    """Runs `code` in a fresh process on `backend`, with `env` added to an
+    environment without the package's command settings; its last line's
+    JSON."""
     clean = {k: v for k, v in os.environ.items()
              if k not in ("KERAS_ORDERED_QUIET", _cpu_memory.POOLED_ALLOCATOR_ENV)}
     # With oneDNN on, TensorFlow's CPU allocator is oneDNN's, which pools by
     # itself whatever the variable says (TensorFlow turns oneDNN on by
     # default on CPUs with AVX512_VNNI, AVX512_BF16 or AMX, off on AVX2
     # ones); with it off the variable alone decides, on every CPU.
-    clean.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3",
+    clean.update(KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
                  TF_ENABLE_ONEDNN_OPTS="0", **env)
-    result = subprocess.run([sys.executable, "-c", PROBE], env=clean,
+    result = subprocess.run([sys.executable, "-c", code], env=clean,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _probe(**env):
+    return _run_probe(PROBE, "tensorflow", **env)
 
 
 @pytest.fixture(scope="module")
@@ -147,16 +154,8 @@ print(json.dumps(loaded))
 @pytest.mark.slow
 def test_a_command_process_on_jax_starts_without_sklearn_and_matplotlib():
     pytest.importorskip("jax")
-    loaded = {}
-    for kind, env in (("command", {"KERAS_ORDERED_QUIET": "1"}),
-                      ("library", {})):
-        clean = {k: v for k, v in os.environ.items()
-                 if k != "KERAS_ORDERED_QUIET"}
-        clean.update(KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3", **env)
-        result = subprocess.run([sys.executable, "-c", JAX_PROBE], env=clean,
-                                capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, result.stderr[-2000:]
-        loaded[kind] = json.loads(result.stdout.strip().splitlines()[-1])
+    loaded = {"command": _run_probe(JAX_PROBE, "jax", KERAS_ORDERED_QUIET="1"),
+              "library": _run_probe(JAX_PROBE, "jax")}
     assert loaded == {"command": [], "library": ["matplotlib", "sklearn"]}
 
 
