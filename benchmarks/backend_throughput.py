@@ -16,6 +16,9 @@ of its own (a backend is chosen when Keras is imported):
 - `matmul`: the float32 rate of a chain of 2048 x 2048 products on the
   backend's device, the ceiling each training rate is a fraction of.
 
+float32 products run in float32 everywhere, the official code's included
+(no TensorFloat-32 on the GPUs that have it), as the recipes train.
+
     python benchmarks/backend_throughput.py --model onlstm prpn --preset ptb \
         --backends tensorflow jax torch --official ../shared/reference \
         --steps 4
@@ -197,15 +200,22 @@ def measure(args):
     import keras_ordered  # noqa: F401  (first: the recipes' process set-up)
     import keras
 
+    from keras_ordered import backend
+
     line = {"kind": args.child, "backend": keras.backend.backend(),
             "device": device_name()}
-    if args.child == "matmul":
-        line["float32_flops"] = round(matmul_rate())
-    else:
-        (family,) = args.model
-        (precision,) = args.precision
-        line.update(model=family, preset=args.preset, precision=precision)
-        line.update(package_rate(family, args.preset, args.steps, precision))
+    # float32 products in float32, as the recipes train (no TensorFloat-32
+    # on the GPUs that have it: `backend.float32_matmuls`).
+    with backend.float32_matmuls():
+        if args.child == "matmul":
+            line["float32_flops"] = round(matmul_rate())
+        else:
+            (family,) = args.model
+            (precision,) = args.precision
+            line.update(model=family, preset=args.preset,
+                        precision=precision)
+            line.update(package_rate(family, args.preset, args.steps,
+                                     precision))
     print(json.dumps(line), flush=True)
 
 
@@ -230,7 +240,10 @@ def official(family, args):
         command += ["--device", args.device]
     if args.dry_run:  # the paper's sizes, one tiny batch
         command += ["--batch", "2", "--bptt", "5"]
-    line = run_child(command, dict(os.environ))
+    # The official code in float32 too: PyTorch's cuDNN convolutions
+    # (PRPN's parser) default to TensorFloat-32 on the GPUs that have it;
+    # NVIDIA's libraries read this switch.
+    line = run_child(command, dict(os.environ, NVIDIA_TF32_OVERRIDE="0"))
     line.update(kind="official", model=family)
     return line
 

@@ -16,6 +16,7 @@ Example:
         tf = backend.require_tensorflow("the TF-tuned ON-LSTM loop")
 """
 
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -162,6 +163,75 @@ def gpu_visible():
 
         return bool(torch.cuda.is_available())
     return False
+
+
+@contextlib.contextmanager
+def float32_matmuls(tf32=False):
+    """Matrix products and convolutions of float32 inputs in float32
+    arithmetic, on the backend that runs, while the context is open.
+
+    On NVIDIA GPUs since Ampere (A100, H100, H200) the backends compute
+    float32 products in TensorFloat-32 by default (a 10-bit mantissa):
+    JAX (`jax_default_matmul_precision`), TensorFlow
+    (`tf.config.experimental.enable_tensor_float_32_execution`) and
+    PyTorch's cuDNN convolutions (`torch.backends.cudnn.allow_tf32`;
+    `torch.backends.cuda.matmul.allow_tf32` is off by default). The
+    papers' code ran in true float32, and PRPN's hard gates turn rounding
+    differences into other trees, so a float32 run asks for float32
+    products. On a CPU the setting changes nothing (its products are
+    float32 either way). The previous settings come back on exit.
+
+    Args:
+        tf32: bool, leave the backend's defaults (TensorFloat-32 where the
+            GPU has it): the recipes' `--tf32`, faster, not the official
+            arithmetic.
+
+    Example:
+
+    ```python
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    with keras_ordered.backend.float32_matmuls():
+        # float32 products, whatever the backend and the GPU
+        model.fit(np.zeros((4, 8)), np.zeros((4, 1)), verbose=0)
+    ```
+    """
+    if tf32:
+        yield
+        return
+    backend_name = name()
+    if backend_name == "jax":
+        import jax
+
+        previous = jax.config.jax_default_matmul_precision
+        jax.config.update("jax_default_matmul_precision", "float32")
+        try:
+            yield
+        finally:
+            jax.config.update("jax_default_matmul_precision", previous)
+    elif backend_name == "torch":
+        import torch
+
+        flags = (torch.backends.cuda.matmul, torch.backends.cudnn)
+        previous = [flag.allow_tf32 for flag in flags]
+        for flag in flags:
+            flag.allow_tf32 = False
+        try:
+            yield
+        finally:
+            for flag, value in zip(flags, previous):
+                flag.allow_tf32 = value
+    elif backend_name == "tensorflow":
+        tf = require_tensorflow("float32 matrix products")
+        experimental = tf.config.experimental
+        previous = experimental.tensor_float_32_execution_enabled()
+        experimental.enable_tensor_float_32_execution(False)
+        try:
+            yield
+        finally:
+            experimental.enable_tensor_float_32_execution(previous)
+    else:
+        yield
 
 
 def compiled_inference(owner, key, function):

@@ -3,6 +3,7 @@ it is missing or not the backend."""
 
 import importlib
 
+import numpy as np
 import pytest
 
 from keras_ordered import backend
@@ -69,7 +70,6 @@ def test_backend_check_and_replicas():
 @pytest.mark.skipif(backend.name() == "torch", reason="runs eagerly")
 def test_distances_are_compiled_not_retraced_per_call():
     import keras
-    import numpy as np
 
     from keras_ordered.models import ONLSTMLanguageModel
 
@@ -115,3 +115,52 @@ def test_compiled_inference_is_the_function_on_torch():
         return x
 
     assert backend.compiled_inference(object, "f", function) is function
+
+
+def _tf32_settings():
+    """The backend's TensorFloat-32 switches, as plain values."""
+    if backend.name() == "jax":
+        import jax
+
+        return jax.config.jax_default_matmul_precision
+    if backend.name() == "torch":
+        import torch
+
+        return (torch.backends.cuda.matmul.allow_tf32,
+                torch.backends.cudnn.allow_tf32)
+    tf = backend.require_tensorflow("the test")
+    return tf.config.experimental.tensor_float_32_execution_enabled()
+
+
+def test_float32_matmuls_asks_for_float32_products_and_puts_back():
+    # What a float32 product asks of the backend inside and outside.
+    float32 = {"jax": "float32", "torch": (False, False),
+               "tensorflow": False}[backend.name()]
+    before = _tf32_settings()
+    assert before != float32  # the backends' defaults allow TF32
+    with backend.float32_matmuls():
+        assert _tf32_settings() == float32
+    assert _tf32_settings() == before
+    with backend.float32_matmuls(tf32=True):
+        assert _tf32_settings() == before
+    # Put back after an error too.
+    with pytest.raises(RuntimeError, match="inside"):
+        with backend.float32_matmuls():
+            raise RuntimeError("inside")
+    assert _tf32_settings() == before
+
+
+def test_float32_matmuls_reaches_the_compiled_products_on_jax():
+    if backend.name() != "jax":
+        pytest.skip("JAX's compiled program names the product's precision")
+    import jax
+    import keras
+
+    x = np.ones((4, 4), "float32")
+
+    def program():
+        return jax.jit(lambda a: keras.ops.matmul(a, a)).lower(x).as_text()
+
+    assert "HIGHEST" not in program()
+    with backend.float32_matmuls():
+        assert "precision = [HIGHEST, HIGHEST]" in program()

@@ -226,12 +226,15 @@ class RunConfig:
         verbose: 0 silent, 1 a progress bar, 2 one line per epoch.
         strategy: `"auto"`, `"mirrored"`, `"one-device"` or `"multi-worker"`
             (`keras_ordered.training.distributed.make_strategy`).
+        tf32: let float32 products run in TensorFloat-32 on GPUs that have
+            it (False: true float32, `keras_ordered.backend.float32_matmuls`).
     """
 
     output: str
     seed: int = 1111
     verbose: int = 2
     strategy: str = "auto"
+    tf32: bool = False
 
 
 def _frozen_mapping(mapping):
@@ -358,7 +361,7 @@ class LanguageModelExperiment(RunConfig):
         if args.adam == "keras" and entry["training"]["optimizer"] == "adam":
             training["optimizer"] = "keras_adam"
         fields = {name: getattr(args, name) for name in (
-            "output", "seed", "verbose", "strategy", "mixed_precision",
+            "output", "seed", "verbose", "strategy", "tf32", "mixed_precision",
             "data", "treebank", "max_lines", "steps_per_epoch",
             "eval_steps", "skip_test", "save_freq", "log_every",
             "parse_eval", "parse_eval_sentences", "cpu_devices",
@@ -494,7 +497,7 @@ class GFLExperiment(RunConfig):
             splits={split: getattr(args, split)
                     for split in ("train", "valid", "test")},
             **{name: getattr(args, name) for name in (
-                "output", "seed", "verbose", "strategy", "treebank",
+                "output", "seed", "verbose", "strategy", "tf32", "treebank",
                 "word_vectors", "max_sentences", "steps_per_epoch",
                 "eval_batch_size", "attention_map", "attention_sentence")})
 
@@ -616,7 +619,7 @@ class TDTreeLSTMExperiment(RunConfig):
             splits={split: getattr(args, split)
                     for split in ("train", "valid", "test")},
             **{name: getattr(args, name) for name in (
-                "output", "seed", "verbose", "ld", "sequential", "data",
+                "output", "seed", "verbose", "tf32", "ld", "sequential", "data",
                 "format", "steps_per_epoch", "time_limit", "lowercase",
                 "max_sentences", "eval_batch_size")})
 

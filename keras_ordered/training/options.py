@@ -15,6 +15,7 @@ error with exit status 2 before TensorFlow starts.
 | `add_schedule` | `--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch` |
 | `add_strategy` | `--strategy` |
 | `add_precision` | `--precision` (`config.preset_precision` resolves a preset's default) |
+| `add_tf32` | `--tf32` (float32 products in TensorFloat-32 on a GPU) |
 | `add_model_args` | `--model-arg NAME=VALUE` (`config.parse_model_args` reads them) |
 | `add_seed` | `--seed` |
 | `add_logging` | `--verbose`, `--tf-logs` |
@@ -232,6 +233,17 @@ def _strategy_choices(parser):
     option)."""
     action = parser._option_string_actions.get("--strategy")
     return tuple(action.choices) if action is not None else ()
+
+
+def add_tf32(parser):
+    """`--tf32`: TensorFloat-32 products on the GPUs that have them."""
+    parser.add_argument(
+        "--tf32", action="store_true",
+        help="let float32 matrix products and convolutions run in "
+        "TensorFloat-32 on GPUs that have it (A100, H100, H200: the "
+        "backends' own default), faster but not the official arithmetic; "
+        "by default they run in true float32, as the papers' code did (no "
+        "effect on a CPU)")
 
 
 def add_model_args(parser):

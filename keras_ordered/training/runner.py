@@ -5,8 +5,9 @@ inputs, model, losses, evaluation) from the loop that drives it
 (`train_lib.py`). A `Task` implements hooks; `Runner.run` does, once for
 every recipe, what surrounds them:
 
-1. the strategy (`Task.make_strategy`) and the dtype policy
-   (`Task.policy`), set for the run and put back after; the seed;
+1. the strategy (`Task.make_strategy`), the dtype policy (`Task.policy`)
+   and float32 matrix products (`backend.float32_matmuls`, unless the
+   config's `tf32`), set for the run and put back after; the seed;
 2. the task's inputs and model (`build_inputs`, `build_model`,
    `compile_model`), built under the strategy;
 3. the callbacks every run has, around the task's own: Ctrl-C, the
@@ -264,7 +265,8 @@ class Runner:
         previous_policy = keras.mixed_precision.global_policy().name
         keras.mixed_precision.set_global_policy(policy)
         try:
-            return self._run(strategy, policy)
+            with backend.float32_matmuls(tf32=task.config.tf32):
+                return self._run(strategy, policy)
         finally:
             keras.mixed_precision.set_global_policy(previous_policy)
 

@@ -27,6 +27,7 @@ import time
 import keras_tuner as kt
 
 from keras_ordered_options import positive_int
+from keras_ordered import backend
 from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically
@@ -131,6 +132,7 @@ def build_parser(description, hypermodel_class, presets, default_output,
         help="sentences of --treebank parsed after every epoch",
     )
     options.add_precision(parser, by_preset=True)
+    options.add_tf32(parser)
     options.add_seed(parser, "search, initialisation, dropout, windows")
     options.add_logging(parser)
     return parser
@@ -468,8 +470,9 @@ def run(args, hypermodel_class):
     resuming = _check_same_search(args.output, settings)
     previous_policy = keras.mixed_precision.global_policy().name
     try:
-        return _search(args, hypermodel, settings, resuming, train_ids,
-                       valid_ids)
+        with backend.float32_matmuls(tf32=args.tf32):
+            return _search(args, hypermodel, settings, resuming, train_ids,
+                           valid_ids)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
 

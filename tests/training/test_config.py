@@ -223,3 +223,32 @@ def test_gfl_and_tdtreelstm_runs_are_typed_too():
                        "'sgd' or 'adam', got 'rmsprop'"):
         GFLExperiment.from_preset(GFLParser, "tiny", output="o",
                                   training={"optimizer": "rmsprop"})
+
+
+def test_tf32_is_off_unless_asked_in_every_recipe():
+    from keras_ordered.models import GFLParser
+    from keras_ordered.models import TDTreeLSTMLanguageModel
+    from keras_ordered.training.config import GFLExperiment
+    from keras_ordered.training.config import TDTreeLSTMExperiment
+    from keras_ordered.training.tasks import gfl as gfl_task
+    from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
+    from keras_ordered.tuning import search
+
+    assert config.default_of(RunConfig, "tf32") is False
+    for argv, tf32 in (([], False), (["--tf32"], True)):
+        args, model_class, get_preset = _options("prpn", "--preset", "tiny",
+                                                 *argv)
+        assert LanguageModelExperiment.from_options(
+            args, model_class, get_preset).tf32 is tf32
+        args = gfl_task.build_parser().parse_args(["--preset", "tiny", *argv])
+        assert GFLExperiment.from_options(args, GFLParser).tf32 is tf32
+        args = tdtreelstm_task.build_parser().parse_args(
+            ["--preset", "tiny", *argv])
+        assert TDTreeLSTMExperiment.from_options(
+            args, TDTreeLSTMLanguageModel).tf32 is tf32
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.tuning.hypermodels import ONLSTMHyperModel
+
+    parser = search.build_parser("t", ONLSTMHyperModel, PRESETS, "runs/t")
+    assert parser.parse_args([]).tf32 is False
+    assert parser.parse_args(["--tf32"]).tf32 is True

@@ -173,3 +173,32 @@ def test_only_the_chief_writes_the_best_checkpoint(tmp_path, monkeypatch):
     for chief in (True, False):
         run._callbacks(model, {}, chief)
         assert run.best.write is chief
+
+
+def test_the_runner_trains_with_float32_products_unless_tf32(tmp_path):
+    # TensorFloat-32 (the GPUs' default for float32 products) is off while
+    # a run's task builds and trains, unless the config asks for it, and
+    # the setting comes back after the run.
+    import tensorflow as tf
+
+    from keras_ordered.training.config import RunConfig
+    from keras_ordered.training.runner import Runner
+    from keras_ordered.training.runner import Task
+
+    seen = []
+
+    class Probe(Task):
+        def build_inputs(self, replicas):
+            seen.append(
+                tf.config.experimental.tensor_float_32_execution_enabled())
+            raise KeyboardInterrupt  # the probe needs no training
+
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    for tf32 in (False, True):
+        config = RunConfig(output=str(tmp_path / str(tf32)), tf32=tf32)
+        with pytest.raises(KeyboardInterrupt):
+            Runner(Probe(config)).run()
+        assert tf.config.experimental.tensor_float_32_execution_enabled() is (
+            before)
+    assert before is True
+    assert seen == [False, True]

@@ -116,6 +116,7 @@ def build_parser():
                         help="which test sentence --attention-map draws "
                         "(0: the first)")
     options.add_strategy(parser, ("auto", "mirrored", "one-device"))
+    options.add_tf32(parser)
     options.add_seed(parser)
     options.add_logging(parser)
     return parser

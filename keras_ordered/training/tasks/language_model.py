@@ -243,6 +243,7 @@ def build_parser(description, presets, default_output):
         "multi-device training; default: one CPU device)",
     )
     options.add_precision(parser, by_preset=True)
+    options.add_tf32(parser)
     options.add_model_args(parser)
     parser.add_argument(
         "--adam", default="official", choices=("official", "keras"),

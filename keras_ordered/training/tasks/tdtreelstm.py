@@ -125,6 +125,7 @@ def build_parser():
                         default=default_of(TDTreeLSTMExperiment,
                                            "eval_batch_size"),
                         metavar="N", help="sentences scored together")
+    options.add_tf32(parser)
     options.add_seed(parser)
     options.add_logging(parser)
     return parser
