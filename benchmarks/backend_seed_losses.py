@@ -22,6 +22,7 @@ The figures and what they settle: benchmarks/records/prpn_quick_float32_jax/.
 """
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -42,7 +43,14 @@ def run(recipe_args, backend, seed, output):
             [sys.executable, *recipe_args, "--seed", str(seed), "--output",
              folder], env=env, check=True, stdout=subprocess.DEVNULL)
     with open(results) as f:
-        return json.load(f)
+        results = json.load(f)
+    history = os.path.join(folder, "history.csv")
+    if os.path.exists(history):
+        with open(history) as f:
+            rows = list(csv.DictReader(f))
+        if rows:  # the last epoch's mean training loss
+            results["train_loss"] = float(rows[-1]["loss"])
+    return results
 
 
 def summary(losses, backends):
@@ -90,6 +98,7 @@ def main():
             losses[backend][seed] = results["valid_loss"]
             print(json.dumps({"backend": backend, "seed": seed,
                               "valid_loss": results["valid_loss"],
+                              "train_loss": results.get("train_loss"),
                               "train_seconds": results.get("train_seconds")}),
                   flush=True)
     print(json.dumps({"summary": summary(losses, args.backends)}))
