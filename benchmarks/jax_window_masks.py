@@ -39,7 +39,6 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras  # noqa: E402
 from keras import ops  # noqa: E402
 
-from keras_ordered._keras_private import backend_rnn  # noqa: E402
 from keras_ordered.layers import gated_attention  # noqa: E402
 from keras_ordered.layers import prpn_cell  # noqa: E402
 
@@ -113,30 +112,9 @@ def window_mask_loop(rnn, sequences, initial_state, mask=None,
                               training=training)
     batch, steps = ops.shape(sequences)[0], sequences.shape[1]
     masks = window_masks(cell, batch, steps)
-    layers = [cell, *cell.attentions]
-
-    def step(inputs, states):
-        inputs, *step_masks = inputs
-        feeder = MaskFeeder(step_masks)
-        for layer in layers:
-            layer._step_seeds = feeder
-        try:
-            output, new_states = cell(inputs, states, training=training)
-        finally:
-            for layer in layers:
-                layer._step_seeds = None
-        if feeder._next != len(step_masks):
-            raise RuntimeError(
-                f"The cell drew {feeder._next} dropouts of the "
-                f"{len(step_masks)} masks of its step.")
-        return output, new_states
-
-    return backend_rnn(
-        step, (sequences, *masks), initial_state,
-        go_backwards=rnn.go_backwards, mask=mask, unroll=rnn.unroll,
-        input_length=steps, zero_output_for_mask=rnn.zero_output_for_mask,
-        return_all_outputs=True,
-    )
+    return prpn_cell.scan_with_step_seeds(
+        rnn, sequences, masks, initial_state, mask, training,
+        lambda *step_masks: MaskFeeder(step_masks))
 
 
 def install():
@@ -154,11 +132,20 @@ def check():
                                      dropout=0.3, layer_dropout=0.2,
                                      attention_dropout=0.1, seed=1)
     cell.build((None, 16 + 4))
-    for mask in window_masks(cell, 64, 35):
+    masks = window_masks(cell, 64, 35)
+    for mask in masks:
         values = np.asarray(mask)
         zeros = float((values == 0).mean())
         print(f"shape {values.shape}: zeros {zeros:.3f}, kept values "
               f"{sorted(set(np.round(values[values > 0], 4)))}")
+    # One step of the cell takes every mask of its step, once.
+    install()
+    feeder = MaskFeeder([m[:, 0] for m in masks])
+    for layer in (cell, *cell.attentions):
+        layer._step_seeds = feeder
+    states = cell.get_initial_state(64)
+    cell(ops.zeros((64, 16 + 4)), states, training=True)
+    print(f"one step drew {feeder._next} of its {len(masks)} masks")
 
 
 def main():

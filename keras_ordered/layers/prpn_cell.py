@@ -596,11 +596,35 @@ def jax_reading_loop(rnn, sequences, initial_state, mask=None,
                                 seed=cell.seed_generator)
     keys = ops.broadcast_to(ops.cast(keys, "uint32")[None],
                             (batch, steps, 2))
+    return scan_with_step_seeds(rnn, sequences, [keys], initial_state, mask,
+                                training, lambda key: StepSeeds(key[0]))
+
+
+def scan_with_step_seeds(rnn, sequences, extras, initial_state, mask,
+                         training, make_seeds):
+    """The reading cell over the window in one scan, each step handing
+    `make_seeds(*extras_t)` to the cell and its attentions as the source
+    of their per-step dropouts (`_step_seeds`: an object whose `next()`
+    gives the seed of the next draw).
+
+    Args:
+        rnn: the `keras.layers.RNN` of a `PRPNReadingCell`.
+        sequences: `(batch, time, features)`, the cell's inputs.
+        extras: list of `(batch, time, ...)` tensors scanned beside them.
+        initial_state, mask, training: as `keras.layers.RNN.inner_loop`'s.
+        make_seeds: function of one step's slices of `extras`.
+
+    Returns:
+        `(last_output, outputs, states)`, as `keras.layers.RNN.inner_loop`.
+    """
+    if not rnn.return_sequences:
+        raise ValueError("The reading loop returns all outputs.")
+    cell = rnn.cell
     layers = [cell, *cell.attentions]
 
     def step(inputs, states):
-        inputs, key = inputs
-        seeds = StepSeeds(key[0])
+        inputs, *step_extras = inputs
+        seeds = make_seeds(*step_extras)
         for layer in layers:
             layer._step_seeds = seeds
         try:
@@ -610,12 +634,11 @@ def jax_reading_loop(rnn, sequences, initial_state, mask=None,
                 layer._step_seeds = None
         return output, new_states
 
-    if not rnn.return_sequences:
-        raise ValueError("jax_reading_loop returns all outputs.")
     return backend_rnn(
-        step, (sequences, keys), initial_state,
+        step, (sequences, *extras), initial_state,
         go_backwards=rnn.go_backwards, mask=mask, unroll=rnn.unroll,
-        input_length=steps, zero_output_for_mask=rnn.zero_output_for_mask,
+        input_length=sequences.shape[1],
+        zero_output_for_mask=rnn.zero_output_for_mask,
         return_all_outputs=True,
     )
 
