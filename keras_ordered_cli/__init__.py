@@ -171,9 +171,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         with _common.stop_on_ctrl_c(args.command):
-            if getattr(args, "needs_tensorflow", True):
-                _common.import_tensorflow(args)
-            return args.run(args)
+            if not getattr(args, "needs_tensorflow", True):
+                return args.run(args)
+            _common.import_tensorflow(args)
+            from keras_ordered import backend
+
+            # Models run with float32 products in float32 on a GPU too (no
+            # TensorFloat-32): the trees of the CPU and of the recipes.
+            with backend.float32_matmuls():
+                return args.run(args)
     except UsageError as error:
         args.command_parser.error(str(error))
     except (CommandError, ValueError) as error:

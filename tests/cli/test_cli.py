@@ -768,3 +768,25 @@ def test_evaluate_parsing_decoder_both_on_a_shipped_model(capsys):
     assert status == 0, err
     _, default_rows = _table_rows(out)
     assert default_rows == {"parser/distance": rows["parser/distance (right)"]}
+
+
+def test_commands_run_models_with_float32_products(monkeypatch, capsys):
+    # A subcommand runs with TensorFloat-32 off (the GPUs' default for
+    # float32 products), which comes back after it.
+    import tensorflow as tf
+
+    from keras_ordered_cli import evaluate
+
+    seen = []
+
+    def run(args):
+        seen.append(
+            tf.config.experimental.tensor_float_32_execution_enabled())
+        return 0
+
+    monkeypatch.setattr(evaluate, "run", run)
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    assert cli.main(["evaluate", "--model", "m"]) == 0
+    assert seen == [False]
+    assert tf.config.experimental.tensor_float_32_execution_enabled() is (
+        before) is True
