@@ -196,42 +196,48 @@ def float32_matmuls(tf32=False):
         model.fit(np.zeros((4, 8)), np.zeros((4, 1)), verbose=0)
     ```
     """
-    if tf32:
+    switch = None if tf32 else _matmul_precision_switch()
+    if switch is None:
         yield
         return
+    read, set_float32, restore = switch
+    previous = read()
+    set_float32()
+    try:
+        yield
+    finally:
+        restore(previous)
+
+
+def _matmul_precision_switch():
+    """`(read, set_float32, restore)` of the running backend's float32
+    product setting, or None on a backend without one."""
     backend_name = name()
     if backend_name == "jax":
         import jax
 
-        previous = jax.config.jax_default_matmul_precision
-        jax.config.update("jax_default_matmul_precision", "float32")
-        try:
-            yield
-        finally:
-            jax.config.update("jax_default_matmul_precision", previous)
-    elif backend_name == "torch":
+        def restore(value):
+            jax.config.update("jax_default_matmul_precision", value)
+
+        return (lambda: jax.config.jax_default_matmul_precision,
+                lambda: restore("float32"), restore)
+    if backend_name == "torch":
         import torch
 
         flags = (torch.backends.cuda.matmul, torch.backends.cudnn)
-        previous = [flag.allow_tf32 for flag in flags]
-        for flag in flags:
-            flag.allow_tf32 = False
-        try:
-            yield
-        finally:
-            for flag, value in zip(flags, previous):
+
+        def restore(values):
+            for flag, value in zip(flags, values):
                 flag.allow_tf32 = value
-    elif backend_name == "tensorflow":
-        tf = require_tensorflow("float32 matrix products")
-        experimental = tf.config.experimental
-        previous = experimental.tensor_float_32_execution_enabled()
-        experimental.enable_tensor_float_32_execution(False)
-        try:
-            yield
-        finally:
-            experimental.enable_tensor_float_32_execution(previous)
-    else:
-        yield
+
+        return (lambda: [flag.allow_tf32 for flag in flags],
+                lambda: restore([False] * len(flags)), restore)
+    if backend_name == "tensorflow":
+        config = require_tensorflow("float32 matrix products").config
+        restore = config.experimental.enable_tensor_float_32_execution
+        return (config.experimental.tensor_float_32_execution_enabled,
+                lambda: restore(False), restore)
+    return None
 
 
 def compiled_inference(owner, key, function):
