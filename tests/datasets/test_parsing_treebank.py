@@ -148,6 +148,59 @@ def test_fast_reader_gives_the_reader_trees(tmp_path):
         )
 
 
+def _nltk_trees(text):
+    """NLTK's own reading: each s-expression through `Tree.fromstring`."""
+    import io
+
+    from nltk.corpus.reader.util import read_sexpr_block
+
+    stream, trees = io.StringIO(text), []
+    while block := read_sexpr_block(stream):
+        trees += [nltk.Tree.fromstring(b, remove_empty_top_bracketing=True)
+                  for b in block]
+    return trees
+
+
+def test_one_pass_reader_gives_nltks_trees_on_the_wsj_sample():
+    from conftest import require_data
+    from nltk.corpus.reader import BracketParseCorpusReader
+
+    directory = require_data("wsj_sample", "mrg")
+    nltk.data.path.append(directory)
+    reader = BracketParseCorpusReader(directory, r".*\.mrg")
+    for file_id in reader.fileids()[::5]:  # 30 of the 149 files
+        trees = treebank.read_mrg_file(os.path.join(directory, file_id))
+        assert trees == list(reader.parsed_sents(file_id)), file_id
+        with open(os.path.join(directory, file_id), encoding="utf-8") as f:
+            assert trees == _nltk_trees(f.read()), file_id
+
+
+def test_one_pass_reader_gives_nltks_trees_or_refuses_alike(tmp_path):
+    """Random texts of brackets, labels, words and blanks: the same trees as
+    NLTK's reading (empty top brackets removed, a word after `(` the label,
+    `()` an empty tree), or an error where NLTK has one."""
+    import random
+
+    pieces = ["(", ")", "(", ")", "NP", "x", " ", " ", "\n", "(S", "( ",
+              "-NONE-", "*", "(,", ",)", "\t"]
+    rng = random.Random(0)
+    path = tmp_path / "a.mrg"
+    read = refused = 0
+    for _ in range(1000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        path.write_text(text, encoding="utf-8")
+        try:
+            expected = _nltk_trees(text)
+        except ValueError:
+            with pytest.raises(ValueError, match="line"):
+                treebank.read_mrg_file(path)
+            refused += 1
+            continue
+        assert treebank.read_mrg_file(path) == expected, repr(text)
+        read += 1
+    assert read > 30 and refused > 30  # both kinds were drawn
+
+
 def test_map_to_vocabulary():
     vocabulary = ["<eos>", "<unk>", "the", "N"]
     assert map_to_vocabulary(["the", "N", "cat"], vocabulary) == [
