@@ -498,19 +498,17 @@ def run(args):
     if layout == "folder" and args.split is None and not protocols:
         # A plain folder, no split and no protocol: `load_treebank` reads
         # every tree of the folder; no protocol needs the punctuated copy.
-        records = treebank_lib.load_treebank(directory)
+        records = treebank_lib.load_treebank(directory,
+                                             max_sentences=args.limit)
         punct_records = None
     else:
         pairs = treebank_lib.load_treebank_files(
             files, punctuation=True,
             max_length=10 if args.split == "wsj10" else None,
+            max_sentences=args.limit,
         )
         records = [pair[0] for pair in pairs]
         punct_records = [pair[1] for pair in pairs]
-    if args.limit is not None:
-        records = records[: args.limit]
-        if punct_records is not None:
-            punct_records = punct_records[: args.limit]
 
     result = {"treebank": directory}
     if args.split is not None:

@@ -28,6 +28,7 @@ import io
 import os
 import re
 
+from keras_ordered._checks import check_positive_int
 from keras_ordered._nltk import nltk
 import numpy as np
 
@@ -324,7 +325,8 @@ def read_trees(reader, file_id):
     return read_mrg_file(getattr(pointer, "path", pointer))
 
 
-def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
+def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs",
+                  max_sentences=None):
     """Reads and preprocesses gold trees from Treebank `.mrg` files.
 
     Sentences whose cleaned tree has no word (only punctuation or empty
@@ -337,6 +339,8 @@ def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
             or a list of file names.
         numbers: how numbers are written: `"digit-runs"` (the official
             evaluation code) or `"ptb"` (see `normalize_word`).
+        max_sentences: `None` reads every sentence; a positive int reads
+            only the first that many (the files after them are not read).
 
     Returns:
         A list of `TreebankSentence`, sorted by file name, then by the order
@@ -356,6 +360,8 @@ def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
     """
     from nltk.corpus.reader import BracketParseCorpusReader
 
+    if max_sentences is not None:
+        check_positive_int("max_sentences", max_sentences)
     directory = resolve_treebank_dir(directory)
     # NLTK >= 3.9 refuses to read corpora outside `nltk.data.path`.
     if directory not in nltk.data.path:
@@ -363,11 +369,15 @@ def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
     reader = BracketParseCorpusReader(directory, fileids)
     records = []
     for file_id in sorted(reader.fileids()):
+        if max_sentences is not None and len(records) >= max_sentences:
+            break
         for index, tree in enumerate(read_trees(reader, file_id)):
             record = make_sentence(tree, file_id=file_id, index=index,
                                    numbers=numbers)
             if record is not None:
                 records.append(record)
+    if max_sentences is not None:
+        del records[max_sentences:]
     if not records:
         raise ValueError(
             f"The .mrg files of {directory} hold no sentence with words; "
@@ -807,7 +817,7 @@ def treebank_split_files(directory=None, split=None):
 
 
 def load_treebank_files(files, numbers="digit-runs", punctuation=False,
-                        max_length=None):
+                        max_length=None, max_sentences=None):
     """Reads and preprocesses the gold trees of given `.mrg` files.
 
     Args:
@@ -818,14 +828,20 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
             with_punctuation)` of `make_sentence_pair`.
         max_length: keep only the sentences of at most this many words
             once punctuation is removed (10: WSJ10); `None` keeps all.
+        max_sentences: `None` reads every sentence kept; a positive int
+            only the first that many (the files after them are not read).
 
     Returns:
         A list of `TreebankSentence` (or of pairs with `punctuation=True`);
         `file_id` is the path relative to the files' section folder's
         parent (`23/wsj_2300.mrg`) or the file name.
     """
+    if max_sentences is not None:
+        check_positive_int("max_sentences", max_sentences)
     records = []
     for path in files:
+        if max_sentences is not None and len(records) >= max_sentences:
+            break
         parent = os.path.basename(os.path.dirname(path))
         file_id = (
             f"{parent}/{os.path.basename(path)}" if _SECTION.match(parent)
@@ -838,6 +854,8 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
             if max_length is not None and len(pair[0].words) > max_length:
                 continue
             records.append(pair if punctuation else pair[0])
+    if max_sentences is not None:
+        del records[max_sentences:]
     if not records:
         raise ValueError(
             f"The {len(files)} .mrg file(s) (first: {files[0] if files else '-'}) "

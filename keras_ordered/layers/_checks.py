@@ -1,5 +1,7 @@
 """Argument checks and initializer helpers shared by the layers."""
 
+from keras_ordered._checks import check_positive_int  # noqa: F401
+
 
 def check_rate(name, rate):
     """`rate` as a float in [0, 1); a ValueError naming `name` otherwise."""
@@ -8,14 +10,6 @@ def check_rate(name, rate):
     return float(rate)
 
 
-def check_positive_int(name, value):
-    """`value` if it is an int of 1 or more (not a bool); a ValueError
-    naming `name` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
-    return value
 
 
 def clone_initializer(initializer, offset=0):

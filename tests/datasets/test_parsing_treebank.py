@@ -3,6 +3,7 @@
 import os
 
 import nltk
+import numpy as np
 import pytest
 
 from keras_ordered.datasets import treebank
@@ -199,6 +200,46 @@ def test_one_pass_reader_gives_nltks_trees_or_refuses_alike(tmp_path):
         assert treebank.read_mrg_file(path) == expected, repr(text)
         read += 1
     assert read > 30 and refused > 30  # both kinds were drawn
+
+
+def test_max_sentences_reads_the_first_sentences_and_no_further_file(
+        monkeypatch):
+    from conftest import require_data
+
+    directory = require_data("wsj_sample", "mrg")
+    names = sorted(os.listdir(directory))[:6]
+    files = [os.path.join(directory, name) for name in names]
+    every = load_treebank(directory, fileids=names)
+    pairs = treebank.load_treebank_files(files, punctuation=True,
+                                         max_length=10)
+    # Sentences read by the end of each file, for each loader.
+    ends = np.cumsum([sum(r.file_id == n for r in every) for n in names])
+    pair_ends = np.cumsum([sum(a.file_id == n for a, _ in pairs)
+                           for n in names])
+    read = []
+    reader = treebank.read_mrg_file
+    monkeypatch.setattr(treebank, "read_mrg_file",
+                        lambda path: read.append(path) or reader(path))
+    for limit in (1, int(ends[0]), int(ends[0]) + 1, 40, 10_000):
+        read.clear()
+        records = load_treebank(directory, fileids=names,
+                                max_sentences=limit)
+        assert [(r.file_id, r.index, r.words, r.spans) for r in records] == [
+            (r.file_id, r.index, r.words, r.spans) for r in every[:limit]]
+        # The files in order, up to the one that completes the sentences.
+        assert len(read) == min(1 + int(np.sum(ends < limit)), len(names))
+        read.clear()
+        limited = treebank.load_treebank_files(
+            files, punctuation=True, max_length=10, max_sentences=limit)
+        assert [(a.words, b.words) for a, b in limited] == [
+            (a.words, b.words) for a, b in pairs[:limit]]
+        assert len(read) == min(1 + int(np.sum(pair_ends < limit)),
+                                len(names))
+    for bad in (0, -1, True, 2.0):
+        with pytest.raises(ValueError, match="max_sentences"):
+            load_treebank(directory, max_sentences=bad)
+        with pytest.raises(ValueError, match="max_sentences"):
+            treebank.load_treebank_files(files, max_sentences=bad)
 
 
 def test_map_to_vocabulary():
