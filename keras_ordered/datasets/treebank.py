@@ -588,9 +588,8 @@ def _read_well_formed(content):
     builds for each top-level s-expression (a word right after `(` is the
     label, any other word a leaf), from one tokenisation of the whole text,
     about 2.4 times as fast as NLTK's reader on the WSJ sample. Returns
-    `None` on anything
-    unbalanced or outside brackets, which `_read_with_nltk` then reads (or
-    names, with its line).
+    `None` on anything unbalanced or outside brackets, which
+    `_read_with_nltk` then reads (or names, with its line).
     """
     Tree = nltk.Tree
     trees = []
