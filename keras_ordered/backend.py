@@ -200,43 +200,43 @@ def float32_matmuls(tf32=False):
     if switch is None:
         yield
         return
-    read, set_float32, restore = switch
+    read, write, float32 = switch
     previous = read()
-    set_float32()
+    write(float32)
     try:
         yield
     finally:
-        restore(previous)
+        write(previous)
 
 
 def _matmul_precision_switch():
-    """`(read, set_float32, restore)` of the running backend's float32
-    product setting, or None on a backend without one."""
+    """`(read, write, float32)` of the running backend's product-precision
+    setting (its getter, its setter, and the value meaning true float32
+    products), or None on a backend without one."""
     backend_name = name()
     if backend_name == "jax":
         import jax
 
-        def restore(value):
-            jax.config.update("jax_default_matmul_precision", value)
-
         return (lambda: jax.config.jax_default_matmul_precision,
-                lambda: restore("float32"), restore)
+                lambda value: jax.config.update(
+                    "jax_default_matmul_precision", value),
+                "float32")
     if backend_name == "torch":
         import torch
 
         flags = (torch.backends.cuda.matmul, torch.backends.cudnn)
 
-        def restore(values):
+        def write(values):
             for flag, value in zip(flags, values):
                 flag.allow_tf32 = value
 
-        return (lambda: [flag.allow_tf32 for flag in flags],
-                lambda: restore([False] * len(flags)), restore)
+        return (lambda: [flag.allow_tf32 for flag in flags], write,
+                [False] * len(flags))
     if backend_name == "tensorflow":
-        config = require_tensorflow("float32 matrix products").config
-        restore = config.experimental.enable_tensor_float_32_execution
-        return (config.experimental.tensor_float_32_execution_enabled,
-                lambda: restore(False), restore)
+        tf = require_tensorflow("float32 matrix products")
+        experimental = tf.config.experimental
+        return (experimental.tensor_float_32_execution_enabled,
+                experimental.enable_tensor_float_32_execution, False)
     return None
 
 
