@@ -1,7 +1,6 @@
 """Shared test settings: quiet TensorFlow, where the data is."""
 
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -18,17 +17,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
                       os.path.join(REPO, ".pytest_cache", "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
-
-# Compiled bytecode, for the tests and the processes they start: where the
-# environment turns it off (PYTHONDONTWRITEBYTECODE, common in containers),
-# every process the suite starts (recipes, commands, other backends,
-# xdist's workers) compiles the package's sources again, about 0.9 s each,
-# and pytest rewrites every test module again on each run. The suite
-# writes it as Python does by default: in the git-ignored `__pycache__`
-# folders beside the sources.
-if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    sys.dont_write_bytecode = False
 DATA = os.environ.get(
     "KERAS_ORDERED_DATA", os.path.join(REPO, "..", "shared", "data")
 )
