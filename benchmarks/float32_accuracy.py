@@ -26,6 +26,7 @@ The figures and what they settle: benchmarks/records/prpn_quick_float32_jax/.
 
 import argparse
 import json
+import os
 
 import numpy as np
 
@@ -122,8 +123,6 @@ def main():
                         help="inputs per element-wise function")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-
-    import os
 
     import keras
     from backend_throughput import cpu_model
