@@ -1,0 +1,76 @@
+"""`benchmarks/step_bound.py`: a training step's products alone."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+step_bound = pytest.importorskip("step_bound")
+train_throughput = pytest.importorskip("train_throughput")
+
+
+def _model(family, preset="tiny", vocab_size=50):
+    model, _, batch, window = train_throughput.training_step(
+        family, preset, jit_compile=False, precision="float32",
+        vocab_size=vocab_size, batch=3, window=4)
+    return model, batch, window
+
+
+def test_onlstm_program_has_the_steps_flops_and_its_recurrence_per_step():
+    model, batch, window = _model("onlstm")
+    rows = batch * window
+    counted = train_throughput.FLOPS_PER_TOKEN["onlstm"](model) * rows
+    _, products = step_bound.time_program("onlstm", model, batch, window,
+                                          ("batched", "per_step"))
+    _, per_step = step_bound.time_program("onlstm", model, batch, window,
+                                          ("per_step",))
+    _, batched = step_bound.time_program("onlstm", model, batch, window,
+                                         ("batched",))
+    assert products == counted
+    assert batched + per_step == products
+    # Per step: h @ U forward and dz @ U^T backward; dU is one product
+    # over all rows after the loop, so it is batched.
+    recurrent = sum(layer.cell.units * layer.cell.gate_size
+                    for layer in model.rnn_layers)
+    assert per_step == 2 * 2 * rows * recurrent
+
+
+def test_prpn_program_has_the_steps_flops_but_the_distance_heads():
+    model, batch, window = _model("prpn")
+    rows = batch * window
+    counted = train_throughput.FLOPS_PER_TOKEN["prpn"](model) * rows
+    _, products = step_bound.time_program("prpn", model, batch, window,
+                                          ("batched", "per_step"))
+    # The count includes the two width-1 distance heads (parser_units
+    # MACs per token, three times); the program leaves them out.
+    assert products == counted - 3 * 2 * model.parser_units * rows
+    _, per_step = step_bound.time_program("prpn", model, batch, window,
+                                          ("per_step",))
+    d, m = model.hidden_dim, model.num_slots
+    # Forward: query from h (d x d), scores and two read-outs (3 M d), the
+    # LSTM's recurrent product (d x 4d); backward: their transposes, and
+    # two products for each of the three attention products (6 M d).
+    per_layer = 2 * (d * d + 3 * m * d + 4 * d * d) + 2 * (
+        4 * d * d + d * d + 6 * m * d)
+    assert per_step == rows * model.num_layers * per_layer
+
+
+@pytest.mark.slow
+def test_the_script_prints_one_json_line():
+    out = subprocess.run(
+        [sys.executable, "benchmarks/step_bound.py", "--model", "onlstm",
+         "--preset", "tiny", "--vocab-size", "50", "--repeats", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PYTHONPATH=REPO))
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["program_flops"]["products"] == result["step_flops_counted"]
+    assert 0 < result["products_fraction_of_matmul"]
+    assert 0 < result["parts_fraction_of_matmul"]
+    assert result["step_over_products_time"] > 0
+    assert set(result["seconds"]) == {"products", "batched", "per_step",
+                                      "step"}
