@@ -49,6 +49,8 @@ import json
 import os
 import time
 
+import numpy as np
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
@@ -69,6 +71,7 @@ class Program:
         self.flops = 0
         self._rng = tf.random.Generator.from_seed(seed)
         self.weights = []
+        self.products = []
 
     def weight(self, *shape):
         w = self.tf.Variable(
@@ -76,17 +79,31 @@ class Program:
         self.weights.append(w)
         return w
 
+    def values(self, *shape):
+        """Random values standing for states and inputs: never zeros, which
+        TensorFlow's graph optimizer would fold through the products."""
+        v = self.tf.Variable(self._rng.normal(shape), trainable=False)
+        self.weights.append(v)
+        return v
+
     def matmul(self, a, b, transpose_a=False, transpose_b=False):
         m = a.shape[1] if transpose_a else a.shape[0]
         k = a.shape[0] if transpose_a else a.shape[1]
         n = b.shape[0] if transpose_b else b.shape[1]
         self.flops += 2 * m * k * n
-        return self.tf.matmul(a, b, transpose_a=transpose_a,
-                              transpose_b=transpose_b)
+        return self._keep(self.tf.matmul(a, b, transpose_a=transpose_a,
+                                         transpose_b=transpose_b))
 
     def einsum(self, equation, a, b, macs):
         self.flops += 2 * macs
-        return self.tf.einsum(equation, a, b)
+        return self._keep(self.tf.einsum(equation, a, b))
+
+    def _keep(self, product):
+        # Every product reaches the program's output, so that the graph
+        # optimizer prunes none (a chain whose end nothing reads would be
+        # counted and not run).
+        self.products.append(product)
+        return product
 
     def fit(self, x, width):
         """`x` cut or repeated to `width` columns (feeds the next product)."""
@@ -116,8 +133,10 @@ def onlstm_program(model, batch, window, parts):
                        p.weight(cell.units, cell.gate_size), cell.units))
         inputs = cell.units
     vocabulary = p.weight(model.embedding_dim, model.vocabulary_size)
-    x0 = tf.Variable(p._rng.normal((p.rows, model.embedding_dim)),
-                     trainable=False)
+    x0 = p.values(p.rows, model.embedding_dim)
+    starts = {units: p.values(batch, units) for _, _, units in layers}
+    inputs_alone = {u.shape[1]: p.values(p.rows, u.shape[1])
+                    for _, u, _ in layers}
     transposed = [tf.Variable(tf.transpose(u), trainable=False)
                   for _, u, _ in layers]
 
@@ -128,8 +147,8 @@ def onlstm_program(model, batch, window, parts):
         for (w_in, u, units) in layers:
             gates = u.shape[1]
             z_in = (p.matmul(x, w_in) if "batched" in parts
-                    else tf.zeros((p.rows, gates)))
-            h = tf.zeros((batch, units))
+                    else inputs_alone[gates])
+            h = starts[units]
             hs = []
             for t in range(window):
                 if "per_step" in parts:
@@ -148,7 +167,7 @@ def onlstm_program(model, batch, window, parts):
         for (w_in, u, units), u_t, (x_in, hs) in zip(
                 reversed(layers), reversed(transposed), reversed(hs_all)):
             gates = u.shape[1]
-            d_h = tf.zeros((batch, units))
+            d_h = starts[units]
             d_zs = []
             for t in reversed(range(window)):
                 d_z = p.fit(d_x[t * batch:(t + 1) * batch] + d_h, gates)
@@ -184,9 +203,13 @@ def prpn_program(model, batch, window, parts):
         inputs = d
     predict = [p.weight(d, d), p.weight(2 * d, e)]
     vocabulary = p.weight(e, model.vocabulary_size)
-    x0 = tf.Variable(p._rng.normal((p.rows, e)), trainable=False)
-    unfolded = tf.Variable(p._rng.normal((p.rows, look * e)), trainable=False)
-    memory = tf.Variable(p._rng.normal((batch, m, d)) / d, trainable=False)
+    x0 = p.values(p.rows, e)
+    unfolded = p.values(p.rows, look * e)
+    memory = p.values(batch, m, d)
+    memory.assign(memory / d)  # keeps the attention's values finite
+    start = p.values(batch, d)
+    queries_alone = p.values(p.rows, d)
+    inputs_alone = p.values(p.rows, 4 * d)
     transposed = [
         (tf.Variable(tf.transpose(layer["query_h"]), trainable=False),
          tf.Variable(tf.transpose(layer["lstm_h"]), trainable=False))
@@ -211,9 +234,8 @@ def prpn_program(model, batch, window, parts):
                 q_in = p.matmul(x, layer["query_in"])
                 z_in = p.matmul(x, layer["lstm_in"])
             else:
-                q_in = tf.zeros((p.rows, d))
-                z_in = tf.zeros((p.rows, 4 * d))
-            h = tf.zeros((batch, d))
+                q_in, z_in = queries_alone, inputs_alone
+            h = start
             hs, reads, queries = [], [], []
             for t in range(window):
                 rows = slice(t * batch, (t + 1) * batch)
@@ -228,7 +250,7 @@ def prpn_program(model, batch, window, parts):
                 hs.append(h)
                 reads.append(read_h)
                 queries.append(q)
-            saved.append((x, tf.concat(hs, 0), tf.concat(reads, 0)))
+            saved.append((x, tf.concat(hs, 0), tf.concat(reads, 0), queries))
             x = saved[-1][1]
         if "batched" in parts:
             # The predict network: its query, its attention over the memory
@@ -250,9 +272,9 @@ def prpn_program(model, batch, window, parts):
             d_x = p.fit(d_both + p.fit(d_y, 2 * d), d)
         else:
             d_x = x
-        for layer, (q_t, u_t), (x_in, hs, reads) in zip(
+        for layer, (q_t, u_t), (x_in, hs, reads, queries) in zip(
                 reversed(layers), reversed(transposed), reversed(saved)):
-            d_h = tf.zeros((batch, d))
+            d_h = start
             d_zs, d_qs = [], []
             d_memory = []
             for t in reversed(range(window)):
@@ -299,21 +321,31 @@ PROGRAMS = {"onlstm": onlstm_program, "prpn": prpn_program}
 
 
 def time_program(family, model, batch, window, parts):
-    """A compiled products-only program and its FLOPs per call."""
+    """A compiled products-only program: `(run, flops, products)`, its
+    FLOPs and its number of products per call."""
     import tensorflow as tf
 
     program, run = PROGRAMS[family](model, batch, window, parts)
-    compiled = tf.function(run)
+
+    def outputs():
+        program.products = []
+        values = run()
+        # One element of each product: enough to keep it, reading little.
+        return values + [tf.add_n([product[(0,) * product.shape.rank]
+                                   for product in program.products])]
+
+    compiled = tf.function(outputs)
     program.flops = 0
     compiled.get_concrete_function()  # traces once: counts the FLOPs
     flops = program.flops
 
     def one():
-        for value in compiled():
-            value.numpy()
+        return [value.numpy() for value in compiled()]
 
-    one()
-    return one, flops
+    if not all(np.isfinite(value).all() for value in one()):
+        # Products of infinities or NaNs would time something else.
+        raise ValueError(f"the {family} program's values are not finite")
+    return one, flops, len(program.products)
 
 
 def best_of(fn, repeats):
@@ -354,7 +386,7 @@ def main():
     matmul = []
     for _ in range(args.repeats):
         matmul.append(train_throughput.matmul_flops("float32"))
-        for name, (one, _) in programs.items():
+        for name, (one, _, _) in programs.items():
             seconds[name].append(best_of(one, 3))
         seconds["step"].append(best_of(step, 2))
     rate = max(matmul)
@@ -370,7 +402,7 @@ def main():
         "machine": cpu_model(),
         "matmul_gflops": [round(x / 1e9, 1) for x in matmul],
         "step_flops_counted": step_flops,
-        "program_flops": {name: flops for name, (_, flops)
+        "program_flops": {name: flops for name, (_, flops, _)
                           in programs.items()},
         "seconds": {name: [round(x, 4) for x in values]
                     for name, values in seconds.items()},

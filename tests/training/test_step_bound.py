@@ -24,11 +24,11 @@ def test_onlstm_program_has_the_steps_flops_and_its_recurrence_per_step():
     model, batch, window = _model("onlstm")
     rows = batch * window
     counted = train_throughput.FLOPS_PER_TOKEN["onlstm"](model) * rows
-    _, products = step_bound.time_program("onlstm", model, batch, window,
+    _, products, _ = step_bound.time_program("onlstm", model, batch, window,
                                           ("batched", "per_step"))
-    _, per_step = step_bound.time_program("onlstm", model, batch, window,
+    _, per_step, _ = step_bound.time_program("onlstm", model, batch, window,
                                           ("per_step",))
-    _, batched = step_bound.time_program("onlstm", model, batch, window,
+    _, batched, _ = step_bound.time_program("onlstm", model, batch, window,
                                          ("batched",))
     assert products == counted
     assert batched + per_step == products
@@ -43,12 +43,12 @@ def test_prpn_program_has_the_steps_flops_but_the_distance_heads():
     model, batch, window = _model("prpn")
     rows = batch * window
     counted = train_throughput.FLOPS_PER_TOKEN["prpn"](model) * rows
-    _, products = step_bound.time_program("prpn", model, batch, window,
+    _, products, _ = step_bound.time_program("prpn", model, batch, window,
                                           ("batched", "per_step"))
     # The count includes the two width-1 distance heads (parser_units
     # MACs per token, three times); the program leaves them out.
     assert products == counted - 3 * 2 * model.parser_units * rows
-    _, per_step = step_bound.time_program("prpn", model, batch, window,
+    _, per_step, _ = step_bound.time_program("prpn", model, batch, window,
                                           ("per_step",))
     d, m = model.hidden_dim, model.num_slots
     # Forward: query from h (d x d), scores and two read-outs (3 M d), the
@@ -57,6 +57,50 @@ def test_prpn_program_has_the_steps_flops_but_the_distance_heads():
     per_layer = 2 * (d * d + 3 * m * d + 4 * d * d) + 2 * (
         4 * d * d + d * d + 6 * m * d)
     assert per_step == rows * model.num_layers * per_layer
+
+
+def _executed_products(run):
+    """How many product kernels one call of `run` executes (a trace)."""
+    import tempfile
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    profile_step = pytest.importorskip("profile_step")
+    log_dir = tempfile.mkdtemp(prefix="step_bound_")
+    tf.profiler.experimental.start(log_dir)
+    run()
+    tf.profiler.experimental.stop()
+    count = 0
+    for root, _, files in os.walk(log_dir):
+        for name in files:
+            if not name.endswith(".xplane.pb"):
+                continue
+            space = xplane_pb2.XSpace()
+            with open(os.path.join(root, name), "rb") as f:
+                space.ParseFromString(f.read())
+            for plane in space.planes:
+                for line in plane.lines:
+                    for event in line.events:
+                        op = profile_step.OP_EVENT.match(
+                            plane.event_metadata[event.metadata_id].name)
+                        if op and profile_step.MATMUL_TYPES.match(op.group(2)):
+                            count += 1
+    return count
+
+
+@pytest.mark.parametrize("family", ["onlstm", "prpn"])
+@pytest.mark.parametrize("parts", [("per_step",), ("batched",)])
+def test_every_counted_product_runs(family, parts):
+    # The graph optimizer drops work whose result nothing reads: a
+    # recurrence kept only for its FLOP count would be counted and not
+    # timed (the per-step program of ON-LSTM once ran one of its three
+    # forward chains).
+    model, batch, window = _model(family)
+    run, _, products = step_bound.time_program(family, model, batch, window,
+                                               parts)
+    assert products > 10
+    assert _executed_products(run) == products
 
 
 @pytest.mark.slow
