@@ -36,7 +36,10 @@ program leaves out PRPN's distance heads and gate biases).
 matmul rate (the best of the run's product chains) would be if everything
 else in it were free; `parts_fraction_of_matmul` adds the times of the
 `batched` and `per_step` programs run apart instead, for a schedule in
-which neither kind slows the other. Where these are under 0.75, the goal
+which neither kind slows the other. `recurrent_product_gflops_by_rows`
+gives the rate of a chain of products by the largest recurrent kernel at
+the batch's rows, 64, 200 and all the window's rows: what a per-step
+product loses to its few rows alone. Where these are under 0.75, the goal
 cannot be met by this arithmetic at this batch and window on this
 machine, however the rest of the step is written.
 
@@ -348,6 +351,36 @@ def time_program(family, model, batch, window, parts):
     return one, flops, len(program.products)
 
 
+def rows_rates(kernel_shape, rows=(20, 64, 200, 1400), steps=70):
+    """GFLOP/s of a chain of `steps` products `(rows, in) x kernel`, each
+    fed by the one before, for each number of rows: how the per-step
+    products' rate depends on the batch alone."""
+    import tensorflow as tf
+
+    inputs, outputs = kernel_shape
+    rng = tf.random.Generator.from_seed(1)
+    kernel = tf.Variable(rng.normal(kernel_shape) / inputs**0.5)
+    rates = {}
+    for count in rows:
+        start = tf.Variable(rng.normal((count, inputs)))
+
+        @tf.function
+        def chain():
+            h = start
+            for _ in range(steps):
+                h = tf.matmul(h, kernel)
+                if outputs < inputs:
+                    h = tf.tile(h, (1, -(-inputs // outputs)))
+                h = h[:, :inputs]
+            return h[0, 0]
+
+        chain().numpy()
+        seconds = best_of(lambda: chain().numpy(), 5)
+        rates[count] = round(2 * count * inputs * outputs * steps / seconds
+                             / 1e9, 1)
+    return rates
+
+
 def best_of(fn, repeats):
     best = float("inf")
     for _ in range(repeats):
@@ -363,6 +396,10 @@ def main():
                         default="onlstm")
     parser.add_argument("--preset", default="ptb")
     parser.add_argument("--vocab-size", type=int, default=10000)
+    parser.add_argument("--batch", type=int, default=None,
+                        help="default: the preset's batch size")
+    parser.add_argument("--window", type=int, default=None,
+                        help="default: the preset's bptt")
     parser.add_argument("--repeats", type=int, default=3,
                         help="rounds; each times every program and the step")
     args = parser.parse_args()
@@ -371,7 +408,7 @@ def main():
 
     model, step, batch, window = train_throughput.training_step(
         args.model, args.preset, jit_compile=False, precision="float32",
-        vocab_size=args.vocab_size)
+        vocab_size=args.vocab_size, batch=args.batch, window=args.window)
     step()  # trace
     step()
     programs = {
@@ -390,6 +427,16 @@ def main():
             seconds[name].append(best_of(one, 3))
         seconds["step"].append(best_of(step, 2))
     rate = max(matmul)
+    # The largest recurrent kernel: ON-LSTM's `U` of its widest layer,
+    # PRPN's LSTM kernel `(d, 4d)`.
+    if args.model == "onlstm":
+        cell = max((layer.cell for layer in model.rnn_layers),
+                   key=lambda cell: cell.units * cell.gate_size)
+        kernel_shape = (cell.units, cell.gate_size)
+    else:
+        kernel_shape = (model.hidden_dim, 4 * model.hidden_dim)
+    by_rows = rows_rates(kernel_shape,
+                         rows=sorted({batch, 64, 200, batch * window}))
     tokens = batch * window
     best = {name: min(values) for name, values in seconds.items()}
     result = {
@@ -421,6 +468,8 @@ def main():
         "step_fraction_of_matmul": round(
             step_flops / best["step"] / rate, 3),
         "step_over_products_time": round(best["step"] / best["products"], 2),
+        "recurrent_kernel": list(kernel_shape),
+        "recurrent_product_gflops_by_rows": by_rows,
     }
     print(json.dumps(result))
 

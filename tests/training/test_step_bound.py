@@ -107,7 +107,8 @@ def test_every_counted_product_runs(family, parts):
 def test_the_script_prints_one_json_line():
     out = subprocess.run(
         [sys.executable, "benchmarks/step_bound.py", "--model", "onlstm",
-         "--preset", "tiny", "--vocab-size", "50", "--repeats", "1"],
+         "--preset", "tiny", "--vocab-size", "50", "--repeats", "1",
+         "--batch", "3", "--window", "4"],
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env=dict(os.environ, PYTHONPATH=REPO))
     assert out.returncode == 0, out.stderr[-2000:]
@@ -115,6 +116,8 @@ def test_the_script_prints_one_json_line():
     assert result["program_flops"]["products"] == result["step_flops_counted"]
     assert 0 < result["products_fraction_of_matmul"]
     assert 0 < result["parts_fraction_of_matmul"]
+    assert set(result["recurrent_product_gflops_by_rows"]) == {
+        "3", "64", "200", "12"}  # the batch, 64, 200, batch x window
     assert result["step_over_products_time"] > 0
     assert set(result["seconds"]) == {"products", "batched", "per_step",
                                       "step"}
