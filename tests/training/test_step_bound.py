@@ -20,43 +20,46 @@ def _model(family, preset="tiny", vocab_size=50):
     return model, batch, window
 
 
-def test_onlstm_program_has_the_steps_flops_and_its_recurrence_per_step():
-    model, batch, window = _model("onlstm")
+BOTH = ("batched", "per_step")
+
+
+def _counts(family):
+    """The model, its rows, the step's FLOPs as train_throughput counts
+    them, and the FLOPs of each program (both parts, per step, batched)."""
+    model, batch, window = _model(family)
     rows = batch * window
-    counted = train_throughput.FLOPS_PER_TOKEN["onlstm"](model) * rows
-    _, products, _ = step_bound.time_program("onlstm", model, batch, window,
-                                          ("batched", "per_step"))
-    _, per_step, _ = step_bound.time_program("onlstm", model, batch, window,
-                                          ("per_step",))
-    _, batched, _ = step_bound.time_program("onlstm", model, batch, window,
-                                         ("batched",))
-    assert products == counted
-    assert batched + per_step == products
+    flops = {
+        parts: step_bound.time_program(family, model, batch, window,
+                                       parts)[1]
+        for parts in (BOTH, ("per_step",), ("batched",))}
+    counted = train_throughput.FLOPS_PER_TOKEN[family](model) * rows
+    return model, rows, counted, flops
+
+
+def test_onlstm_program_has_the_steps_flops_and_its_recurrence_per_step():
+    model, rows, counted, flops = _counts("onlstm")
+    assert flops[BOTH] == counted
+    assert flops[("batched",)] + flops[("per_step",)] == flops[BOTH]
     # Per step: h @ U forward and dz @ U^T backward; dU is one product
     # over all rows after the loop, so it is batched.
     recurrent = sum(layer.cell.units * layer.cell.gate_size
                     for layer in model.rnn_layers)
-    assert per_step == 2 * 2 * rows * recurrent
+    assert flops[("per_step",)] == 2 * 2 * rows * recurrent
 
 
 def test_prpn_program_has_the_steps_flops_but_the_distance_heads():
-    model, batch, window = _model("prpn")
-    rows = batch * window
-    counted = train_throughput.FLOPS_PER_TOKEN["prpn"](model) * rows
-    _, products, _ = step_bound.time_program("prpn", model, batch, window,
-                                          ("batched", "per_step"))
+    model, rows, counted, flops = _counts("prpn")
     # The count includes the two width-1 distance heads (parser_units
     # MACs per token, three times); the program leaves them out.
-    assert products == counted - 3 * 2 * model.parser_units * rows
-    _, per_step, _ = step_bound.time_program("prpn", model, batch, window,
-                                          ("per_step",))
+    assert flops[BOTH] == counted - 3 * 2 * model.parser_units * rows
+    assert flops[("batched",)] + flops[("per_step",)] == flops[BOTH]
     d, m = model.hidden_dim, model.num_slots
     # Forward: query from h (d x d), scores and two read-outs (3 M d), the
     # LSTM's recurrent product (d x 4d); backward: their transposes, and
     # two products for each of the three attention products (6 M d).
     per_layer = 2 * (d * d + 3 * m * d + 4 * d * d) + 2 * (
         4 * d * d + d * d + 6 * m * d)
-    assert per_step == rows * model.num_layers * per_layer
+    assert flops[("per_step",)] == rows * model.num_layers * per_layer
 
 
 def _executed_products(run):
