@@ -11,11 +11,14 @@ TensorFlow (a `tf.function` loop), JAX (a jitted `lax.scan`), PyTorch and
 NumPy, each library in a fresh process of its own, best of `--repeats`
 chains, with 2 threads where the library lets one set them.
 
-Each JSON line: the library, the rows, the rate (GFLOP/s), and the rate
-at which the chain reads the kernel (`kernel_gbytes_per_s`: its bytes
-times the steps over the time), which at few rows is what bounds it: if
-every library stops at about the same rate, the limit is the memory
-system's, not a kernel's.
+Each JSON line: the library, the rows, the rate (GFLOP/s), the rate at
+which the chain reads the kernel (`kernel_gbytes_per_s`: its bytes times
+the steps over the time), and beside it the rate at which the same
+library reads those bytes when it only sums them (`sum_gbytes_per_s`).
+At few rows each kernel element serves few multiply-adds, so the product
+needs the kernel at a high rate; if the chain's read rate stays well
+under the sum's, memory is not what stops it, the library's product at
+those rows is.
 
     python benchmarks/recurrent_rows.py
     python benchmarks/recurrent_rows.py --rows 20 64 --libraries tensorflow torch
@@ -35,15 +38,17 @@ from backend_throughput import cpu_model
 LIBRARIES = ("tensorflow", "jax", "torch", "numpy")
 
 
-def chain(library, kernel, hidden):
-    """A function `(x, steps) -> h` running the chain in `library`."""
+def chain(library, kernel, hidden, read=False):
+    """A function `(x, steps) -> h` running the chain in `library`; with
+    `read`, a function `() -> float` summing the kernel instead (a read of
+    its bytes with the least arithmetic)."""
     if library == "numpy":
         def run(x, steps):
             h = x
             for _ in range(steps):
                 h = np.tanh(h @ kernel)[:, :hidden]
             return h
-        return run
+        return (lambda: float(kernel.sum())) if read else run
     if library == "torch":
         import torch
 
@@ -56,7 +61,7 @@ def chain(library, kernel, hidden):
                 for _ in range(steps):
                     h = torch.tanh(h @ u)[:, :hidden]
             return h.numpy()
-        return run
+        return (lambda: float(u.sum())) if read else run
     if library == "jax":
         import functools
 
@@ -73,7 +78,8 @@ def chain(library, kernel, hidden):
 
         def run(x, steps):
             return np.asarray(scan(jnp.asarray(x), steps))
-        return run
+        total = jax.jit(jnp.sum)
+        return (lambda: float(total(u))) if read else run
     if library == "tensorflow":
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         import tensorflow as tf
@@ -88,8 +94,21 @@ def chain(library, kernel, hidden):
 
         def run(x, steps):
             return loop(tf.constant(x), tf.constant(steps)).numpy()
-        return run
+        total = tf.function(lambda: tf.reduce_sum(u))
+        return (lambda: float(total())) if read else run
     raise ValueError(f"unknown library {library!r}; one of {LIBRARIES}")
+
+
+def read_rate(library, kernel, repeats):
+    """GB/s of a sum over the kernel in `library`, best of the calls."""
+    total = chain(library, kernel, kernel.shape[0], read=True)
+    total()
+    best = float("inf")
+    for _ in range(10 * repeats):
+        start = time.perf_counter()
+        total()
+        best = min(best, time.perf_counter() - start)
+    return kernel.nbytes / best / 1e9
 
 
 def measure(library, rows_list, hidden, width, steps, repeats):
@@ -98,6 +117,7 @@ def measure(library, rows_list, hidden, width, steps, repeats):
     kernel = (rng.standard_normal((hidden, width)) /
               hidden ** 0.5).astype("float32")
     run = chain(library, kernel, hidden)
+    read = read_rate(library, kernel, repeats)
     lines = []
     for rows in rows_list:
         x = rng.standard_normal((rows, hidden)).astype("float32")
@@ -115,6 +135,7 @@ def measure(library, rows_list, hidden, width, steps, repeats):
             "gflops": 2 * rows * hidden * width * steps / best / 1e9,
             "kernel_gbytes_per_s": kernel.nbytes * steps / best / 1e9,
             "seconds_per_step": best / steps,
+            "sum_gbytes_per_s": read,
         })
     return lines
 

@@ -27,6 +27,9 @@ def test_each_library_runs_the_chain_numpy_runs(library):
     # Three steps are not five: the step count is honoured.
     fewer = recurrent_rows.chain(library, kernel, 6)(x, 3)
     assert np.abs(np.asarray(fewer) - expected).max() > 1e-3
+    total = recurrent_rows.chain(library, kernel, 6, read=True)()
+    assert total == pytest.approx(float(kernel.astype("float64").sum()),
+                                  abs=1e-4)
 
 
 def test_the_script_prints_a_line_per_library_and_rows():
@@ -45,6 +48,7 @@ def test_the_script_prints_a_line_per_library_and_rows():
     for line in lines:
         assert "error" not in line
         assert line["gflops"] > 0 and line["kernel_gbytes_per_s"] > 0
+        assert line["sum_gbytes_per_s"] > 0
         # The kernel's bytes per step over the step's time.
         assert line["kernel_gbytes_per_s"] == pytest.approx(
             8 * 24 * 4 / line["seconds_per_step"] / 1e9, rel=1e-6)
