@@ -38,17 +38,17 @@ from backend_throughput import cpu_model
 LIBRARIES = ("tensorflow", "jax", "torch", "numpy")
 
 
-def chain(library, kernel, hidden, read=False):
-    """A function `(x, steps) -> h` running the chain in `library`; with
-    `read`, a function `() -> float` summing the kernel instead (a read of
-    its bytes with the least arithmetic)."""
+def chain(library, kernel, hidden):
+    """`(run, total)` in `library`: `run(x, steps) -> h` runs the chain;
+    `total() -> float` sums the kernel (a read of its bytes with the least
+    arithmetic)."""
     if library == "numpy":
         def run(x, steps):
             h = x
             for _ in range(steps):
                 h = np.tanh(h @ kernel)[:, :hidden]
             return h
-        return (lambda: float(kernel.sum())) if read else run
+        return run, lambda: float(kernel.sum())
     if library == "torch":
         import torch
 
@@ -61,7 +61,7 @@ def chain(library, kernel, hidden, read=False):
                 for _ in range(steps):
                     h = torch.tanh(h @ u)[:, :hidden]
             return h.numpy()
-        return (lambda: float(u.sum())) if read else run
+        return run, lambda: float(u.sum())
     if library == "jax":
         import functools
 
@@ -79,7 +79,7 @@ def chain(library, kernel, hidden, read=False):
         def run(x, steps):
             return np.asarray(scan(jnp.asarray(x), steps))
         total = jax.jit(jnp.sum)
-        return (lambda: float(total(u))) if read else run
+        return run, lambda: float(total(u))
     if library == "tensorflow":
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         import tensorflow as tf
@@ -95,20 +95,19 @@ def chain(library, kernel, hidden, read=False):
         def run(x, steps):
             return loop(tf.constant(x), tf.constant(steps)).numpy()
         total = tf.function(lambda: tf.reduce_sum(u))
-        return (lambda: float(total())) if read else run
+        return run, lambda: float(total())
     raise ValueError(f"unknown library {library!r}; one of {LIBRARIES}")
 
 
-def read_rate(library, kernel, repeats):
-    """GB/s of a sum over the kernel in `library`, best of the calls."""
-    total = chain(library, kernel, kernel.shape[0], read=True)
+def read_rate(total, nbytes, repeats):
+    """GB/s of `total()`, a sum over `nbytes`, best of the calls."""
     total()
     best = float("inf")
     for _ in range(10 * repeats):
         start = time.perf_counter()
         total()
         best = min(best, time.perf_counter() - start)
-    return kernel.nbytes / best / 1e9
+    return nbytes / best / 1e9
 
 
 def measure(library, rows_list, hidden, width, steps, repeats):
@@ -116,8 +115,8 @@ def measure(library, rows_list, hidden, width, steps, repeats):
     rng = np.random.default_rng(0)
     kernel = (rng.standard_normal((hidden, width)) /
               hidden ** 0.5).astype("float32")
-    run = chain(library, kernel, hidden)
-    read = read_rate(library, kernel, repeats)
+    run, total = chain(library, kernel, hidden)
+    read = read_rate(total, kernel.nbytes, repeats)
     lines = []
     for rows in rows_list:
         x = rng.standard_normal((rows, hidden)).astype("float32")
