@@ -1,9 +1,9 @@
 """Several replicas train the model one device trains.
 
 The CPU is split into 2 logical devices (`split_cpu`), which TensorFlow
-accepts only before it starts: the measurements run in one child process
-(this file run as a script), which prints them as JSON; the tests assert on
-them. Every comparison trains the same model from the same seed on the
+accepts only before it starts: the measurements run in two child processes
+at once (this file run as a script, with `windows` or `sentences`), which
+print them as JSON; the tests assert on them. Every comparison trains the same model from the same seed on the
 same global batches under `MirroredStrategy` with 1 replica and with 2,
 with Keras' own `model.fit` (the recipes' path) unless said otherwise.
 
@@ -324,6 +324,49 @@ def _child(part):
             "weight_difference": difference(weights(one), weights(two)),
         }
 
+    def dropout_results():
+        """Dropout on 2 replicas against 1, and each replica's masks."""
+        results = {}
+        for family in ("prpn",):
+            one, two, result = compare(family, dropout=True)
+            local = two.distribute_strategy.experimental_local_results
+            copies = [difference(*[[v] for v in local(w.value)])
+                      for w in two.weights]
+            result["replica_copies_difference"] = max(copies)
+            seeds = [difference(*[[v] for v in local(g.state.value)])
+                     for g in seed_generators(two)]
+            result["seed_copies_difference"] = max(seeds)
+            results[f"{family}_dropout"] = result
+
+        # Each replica draws its own masks (Keras alone: the same for both).
+        two_replicas = strategy(2)
+        with two_replicas.scope():
+            dropout = keras.layers.Dropout(0.5, seed=1)
+            dropout.build((None, 8))
+
+        def masks(shift):
+            def draw(x):
+                if shift:
+                    offset_seeds([dropout.seed_generator], 1)
+                y = dropout(x, training=True)
+                if shift:
+                    offset_seeds([dropout.seed_generator], -1)
+                return y
+
+            batch = next(iter(two_replicas.experimental_distribute_dataset(
+                tf.data.Dataset.from_tensors(tf.ones((4, 8))))))
+            drawn = tf.function(lambda x: two_replicas.run(draw, args=(x,)))(
+                batch)
+            return [m.numpy() for m in
+                    two_replicas.experimental_local_results(drawn)]
+
+        shared, own = masks(False), masks(True)
+        results["dropout_masks"] = {
+            "keras_alone_same": bool(np.array_equal(*shared)),
+            "shifted_differ": not np.array_equal(*own),
+        }
+        return results
+
     results = {}
     if part == "sentences":
         def sentences():
@@ -337,8 +380,11 @@ def _child(part):
                                         float(mask[2:].sum())]
         # The same again in this process, under the same strategies.
         _, _, again = compare("prpn", data=sentences)
+        # The dropout comparisons run here, which balances the two
+        # children's times (they run at once).
         print(json.dumps({"prpn_sentences": result,
-                          "prpn_sentences_again": again}))
+                          "prpn_sentences_again": again,
+                          **dropout_results()}))
         return
 
     # ON-LSTM, untied: the input embedding's gradient stays IndexedSlices.
@@ -417,51 +463,6 @@ def _child(part):
         "progress": progress.getvalue(),
     }
 
-    for family in ("prpn",):
-        one, two, result = compare(family, dropout=True)
-        copies = [
-            difference(*[[v] for v in
-                         two.distribute_strategy.experimental_local_results(
-                             w.value)])
-            for w in two.weights
-        ]
-        result["replica_copies_difference"] = max(copies)
-        seeds = [
-            difference(*[[v] for v in
-                         two.distribute_strategy.experimental_local_results(
-                             g.state.value)])
-            for g in seed_generators(two)
-        ]
-        result["seed_copies_difference"] = max(seeds)
-        results[f"{family}_dropout"] = result
-
-    # Each replica draws its own masks (Keras alone: the same for both).
-    two_replicas = strategy(2)
-    with two_replicas.scope():
-        dropout = keras.layers.Dropout(0.5, seed=1)
-        dropout.build((None, 8))
-
-    def masks(shift):
-        def draw(x):
-            if shift:
-                offset_seeds([dropout.seed_generator], 1)
-            y = dropout(x, training=True)
-            if shift:
-                offset_seeds([dropout.seed_generator], -1)
-            return y
-
-        batch = next(iter(two_replicas.experimental_distribute_dataset(
-            tf.data.Dataset.from_tensors(tf.ones((4, 8))))))
-        drawn = tf.function(lambda x: two_replicas.run(draw, args=(x,)))(
-            batch)
-        return [m.numpy() for m in
-                two_replicas.experimental_local_results(drawn)]
-
-    shared, own = masks(False), masks(True)
-    results["dropout_masks"] = {
-        "keras_alone_same": bool(np.array_equal(*shared)),
-        "shifted_differ": not np.array_equal(*own),
-    }
     print(json.dumps(results))
 
 
