@@ -5,7 +5,8 @@ accepts only before it starts: the measurements run in two child processes
 at once (this file run as a script, with `windows` or `sentences`), which
 print them as JSON; the tests assert on them. Every comparison trains the
 same model from the same seed on the same global batches under
-`MirroredStrategy` with 1 replica and with 2, with Keras' own `model.fit` (the recipes' path) unless said otherwise.
+`MirroredStrategy` with 1 replica and with 2, with Keras' own `model.fit`
+(the recipes' path) unless said otherwise.
 
 Measured before the fixes of this issue (same child, 3 SGD steps, batch 4):
 ON-LSTM with clipping that binds 0.013 apart (each replica clipped its half
