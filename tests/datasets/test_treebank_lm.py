@@ -44,10 +44,12 @@ def test_sentence_batches_read_the_start_symbol_first():
     np.testing.assert_array_equal(x["loss_mask"], [[1, 1, 1], [1, 1, 0]])
 
 
-def test_no_sentence_short_enough_is_an_error():
-    folder = require_data("wsj_sample", "mrg")
-    with pytest.raises(ValueError, match="at most 0 words"):
-        load_lm_sentences(folder, max_length=0)
+def test_no_sentence_short_enough_is_an_error(tmp_path):
+    (tmp_path / "a.mrg").write_text(
+        "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )\n")
+    assert len(load_lm_sentences(tmp_path, max_length=3, min_count=1)[2]) == 1
+    with pytest.raises(ValueError, match="at most 2 words"):
+        load_lm_sentences(tmp_path, max_length=2)
 
 
 @pytest.mark.parametrize("kind", ["sentences", "windows"])

@@ -32,6 +32,7 @@ def test_each_library_runs_the_chain_numpy_runs(library):
                                   abs=1e-4)
 
 
+@pytest.mark.slow  # a process per library
 def test_the_script_prints_a_line_per_library_and_rows():
     process = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks",
