@@ -49,11 +49,17 @@ class FanInUniform(keras.initializers.Initializer):
     `1/sqrt(fan_in)`), with `fan_in` the number of inputs of one output
     unit: `in_features`, or `in_channels / groups * kernel_width`.
 
+    A list of fan-ins draws the sum of one such uniform per fan-in: the
+    bias of a cell that adds the biases of two PyTorch projections (the
+    official ON-LSTM cell's input-to-hidden and hidden-to-hidden
+    `nn.Linear`s, whose two biases are one here).
+
     Args:
-        fan_in: int or None. None (for kernels) reads it from the shape:
-            the product of every axis but the last (Keras kernels are
-            `(in, out)` and `(width, in / groups, out)`). A bias has no such
-            axis: give the fan-in of its layer.
+        fan_in: int, list of int, or None. None (for kernels) reads it
+            from the shape: the product of every axis but the last (Keras
+            kernels are `(in, out)` and `(width, in / groups, out)`). A
+            bias has no such axis: give the fan-in of its layer, or of
+            each layer whose biases it adds.
         seed: int or None, random seed.
 
     Example:
@@ -62,6 +68,8 @@ class FanInUniform(keras.initializers.Initializer):
     init = keras_ordered.layers.FanInUniform(seed=1)
     kernel = init((400, 1200))  # |values| <= 1 / sqrt(400)
     bias = keras_ordered.layers.FanInUniform(fan_in=400, seed=2)((1200,))
+    # nn.Linear(400, 4830).bias + nn.Linear(1150, 4830).bias:
+    summed = keras_ordered.layers.FanInUniform(fan_in=[400, 1150])((4830,))
     ```
     """
 
@@ -80,23 +88,41 @@ class FanInUniform(keras.initializers.Initializer):
         # As Keras' random initializers: without a seed, one drawn from
         # Python's generator (so `keras.utils.set_random_seed` fixes it).
         self.seed = random.randint(1, int(1e9)) if seed is None else seed
-        if fan_in is not None:
+        if isinstance(fan_in, (list, tuple)):
+            if not fan_in:
+                raise ValueError(
+                    "`fan_in` must be a positive int or a non-empty list of "
+                    "them. Received: fan_in=[]")
+            for value in fan_in:
+                check_positive_int("fan_in", value)
+            fan_in = [int(value) for value in fan_in]
+        elif fan_in is not None:
             check_positive_int("fan_in", fan_in)
         self.fan_in = fan_in
 
     def __call__(self, shape, dtype=None):
-        fan_in = self.fan_in
-        if fan_in is None:
+        fan_ins = self.fan_in
+        if fan_ins is None:
             if len(shape) < 2:
                 raise ValueError(
                     "FanInUniform needs `fan_in` for a weight of rank 1 (a "
                     f"bias); received shape {shape}."
                 )
-            fan_in = int(math.prod(shape[:-1]))
-        limit = 1.0 / math.sqrt(fan_in)
-        return keras.random.uniform(
-            shape, minval=-limit, maxval=limit, seed=self.seed, dtype=dtype
-        )
+            fan_ins = int(math.prod(shape[:-1]))
+        if not isinstance(fan_ins, list):
+            fan_ins = [fan_ins]
+        total = None
+        for index, fan_in in enumerate(fan_ins):
+            limit = 1.0 / math.sqrt(fan_in)
+            # An int seed gives each term its own stream; a SeedGenerator
+            # moves on between the draws.
+            seed = (self.seed + index if isinstance(self.seed, int)
+                    else self.seed)
+            term = keras.random.uniform(
+                shape, minval=-limit, maxval=limit, seed=seed, dtype=dtype
+            )
+            total = term if total is None else total + term
+        return total
 
     def get_config(self):
         return {

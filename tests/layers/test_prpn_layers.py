@@ -211,6 +211,17 @@ def test_fan_in_uniform_is_pytorchs_default_initialisation(harness):
     with pytest.raises(ValueError, match="fan_in"):
         FanInUniform()((10,))
     harness.run_serialization_test(FanInUniform(fan_in=7, seed=4))
+    # Several fan-ins: the sum of one uniform per fan-in, drawn apart.
+    summed = to_numpy(FanInUniform(fan_in=[4, 100], seed=5)((20000,)))
+    assert np.abs(summed).max() <= 0.5 + 0.1
+    assert np.abs(summed).max() > 0.5  # beyond either term's bound
+    assert np.var(summed) == pytest.approx(1 / 12 + 1 / 300, rel=0.05)
+    np.testing.assert_array_equal(
+        summed, to_numpy(FanInUniform(fan_in=[4, 100], seed=5)((20000,))))
+    harness.run_serialization_test(FanInUniform(fan_in=[7, 9], seed=6))
+    for bad in ([], [3, 0], [True]):
+        with pytest.raises(ValueError, match="fan_in"):
+            FanInUniform(fan_in=bad)
 
 
 def test_prpn_layers_initialise_as_pytorch_modules():

@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_ordered.layers.gated_attention import FanInUniform
 from keras_ordered.layers.on_lstm import ONLSTM
 from keras_ordered.models.awd import AWDLanguageModelMixin
 from keras_ordered.models.awd import awd_graph
@@ -12,6 +13,10 @@ from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
 from keras_ordered.models.onlstm.presets import PRESETS
 from keras_ordered.models.carried_state import CarriedStateMixin
+
+
+INITIALIZATIONS = ("keras", "official")
+"""The values of `ONLSTMLanguageModel(initialization=...)`."""
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
@@ -60,6 +65,15 @@ class ONLSTMLanguageModel(
             official ON-LSTM code; default) or `"dropped"` (AWD-LSTM, which
             penalises the output after its dropout).
         tie_weights: bool, share the embedding and softmax matrices.
+        initialization: str, how the ON-LSTM layers' weights start:
+            `"keras"` (default: the Keras recurrent layers' habit, the
+            input kernel `glorot_uniform`, the recurrent kernel
+            `orthogonal`, the bias zeros) or `"official"` (the official
+            code's, PyTorch's `nn.Linear` default: every kernel uniform in
+            +-1/sqrt(fan-in), the bias the sum of the input and recurrent
+            projections' biases, each uniform in +-1/sqrt(its fan-in);
+            `keras_ordered.layers.FanInUniform`). The embedding starts
+            uniform in +-0.1 either way, as in the official code.
         seed: int or None.
         dtype: the dtype policy of every layer of the model (a
             `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
@@ -107,16 +121,32 @@ class ONLSTMLanguageModel(
         tar_beta=1.0,
         ar_input="raw",
         tie_weights=True,
+        initialization="keras",
         seed=None,
         dtype=None,
         **kwargs,
     ):
+        if initialization not in INITIALIZATIONS:
+            raise ValueError(
+                f"`initialization` must be one of {INITIALIZATIONS}. "
+                f"Received: initialization={initialization!r}"
+            )
         with dtype_policy_scope(dtype):
             vocabulary_size, words = check_vocabulary(vocabulary)
             hidden_dims = [int(h) for h in hidden_dims]
 
             # === Layers and functional graph ===
             def onlstm_layer(index, units, layer_seed):
+                initializers = {}
+                if initialization == "official":
+                    input_dim = (embedding_dim if index == 0
+                                 else hidden_dims[index - 1])
+                    initializers = {
+                        "kernel_initializer": FanInUniform(),
+                        "recurrent_initializer": FanInUniform(),
+                        "bias_initializer": FanInUniform(
+                            fan_in=[input_dim, units]),
+                    }
                 return ONLSTM(
                     units,
                     chunk_size=chunk_size,
@@ -127,6 +157,7 @@ class ONLSTMLanguageModel(
                     return_state=True,
                     seed=layer_seed,
                     name=f"onlstm_{index + 1}",
+                    **initializers,
                 )
 
             inputs, outputs, layers = awd_graph(
@@ -153,6 +184,7 @@ class ONLSTMLanguageModel(
             self.tar_beta = tar_beta
             self.ar_input = ar_input
             self.tie_weights = tie_weights
+            self.initialization = initialization
             self.seed = seed
             self.embedding = layers["embedding"]
             self.rnn_layers = layers["rnn_layers"]
@@ -184,6 +216,7 @@ class ONLSTMLanguageModel(
             "tar_beta": self.tar_beta,
             "ar_input": self.ar_input,
             "tie_weights": self.tie_weights,
+            "initialization": self.initialization,
             "seed": self.seed,
         }
 

@@ -316,6 +316,50 @@ def test_bad_configuration_errors():
         ONLSTMLanguageModel(["<eos>", "a"], embedding_dim=4, hidden_dims=[4], chunk_size=2)
 
 
+def test_official_initialization_is_pytorchs_linear_default(harness):
+    # The official cell: nn.Linear(input, gates) + nn.Linear(hidden, gates),
+    # each weight and bias uniform in +-1/sqrt(fan-in); the two biases are
+    # one here, so it is the sum of the two draws.
+    keras.utils.set_random_seed(3)
+    vocabulary = VOCAB + [f"w{i}" for i in range(40)]
+    model = ONLSTMLanguageModel(vocabulary, embedding_dim=30,
+                                hidden_dims=[80, 30], chunk_size=10,
+                                initialization="official")
+    for layer, fan_in, units in zip(model.rnn_layers, (30, 80), (80, 30)):
+        cell = layer.cell
+        kernel, recurrent, bias = (to_numpy(w) for w in (
+            cell.kernel, cell.recurrent_kernel, cell.bias))
+        for weight, bound in ((kernel, 1 / np.sqrt(fan_in)),
+                              (recurrent, 1 / np.sqrt(units))):
+            assert bound * 0.98 < np.abs(weight).max() <= bound
+            # uniform: variance bound^2 / 3
+            assert np.var(weight) == pytest.approx(bound ** 2 / 3, rel=0.1)
+        bias_bound = 1 / np.sqrt(fan_in) + 1 / np.sqrt(units)
+        assert np.abs(bias).max() <= bias_bound
+        assert np.var(bias) == pytest.approx(
+            1 / (3 * fan_in) + 1 / (3 * units), rel=0.25)
+    # The embedding as in the official code, +-0.1, whatever the choice.
+    embedding = to_numpy(model.embedding.embeddings)
+    assert 0.098 < np.abs(embedding).max() <= 0.1
+    # The choice travels with the model.
+    restored = harness.run_model_saving_test(
+        model, [np.zeros((1, 3), "int32"), *model.initial_state(1)],
+        filename="official.keras")
+    assert restored.initialization == "official"
+    assert restored.rnn_layers[0].cell.bias_initializer.fan_in == [30, 80]
+
+    # The default stays the Keras layers' habit.
+    default = ONLSTMLanguageModel(vocabulary, embedding_dim=30,
+                                  hidden_dims=[80, 30], chunk_size=10)
+    assert default.initialization == "keras"
+    cell = default.rnn_layers[0].cell
+    np.testing.assert_array_equal(to_numpy(cell.bias), 0.0)
+    recurrent = to_numpy(cell.recurrent_kernel)  # orthogonal rows
+    np.testing.assert_allclose(recurrent @ recurrent.T, np.eye(80), atol=1e-5)
+    with pytest.raises(ValueError, match="initialization"):
+        ONLSTMLanguageModel(VOCAB, initialization="pytorch")
+
+
 def test_paper_preset_has_about_25m_parameters():
     vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(9998)]
     model = ONLSTMLanguageModel.from_preset("ptb", vocabulary)
