@@ -9,9 +9,16 @@ the `keras-ordered` command (the separate package `keras_ordered_cli`,
 which imports this one only when a subcommand needs it, so that `--help`
 answers at once).
 
-TensorFlow's start-up log is left alone, unless `KERAS_ORDERED_QUIET=1`
-asks for a quiet start-up (the recipes and the command set it; see
-`keras_ordered._quiet`). On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
+Before Keras is imported, the backend is checked: without one, or with a
+`KERAS_BACKEND` that is not installed or does not exist, the import stops
+with one line naming the extra to install (`keras_ordered._environment`).
+
+On TensorFlow, importing the package first keeps TensorFlow's C++
+start-up log (`oneDNN custom operations ...`, `failed call to cuInit`, the
+CPU banner) off the terminal, as the command line does, unless the user
+set `TF_CPP_MIN_LOG_LEVEL` or `KERAS_ORDERED_TF_LOGS=1`
+(`keras_ordered._quiet`). `KERAS_ORDERED_QUIET=1` (which the recipes and
+the command set) also leaves out Keras' unused integrations. On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
 the package imports without TensorFlow (`keras_ordered.backend`).
 The recipes and the command also ask TensorFlow for its pooled CPU
 allocator (`keras_ordered._cpu_memory`) and import Keras without the
@@ -20,7 +27,18 @@ optional integrations they never use (`keras_ordered._quiet`).
 
 import importlib
 
+import os
+import sys
+
+from keras_ordered import _environment
 from keras_ordered import _quiet
+
+if _quiet.quiet_requested():
+    # A recipe or the command: an environment fault is one line, even
+    # where nothing catches it.
+    _environment.report_in_one_line()
+if sys.modules.get("keras") is None:
+    _environment.check_backend()
 
 __version__ = "0.1.0"
 
@@ -53,6 +71,13 @@ if _quiet.quiet_requested():
     else:
         with _quiet.unused_integrations_refused():
             import keras  # noqa: F401
+elif (_quiet.configured_backend() == "tensorflow"
+      and "tensorflow" not in sys.modules
+      and "TF_CPP_MIN_LOG_LEVEL" not in os.environ
+      and not _quiet.tf_logs_wanted()):
+    # A library import: TensorFlow's C++ start-up log silenced, Keras'
+    # integrations left as they are.
+    _quiet.import_tensorflow(lean=False)
 from keras_ordered import datasets  # noqa: F401,E402
 from keras_ordered import layers  # noqa: F401,E402
 from keras_ordered import models  # noqa: F401,E402

@@ -156,13 +156,15 @@ def unused_integrations_refused(backend=None):
         sys.meta_path.remove(finder)
 
 
-def import_tensorflow(show=None):
+def import_tensorflow(show=None, lean=True):
     """Imports TensorFlow and Keras, silencing their start-up log, without
     the integrations `refused_integrations` names for the configured
     backend.
 
     Args:
         show: bool or None, show the log; None asks `tf_logs_wanted()`.
+        lean: bool, leave out the integrations (False: a library import,
+            where a user's own code may use them through Keras).
 
     Returns:
         The `tensorflow` module.
@@ -171,14 +173,16 @@ def import_tensorflow(show=None):
         return sys.modules["tensorflow"]
     if show is None:
         show = tf_logs_wanted()
+    refused = (unused_integrations_refused() if lean
+               else contextlib.nullcontext())
     if show:
-        with unused_integrations_refused():
+        with refused:
             import keras  # noqa: F401
             import tensorflow as tf
 
         return tf
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    with _stderr_silenced(), unused_integrations_refused():
+    with _stderr_silenced(), refused:
         import keras  # noqa: F401
         import tensorflow as tf
 

@@ -23,9 +23,9 @@ import sys
 
 import keras
 
+from keras_ordered import _environment
 from keras_ordered import _quiet
 
-INSTALL_HINT = "pip install 'tensorflow>=2.21,<2.22'"
 
 
 class TensorFlowMissingError(ImportError):
@@ -88,7 +88,8 @@ def require_tensorflow(feature):
             raise
         raise TensorFlowMissingError(
             f"{feature} needs TensorFlow, which is not installed "
-            f"(Keras backend: {name()}); install it with: {INSTALL_HINT}"
+            f"(Keras backend: {name()}); install it with: "
+            f"{_environment.install_hint('tensorflow')}"
         ) from None
 
 

@@ -17,8 +17,9 @@ model = keras_ordered.saving.load_shipped("onlstm_ptb_small")
 ```
 
 The folder is found at `$KERAS_ORDERED_SAVED_MODELS` when that is set, else
-beside the package (`<repository>/saved_models`, what an editable install
-from a clone has).
+inside the package (`keras_ordered/saved_models`, what an installed wheel
+holds: `setup.py` copies the models there), else beside the package
+(`<repository>/saved_models`, what a clone and its editable install have).
 
 Standard library only at import time: `keras-ordered list-models` reads the
 cards without importing TensorFlow.
@@ -44,6 +45,9 @@ def saved_models_dir():
     if folder:
         return os.path.abspath(os.path.expanduser(folder))
     package = os.path.dirname(os.path.abspath(__file__))
+    inside = os.path.join(package, "saved_models")
+    if os.path.isdir(inside):
+        return inside
     return os.path.join(os.path.dirname(package), "saved_models")
 
 

@@ -21,7 +21,6 @@ FORMATS = ("brackets", "text", "svg", "png")
 FILE_FORMATS = ("svg", "png")
 """Formats written to files (`--output`), not printed."""
 
-EXTRA = 'pip install "keras-ordered[draw]"'
 
 _NEEDS = {"svg": ("svgling",), "png": ("svgling", "cairosvg")}
 
@@ -47,7 +46,11 @@ def check_extras(fmt):
         try:
             importlib.import_module(module)
         except ImportError:
-            raise CommandError(f"--format {fmt} needs {module}: {EXTRA}") from None
+            from keras_ordered._environment import install_hint
+
+            raise CommandError(
+                f"--format {fmt} needs {module}: {install_hint('draw')}"
+            ) from None
         except OSError:
             # cairocffi raises OSError when the cairo library is missing.
             raise CommandError(

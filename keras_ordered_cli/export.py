@@ -23,6 +23,8 @@ keras-ordered export --model runs/td_small_ld/model.keras --output exported/td
 ```
 """
 
+from keras_ordered_options import MAX_SENTENCE_LENGTH
+
 from keras_ordered_cli import _common
 from keras_ordered_cli._common import CommandError
 
@@ -91,10 +93,11 @@ def add_parser(subparsers):
     parser.add_argument(
         "--max-length",
         type=_common.positive_int,
-        default=200,
+        default=MAX_SENTENCE_LENGTH,
         metavar="N",
         help="Longest sentence the served model reads, in tokens (longer "
-        "ones get an error for that sentence; default 200).",
+        "ones get an error for that sentence; default "
+        f"{MAX_SENTENCE_LENGTH}, parse's limit too).",
     )
     parser.add_argument(
         "--numbers",
@@ -144,6 +147,10 @@ def run(args):
         backend.require_tensorflow("SavedModel export")  # its one line
         raise
     backend.check_tensorflow_backend("SavedModel export")
+    from keras_ordered.export.layout import version_path
+
+    # Before the model loads: an output that cannot be written fails at once.
+    version_path(args.output, args.version, args.overwrite)
     model = _common.load_model(args.model)
     from keras_ordered_cli import _gfl
     from keras_ordered.export import export_model

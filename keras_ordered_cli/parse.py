@@ -63,12 +63,14 @@ keras-ordered parse --model gfl.keras "The cat sat on the mat."
 import sys
 
 from keras_ordered_cli import _common
+from keras_ordered_options import MAX_SENTENCE_LENGTH
+
 from keras_ordered_cli import _draw
 from keras_ordered_cli._common import CommandError
 from keras_ordered_cli._common import UsageError
 
 NAME = "parse"
-DEFAULT_MAX_LENGTH = 400
+DEFAULT_MAX_LENGTH = MAX_SENTENCE_LENGTH
 ON_ERROR = ("fail", "skip")
 
 
@@ -110,7 +112,7 @@ def add_parser(subparsers):
         type=_common.positive_int,
         default=DEFAULT_MAX_LENGTH,
         help=f"Longest sentence accepted, in tokens (default "
-        f"{DEFAULT_MAX_LENGTH}).",
+        f"{DEFAULT_MAX_LENGTH}, the limit export and the SavedModels share).",
     )
     parser.add_argument(
         "--on-error",
@@ -481,6 +483,8 @@ def run(args):
             raise CommandError("--beam-size applies to GFL parsers only.")
         from keras_ordered.parsing.evaluate import distance_predictor
 
+        if callable(getattr(model, "token_ids", None)):
+            _note_unknown_sentences(model, sentences, numbers, source)
         available = _common.model_distances(model, args.model)
         default = getattr(model, "default_distance", None)
         (name,) = _common.select_distance_names(
@@ -521,6 +525,33 @@ def run(args):
         _show(args, source, all_lines, numbers, list(zip(trees, distances)),
               paths, folder_to_make)
     return 1 if skipped else 0
+
+
+def _note_unknown_sentences(model, sentences, numbers, source):
+    """A note on stderr for each sentence of which the model knows no word.
+
+    The model reads such a sentence as a row of `<unk>` (Japanese text, say,
+    is one unknown token for a PTB model): it still gets a tree, which
+    says nothing about its words.
+
+    Args:
+        model: a model of syntactic distances (`token_ids`).
+        sentences: the token lists.
+        numbers: each sentence's input line number.
+        source: what to call the input (`read_lines`).
+    """
+    from keras_ordered._tokens import UNK
+
+    (unk,) = model.token_ids([UNK], normalized=True)
+    for tokens, number in zip(sentences, numbers):
+        unknown = sum(i == unk for i in model.token_ids(tokens))
+        if unknown == len(tokens):
+            _common.note(
+                f"note: {line_name(source, number)}: {unknown} of "
+                f"{len(tokens)} tokens (100 %) are outside the model's "
+                "vocabulary and read as <unk>: its tree says nothing about "
+                "the words."
+            )
 
 
 def _show(args, source, lines, numbers, drawn, paths, folder_to_make):

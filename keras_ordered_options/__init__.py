@@ -1,6 +1,6 @@
-"""`argparse` types of numeric options, shared by the recipes' options
-(`keras_ordered.training.options`, the tasks, `keras_ordered.tuning`) and
-the `keras-ordered` command.
+"""The shared limits and the `argparse` types of numeric options, used by
+the recipes' options (`keras_ordered.training.options`, the tasks,
+`keras_ordered.tuning`), the package and the `keras-ordered` command.
 
 A package of its own beside `keras_ordered`, standard library only, that
 imports nothing of `keras_ordered` or `keras_ordered_cli` (a contract of
@@ -20,6 +20,14 @@ Example:
 """
 
 import argparse
+
+MAX_SENTENCE_LENGTH = 400
+"""The longest sentence, in tokens, that keras-ordered reads by default:
+the one limit of `keras-ordered parse --max-length`, `keras-ordered export
+--max-length`, the exported SavedModels (`keras_ordered.export`) and so
+of a server of them. Far longer than the sentences of the PTB text and
+the WSJ trees; a sentence over it gets a one-line error, and each
+command's `--max-length` raises it."""
 
 
 def _int_option(text, smallest, what):

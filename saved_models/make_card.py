@@ -291,8 +291,10 @@ the preset it names. To ship a new one, run a seed study
 or by validation perplexity (never on the test split), and run
 `saved_models/make_card.py` (its docstring has the command).
 
-The folder is found beside the package (an editable install from a clone);
-elsewhere set `KERAS_ORDERED_SAVED_MODELS` to its path.
+The models ship inside the package: a built wheel (`pip install
+".[jax,draw]"`, or from an index) holds them in `keras_ordered/saved_models/`,
+and a clone or its editable install reads this folder in place. Elsewhere
+set `KERAS_ORDERED_SAVED_MODELS` to a folder of them.
 """
 
 

@@ -6,6 +6,7 @@ import importlib
 import numpy as np
 import pytest
 
+from keras_ordered import _environment
 from keras_ordered import backend
 
 pytestmark = pytest.mark.backends
@@ -30,7 +31,7 @@ def test_missing_tensorflow_is_one_line_naming_the_feature(monkeypatch):
     message = str(error.value)
     assert "\n" not in message and error.value.one_line
     assert message.startswith("SavedModel export needs TensorFlow")
-    assert backend.INSTALL_HINT in message
+    assert _environment.install_hint("tensorflow") in message
     assert isinstance(error.value, ImportError)
 
 

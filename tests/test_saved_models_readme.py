@@ -177,3 +177,18 @@ def test_a_parser_is_what_list_models_and_the_margin_call_one(name):
                if l.startswith(name + " ")]
     assert ("language model" in line) == (not card["parser"]), line
 
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_list_models_and_the_index_give_one_f1_per_model(name):
+    """`list-models` shows the F1 of the card and of the index: the test
+    split's, on one named sentence set."""
+    card = CARDS[name]
+    test = card["parsing"]["splits"]["test"]
+    lines = list_models.format_table([card], default=None)
+    (line,) = [l for l in lines if l.startswith(name + " ")]
+    shown = line.split()
+    assert f"{test['sentence_f1']:.2f}" in shown, line
+    assert f"{test['right_branching_sentence_f1']:.2f}" in shown, line
+    assert f"**{test['sentence_f1']:.2f}**" in _read()
+    assert "test split of the WSJ sample (wsj_0100-0149" in lines[-1]

@@ -37,9 +37,12 @@ from keras_ordered.export.layout import write_version
 from keras_ordered.export.trees import distances_to_brackets
 from keras_ordered._tokens import BOS
 from keras_ordered._tokens import EOS
+from keras_ordered_options import MAX_SENTENCE_LENGTH
 
-DEFAULT_MAX_LENGTH = 200
-"""The longest sentence (in tokens) an exported model reads by default."""
+DEFAULT_MAX_LENGTH = MAX_SENTENCE_LENGTH
+"""The longest sentence (in tokens) an exported model reads by default:
+the package's one limit (`keras_ordered_options.MAX_SENTENCE_LENGTH`),
+that of `keras-ordered parse` too."""
 
 SENTENCES_SPEC = tf.TensorSpec([None], tf.string, name="sentences")
 """The input of every signature: a batch of raw UTF-8 sentences."""

@@ -7,6 +7,8 @@ model family.
 """
 
 import os
+
+from keras_ordered import _environment
 import shutil
 import tempfile
 
@@ -68,8 +70,10 @@ def version_path(output, version=None, overwrite=False):
 
 
 def _check_model_folder(output):
-    """Refuses an `output` that is a file or a folder of other things."""
+    """Refuses an `output` that is a file or a folder of other things, or
+    that cannot be written (`keras_ordered._environment.output_problem`)."""
     if not os.path.exists(output):
+        _environment.check_output_dir(output, "the export folder")
         return
     if not os.path.isdir(output):
         raise ValueError(
@@ -87,6 +91,7 @@ def _check_model_folder(output):
             f"{shown}): pass a new folder, or a folder of SavedModel "
             "versions (1/, 2/, ...)."
         )
+    _environment.check_output_dir(output, "the export folder")
 
 
 def write_version(write, path):

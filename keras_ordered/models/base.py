@@ -436,8 +436,15 @@ class SyntacticDistanceMixin:
         Raises:
             TypeError: a sentence is a string instead of a list of tokens
                 (it would be read one character per word).
+            ValueError: a sentence is empty (it has no distance to give).
         """
         sentences = check_token_lists(sentences)
+        for position, sentence in enumerate(sentences):
+            if not sentence:
+                raise ValueError(
+                    f"sentences[{position}] is empty: every sentence needs "
+                    "at least one word (drop the empty ones first)."
+                )
         if not sentences:
             return {name: [] for name in self.distance_names}
         index = self._word_index()

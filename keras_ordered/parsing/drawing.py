@@ -30,6 +30,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from keras_ordered._environment import install_hint
 from keras_ordered.parsing import trees as trees_lib
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -191,8 +192,7 @@ def _import_svgling():
         import svgling
     except ImportError:
         raise ImportError(
-            'Drawing trees as SVG needs svgling: pip install '
-            '"keras-ordered[draw]"'
+            f"Drawing trees as SVG needs svgling: {install_hint('draw')}"
         ) from None
     return svgling
 
@@ -277,8 +277,7 @@ def svg_to_png(svg, scale=2.0):
         import cairosvg
     except ImportError:
         raise ImportError(
-            'Drawing trees as PNG needs cairosvg: pip install '
-            '"keras-ordered[draw]"'
+            f"Drawing trees as PNG needs cairosvg: {install_hint('draw')}"
         ) from None
     return cairosvg.svg2png(bytestring=svg.encode("utf-8"), scale=scale,
                             background_color="white")

@@ -7,7 +7,8 @@ The recipes (`recipes/*.py`) are short drivers: each builds its parser from
 - the verbosity default: a progress bar on a terminal, a line per epoch
   when the output goes to a file or a pipe (that output line-buffered, so
   a log shows each epoch as it ends);
-- an input error (`ValueError`, `FileNotFoundError`) as one line on stderr
+- an input error (`ValueError`, `FileNotFoundError`), or an `--output`
+  folder the run could not write (checked first), as one line on stderr
   and exit status 2;
 - Ctrl-C within seconds wherever the run is
   (`keras_ordered.training.crash_safety.CtrlC`), then one line that says
@@ -37,6 +38,7 @@ assert run_recipe(parser, task, ["--output", ""]) == 2
 import os
 import sys
 
+from keras_ordered import _environment
 from keras_ordered import backend
 
 from keras_ordered.training.callbacks import TrainingBackup
@@ -77,6 +79,9 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
     backend.import_installed_tensorflow()
 
     try:
+        if getattr(args, "output", None):
+            # Before any data is read: a folder the run could not write.
+            _environment.check_output_dir(args.output)
         return CtrlC(lambda: interrupted(args)).call(task, args, **kwargs)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -82,6 +82,7 @@ import time
 import keras
 from keras import ops
 
+from keras_ordered import _environment
 from keras_ordered import backend
 from keras_ordered.training.callbacks import EpochHistory
 from keras_ordered.training.callbacks import LearningRateLogger
@@ -258,8 +259,14 @@ class Runner:
         return self.task.config.output
 
     def run(self):
-        """Trains, evaluates and saves; returns 0."""
+        """Trains, evaluates and saves; returns 0.
+
+        Raises:
+            keras_ordered._environment.OutputPathError: the output folder
+                cannot be written (checked before anything is built).
+        """
         task = self.task
+        _environment.check_output_dir(self.output)
         strategy = task.make_strategy()
         policy = task.policy()
         previous_policy = keras.mixed_precision.global_policy().name

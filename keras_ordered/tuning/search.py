@@ -27,6 +27,7 @@ import time
 import keras_tuner as kt
 
 from keras_ordered_options import positive_int
+from keras_ordered import _environment
 from keras_ordered import backend
 from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.crash_safety import atomic_path
@@ -284,7 +285,8 @@ def make_tuner(hypermodel, tuner="hyperband", directory="runs/tune",
         except ImportError as error:
             raise ValueError(
                 "Bayesian optimisation in keras-tuner needs scipy and "
-                f"scikit-learn ({error}): pip install scipy scikit-learn."
+                f"scikit-learn ({error}): "
+                f"{_environment.install_hint('tensorflow')}."
             ) from None
         oracle = PresetFirstBayesianOptimizationOracle(
             max_trials=max_trials or 10, **common

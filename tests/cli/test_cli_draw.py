@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import keras_ordered_cli as cli
+from keras_ordered._environment import install_hint
 from keras_ordered_cli import _common
 
 SENTENCE = "The cat sat on the mat."
@@ -351,7 +352,8 @@ def test_a_missing_extra_is_one_line(fmt, module, needs, tmp_path,
                                     SENTENCE], capsys)
     assert status == 2 and out == ""
     assert err == (f"keras-ordered parse: error: --format {fmt} needs "
-                   f'{needs}: pip install "keras-ordered[draw]"\n')
+                   f"{needs}: {install_hint('draw')}\n")
+    assert "[draw]" in err
     assert _leftovers(tmp_path) == []
 
 

@@ -23,7 +23,12 @@ from conftest import doc_pages
 SHELL_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
 
 
-def page_commands(page):
+def page_commands(page, with_environment=False):
+    """The commands of a page's bash blocks, each a list of words.
+
+    With `with_environment`, each is a pair `(environment, words)`: the
+    variables the line sets before its command (`KERAS_BACKEND=jax ...`).
+    """
     with open(os.path.join(REPO, page), encoding="utf-8") as f:
         text = f.read()
     commands = []
@@ -33,10 +38,13 @@ def page_commands(page):
             words = shlex.split(line, comments=True)
             # `KERAS_BACKEND=jax keras-ordered ...`: the command after the
             # environment variables it sets.
+            environment = {}
             while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
-                words = words[1:]
+                name, _, value = words.pop(0).partition("=")
+                environment[name] = value
             if words:
-                commands.append(words)
+                commands.append((environment, words) if with_environment
+                                else words)
     return commands
 
 
@@ -148,6 +156,39 @@ def test_doc_command_is_accepted_as_written(page, words):
         ), words
 
 
+DATA_OPTIONS = ("--data", "--treebank")
+"""What names a recipe's data on its command line (the text, or the trees
+of the treebank recipes)."""
+
+
+@pytest.mark.parametrize("page", doc_pages())
+def test_recipe_commands_name_their_data_visibly(page):
+    """A recipe command copied from a page runs on a fresh clone: it names
+    its data (`--data`, `--treebank`) or sets `KERAS_ORDERED_DATA` in the
+    command, instead of relying on a variable the reader may not have."""
+    hidden = [
+        " ".join(words)
+        for environment, words in page_commands(page, with_environment=True)
+        if words[0] == "python" and words[1].startswith("recipes/")
+        and "--help" not in words
+        and "KERAS_ORDERED_DATA" not in environment
+        and not any(word.split("=")[0] in DATA_OPTIONS for word in words)
+    ]
+    assert not hidden, f"{page}: commands without their data: {hidden}"
+
+
+def test_exported_models_are_ignored_by_git():
+    """The tour and the pages export to exported/: never a file to commit."""
+    import subprocess
+
+    result = subprocess.run(
+        ["git", "check-ignore", "-q", "exported/prpn/1/saved_model.pb"],
+        cwd=REPO, check=False)
+    if result.returncode == 128:
+        pytest.skip("not a git checkout")
+    assert result.returncode == 0, "exported/ is not in .gitignore"
+
+
 def test_searches_sharing_an_output_folder_continue_each_other():
     """Run in order, a search command must not reuse the folder of another
     search with other settings (the recipe would refuse it); only
@@ -177,10 +218,13 @@ def test_ci_installs_without_tensorflow_as_the_backends_page_says():
                          else w for w in c)
                 for c in page_commands("docs/backends.md")
                 if c[0] == "pip"]
-    assert len(commands) == 2, commands
+    # One install: the package through its extras (a built wheel, not an
+    # editable tree, and no --no-deps workaround).
+    assert commands == ["pip install .[jax,draw]"], commands
     # Lines continued with a backslash are one command.
     text = open(os.path.join(REPO, ".ci", "run")).read()
     ci = [line.strip() for line in text.replace("\\\n", " ").splitlines()]
     for command in commands:
         assert any(shlex.split(line) == shlex.split(command) for line in ci
                    if line and not line.startswith("#")), command
+    assert "--no-deps" not in text

@@ -2,6 +2,21 @@
 
 import numpy as np
 
+from keras_ordered._environment import install_hint
+
+
+def require_matplotlib():
+    """The `matplotlib` module, or an ImportError of one line naming the
+    extra that installs it (`draw`)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(
+            "Drawing attention maps needs matplotlib: "
+            f"{install_hint('draw')}"
+        ) from None
+    return matplotlib
+
 
 def plot_attention_map(weights, words, symbols, path, title=None):
     """Writes the attention matrix of one decoded sentence as a PNG.
@@ -27,8 +42,7 @@ def plot_attention_map(weights, words, symbols, path, title=None):
                        ["(S", "XX"], "attention.png")
     ```
     """
-    import matplotlib
-
+    matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

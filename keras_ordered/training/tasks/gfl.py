@@ -156,6 +156,11 @@ def load_splits(experiment):
 def train(args, callbacks=()):
     """Trains, evaluates and saves a GFL parser as `args` say; returns 0."""
     experiment = GFLExperiment.from_options(args, GFLParser)
+    if experiment.attention_map:
+        # Checked before training, not after it: the map is drawn last.
+        from keras_ordered.models.gfl.attention_map import require_matplotlib
+
+        require_matplotlib()
     return Runner(GFLTask(experiment), callbacks).run()
 
 
