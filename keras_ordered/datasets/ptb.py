@@ -176,7 +176,49 @@ def encode(sentences, vocabulary):
     return np.asarray(ids, dtype="int32")
 
 
-def load_data(path=None, download=True, max_words=10000, max_lines=None):
+def drop_sentences(sentences, excluded, vocabulary):
+    """The sentences that match none of `excluded`, as the text writes them.
+
+    A sentence of `excluded` matches a line of the text when the two are
+    equal once the words the vocabulary lacks are written `<unk>` (as the
+    text writes them): the same sentence, not a near-duplicate (one word
+    more, less or other keeps the line).
+
+    Args:
+        sentences: list of word lists (a split of the text).
+        excluded: iterable of word lists in the text's form (e.g.
+            `keras_ordered.datasets.treebank.lm_text_sentences`).
+        vocabulary: the text's words (with `<unk>`).
+
+    Returns:
+        `(kept, dropped, matched)`: the kept sentences, in order; how many
+        lines were dropped; how many of `excluded` matched a line.
+
+    Example:
+
+    >>> kept, dropped, matched = drop_sentences(
+    ...     [["the", "cat", "sat"], ["the", "cat", "sat", "down"]],
+    ...     [["the", "cat", "sat"]], ["<unk>", "the", "cat", "sat"])
+    >>> kept, dropped, matched
+    ([['the', 'cat', 'sat', 'down']], 1, 1)
+    """
+    known = set(vocabulary)
+    if UNK not in known:
+        raise ValueError(f"The vocabulary has no {UNK!r} token.")
+    targets = {tuple(w if w in known else UNK for w in sentence)
+               for sentence in excluded}
+    kept, seen = [], set()
+    for sentence in sentences:
+        key = tuple(sentence)
+        if key in targets:
+            seen.add(key)
+        else:
+            kept.append(sentence)
+    return kept, len(sentences) - len(kept), len(seen)
+
+
+def load_data(path=None, download=True, max_words=10000, max_lines=None,
+              exclude=None):
     """Loads the PTB language-modelling corpus.
 
     Args:
@@ -186,6 +228,12 @@ def load_data(path=None, download=True, max_words=10000, max_lines=None):
         max_words: int, vocabulary size (10,000 is the standard setup).
         max_lines: int or None, read only the first lines of each split
             (for quick experiments and tests).
+        exclude: None, or word lists in the text's form (a treebank's
+            sentences, `treebank.lm_text_sentences`) to leave out of the
+            training split (`drop_sentences`; one line says how many).
+            The vocabulary is still built from the whole training text,
+            so that it stays the standard one; validation and test are
+            kept whole.
 
     Returns:
         `(train, valid, test), vocabulary`: three 1-D int32 arrays of token
@@ -205,5 +253,13 @@ def load_data(path=None, download=True, max_words=10000, max_lines=None):
         sentences = read_words(files[split])
         text[split] = sentences[:max_lines] if max_lines else sentences
     vocabulary = build_vocabulary(text["train"], max_words=max_words)
+    if exclude is not None:
+        exclude = list(exclude)
+        total = len(text["train"])
+        text["train"], dropped, matched = drop_sentences(
+            text["train"], exclude, vocabulary)
+        print(f"Left out {dropped} of the {total} training sentences: those "
+              f"that match one of the {len(exclude)} excluded sentences "
+              f"({matched} of them found in the training text).")
     splits = tuple(encode(text[s], vocabulary) for s in SPLITS)
     return splits, vocabulary

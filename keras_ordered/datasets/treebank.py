@@ -532,6 +532,45 @@ def make_sentence_pair(tree, file_id="", index=0, numbers="digit-runs"):
     return plain, _sentence_from_clean(cleaned, file_id, index)
 
 
+LM_TEXT_TAGS = WORD_TAGS | {"$", "#"}
+"""POS tags of the tokens the PTB language-modelling text keeps: the words
+and the currency symbols (`$ N billion`), not the other punctuation."""
+
+
+def lm_text_sentences(directory=None):
+    """A treebank's sentences as the PTB language-modelling text writes them.
+
+    Mikolov's PTB text was made from the WSJ trees: words and currency
+    symbols kept (`LM_TEXT_TAGS`), other punctuation dropped, lower-cased,
+    numbers as `N` (`normalize_word(..., "ptb")`). Words the text's
+    vocabulary lacks are still written as they are: map them with
+    `map_to_vocabulary` before comparing with a line of the text.
+
+    Args:
+        directory: a treebank folder (`treebank_split_files`: the WSJ
+            sample's layout or the LDC one), every file of it.
+
+    Returns:
+        A list of word lists, one per tree with a word, in file order.
+
+    Example:
+
+    ```python
+    # needs: wsj_sample
+    sentences = lm_text_sentences("../shared/data/wsj_sample/mrg")
+    ```
+    """
+    files, _ = treebank_split_files(directory)
+    sentences = []
+    for _, with_punctuation in load_treebank_files(files, numbers="ptb",
+                                                   punctuation=True):
+        words = [word for word, tag in with_punctuation.tree.pos()
+                 if tag in LM_TEXT_TAGS]
+        if words:
+            sentences.append(words)
+    return sentences
+
+
 def _tree_problem(error):
     """NLTK's reading error, on one line, without its picture of the text."""
     message = re.sub(r"\s+", " ", str(error)).strip()

@@ -259,6 +259,8 @@ class LanguageModelExperiment(RunConfig):
         treebank: a Treebank `.mrg` folder to train on (None: the preset's
             `training.data` decides).
         max_lines: read only the first N lines of each split.
+        exclude_treebank: a treebank folder whose sentences are left out
+            of the PTB training text (None: keep every line).
         steps_per_epoch: train at most N windows per epoch.
         eval_steps: evaluate on the first N windows of each split.
         skip_test: skip the final test-set evaluation.
@@ -282,6 +284,7 @@ class LanguageModelExperiment(RunConfig):
     data: typing.Optional[str] = None
     treebank: typing.Optional[str] = None
     max_lines: typing.Optional[int] = None
+    exclude_treebank: typing.Optional[str] = None
     steps_per_epoch: typing.Optional[int] = None
     eval_steps: typing.Optional[int] = None
     skip_test: bool = False
@@ -362,7 +365,8 @@ class LanguageModelExperiment(RunConfig):
             training["optimizer"] = "keras_adam"
         fields = {name: getattr(args, name) for name in (
             "output", "seed", "verbose", "strategy", "tf32", "mixed_precision",
-            "data", "treebank", "max_lines", "steps_per_epoch",
+            "data", "treebank", "max_lines", "exclude_treebank",
+            "steps_per_epoch",
             "eval_steps", "skip_test", "save_freq", "log_every",
             "parse_eval", "parse_eval_sentences", "cpu_devices",
             "jit_compile", "average_from_epoch")}

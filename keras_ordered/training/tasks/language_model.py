@@ -36,6 +36,7 @@ from keras_ordered.datasets import ptb
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
+from keras_ordered.datasets.treebank import lm_text_sentences
 from keras_ordered.parsing import RIGHT_BRANCHING_MARGIN
 from keras_ordered.training import options
 from keras_ordered.training.batching import BPTTBatches
@@ -216,6 +217,12 @@ def build_parser(description, presets, default_output):
                         metavar="N",
                         help="read only the first N lines of each split "
                         "(default: all)")
+    parser.add_argument("--exclude-treebank", default=None, metavar="DIR",
+                        help="leave out of the PTB training text every "
+                        "sentence of this treebank folder (.mrg files), "
+                        "matched after the text's own normalisation, so "
+                        "that the model never reads the sentences it is "
+                        "judged on (default: keep every line)")
     parser.add_argument("--save-freq", type=positive_int,
                         default=_default("save_freq"),
                         metavar="N",
@@ -578,10 +585,14 @@ def _load_data(experiment):
               f"(vocabulary {len(vocabulary)}); validation and parsing on "
               "the same sentences, as the official setup does.")
     else:
+        excluded = None
+        if experiment.exclude_treebank:
+            excluded = lm_text_sentences(experiment.exclude_treebank)
         (train_ids, valid_ids, test_ids), vocabulary = ptb.load_data(
             data_dir(experiment.data, "ptb", "--data",
                      "PTB language-modelling text"),
             download=False, max_lines=experiment.max_lines,
+            exclude=excluded,
         )
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
