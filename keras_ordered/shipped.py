@@ -138,8 +138,38 @@ def shipped_card(name):
     return card
 
 
+def ensemble_members(name):
+    """The members of a shipped ensemble, or None for a single model.
+
+    A shipped ensemble (`saved_models/ensemble_ptb/`) has a card and no
+    `model.keras`: its card's `members` name shipped models, each with
+    one of its distances (`"onlstm_ptb_small:layer2/forget"`), and its
+    `weights`, `decoder` and `tie` say how their trees are averaged
+    (`keras_ordered.parsing.TreeEnsemble`).
+
+    Returns:
+        None, or a dict with `members` (list of str), `weights` (list of
+        float or None), `decoder` and `tie`.
+    """
+    if not is_shipped(name):
+        return None
+    card = shipped_card(name)
+    if card.get("kind") != "ensemble":
+        return None
+    return {"members": list(card["members"]),
+            "weights": card.get("weights"),
+            "decoder": card.get("decoder", "right"),
+            "tie": card.get("tie", "right")}
+
+
 def shipped_model_path(name):
     """The `.keras` file of a shipped model."""
+    if ensemble_members(name) is not None:
+        raise ValueError(
+            f"{name!r} is a shipped ensemble of other shipped models, not one "
+            "model file: parse with it (keras-ordered parse --model "
+            f"{name}), or load its members "
+            f"({', '.join(ensemble_members(name)['members'])}).")
     path = shipped_card(name)["path"]
     if not os.path.isfile(path):
         raise ValueError(

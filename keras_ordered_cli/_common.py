@@ -375,3 +375,115 @@ def progress_bar(total, description):
 def note(message):
     """Writes one informative line on stderr (stdout keeps the results)."""
     print(message, file=sys.stderr)
+
+
+TIE_RULES = ("right", "left")
+"""The tie rules of tree averaging (`keras_ordered.parsing.TIE_RULES`)."""
+
+
+def add_ensemble_arguments(parser, tie_choices=TIE_RULES):
+    """Adds `--weights` and `--tie`, the options of tree averaging."""
+    parser.add_argument(
+        "--weights",
+        type=_weights,
+        metavar="W,W,...",
+        help="Ensembles: one non-negative weight per member, comma-"
+        "separated, in the order of the members once MODEL:all is expanded "
+        "(default: 1 each).",
+    )
+    parser.add_argument(
+        "--tie",
+        choices=tie_choices,
+        default="right",
+        help="Ensembles: how tree averaging chooses between equally voted "
+        "splits: towards right-branching (right, the default) or "
+        "left-branching (left)"
+        + (", or both (a row each)." if "both" in tie_choices else "."),
+    )
+
+
+def _weights(text):
+    """`argparse` type of `--weights`: comma-separated numbers."""
+    import argparse
+
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be numbers separated by commas (1,2,0.5), got {text!r}"
+        ) from None
+
+
+def split_member(spec):
+    """`MODEL[:DISTANCE]` -> `(model, distance or None)`: a member of an
+    ensemble, one distance of a model (`onlstm_ptb_small:layer2/forget`)
+    or all of them (`MODEL:all`)."""
+    name, sep, distance = str(spec).rpartition(":")
+    if sep and name and distance:
+        return name, distance
+    return str(spec), None
+
+
+def is_ensemble(specs):
+    """Whether the `--model` values ask for tree averaging: several
+    models, a `MODEL:DISTANCE` member, or a shipped ensemble."""
+    if not specs:
+        return False
+    if len(specs) > 1:
+        return True
+    name, distance = split_member(specs[0])
+    if distance is not None:
+        return True
+    return standalone_module("shipped").ensemble_members(name) is not None
+
+
+def load_ensemble(specs, args):
+    """A `keras_ordered.parsing.TreeEnsemble` of the `--model` members.
+
+    A shipped ensemble's name stands for its members, weights, decoder
+    and tie rule (`--weights`, `--decoder` and `--tie` given on the
+    command line replace them). Each model file is loaded once. A line on
+    stderr notes members whose vocabularies differ (each reads the words
+    its own way).
+
+    Raises:
+        CommandError: a member that is not a model of syntactic distances,
+            an unknown distance, fewer than two members, bad weights (one
+            line each).
+    """
+    from keras_ordered import shipped
+    from keras_ordered.parsing import TreeEnsemble
+
+    weights, decoder = args.weights, getattr(args, "decoder", "right")
+    tie = args.tie if args.tie in TIE_RULES else "right"  # "both": a row each
+    decoder = decoder if decoder in ("right", "left") else "right"  # "both"
+    expanded = []
+    for spec in specs:
+        members = shipped.ensemble_members(split_member(spec)[0])
+        if members is None:
+            expanded.append(spec)
+            continue
+        expanded.extend(members["members"])
+        if len(specs) == 1:
+            weights = weights or members["weights"]
+            decoder = (decoder if decoder != "right"
+                       else members["decoder"])
+            tie = tie if tie != "right" else members["tie"]
+    loaded, entries, names = {}, [], []
+    for spec in expanded:
+        path, distance = split_member(spec)
+        if path not in loaded:
+            loaded[path] = load_model(path)
+            model_distances(loaded[path], path)
+        entries.append((loaded[path], distance))
+        names.append(path)
+    vocabularies = {tuple(getattr(model, "vocabulary", ()) or ())
+                    for model in loaded.values()}
+    if len(vocabularies) > 1:
+        note("note: the members' vocabularies differ: each reads the words "
+             "its own way.")
+    try:
+        return TreeEnsemble(entries, weights=weights, decoder=decoder,
+                            tie=tie, names=names)
+    except ValueError as error:
+        raise CommandError(str(error)) from None

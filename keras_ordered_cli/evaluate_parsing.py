@@ -116,13 +116,25 @@ def add_parser(subparsers):
     parser.add_argument(
         "--model",
         nargs="+",
+        action="extend",
         metavar="PATH",
-        help="A saved model that yields syntactic distances (.keras). "
-        "Without --layer/--distance, every distance of the model is "
-        "evaluated. Several models (runs of different seeds): each is "
-        "evaluated, then the mean +- std and max over them and the "
-        "self-F1 of their trees are printed.",
+        help="A saved model that yields syntactic distances (.keras), or "
+        "a shipped model's name. Without --layer/--distance, every "
+        "distance of the model is evaluated. Several models (runs of "
+        "different seeds): each is evaluated, then the mean +- std and max "
+        "over them and the self-F1 of their trees are printed. With "
+        "--ensemble (or MODEL:DISTANCE members, MODEL:all, a shipped "
+        "ensemble), the members' trees are averaged and the ensemble is "
+        "scored beside each member.",
     )
+    parser.add_argument(
+        "--ensemble",
+        action="store_true",
+        help="Average the --model members' trees (the tree with the most "
+        "member votes for its spans) and score it beside each member: "
+        "rows 'ensemble' per --decoder and --tie.",
+    )
+    _common.add_ensemble_arguments(parser, _common.TIE_RULES + ("both",))
     parser.add_argument(
         "--split",
         choices=SPLIT_NAMES,
@@ -479,6 +491,7 @@ def run(args):
     if not args.model and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
     baselines = _dedup(args.baseline)  # once each, in order
+    ensemble = _ensemble_requested(args, protocols)
 
     from keras_ordered.datasets import treebank as treebank_lib
 
@@ -486,7 +499,9 @@ def run(args):
     directory = os.path.dirname(files[0])
     if layout == "ldc":
         directory = os.path.dirname(directory)
-    models = _select_models(args)  # fail on a bad model before reading trees
+    # Fail on a bad model before reading trees.
+    models = [] if ensemble else _select_models(args)
+    ensemble = _common.load_ensemble(args.model, args) if ensemble else None
 
     from keras_ordered.parsing.baselines import baseline_predictor
     from keras_ordered.parsing.evaluate import evaluate_parsing
@@ -539,6 +554,10 @@ def run(args):
                     punct_records, model, names, args, bar.update)
         model_runs.append(run_entry)
 
+    if ensemble is not None:
+        result["ensemble"], ensemble_rows = _ensemble_scores(
+            ensemble, records, args)
+        rows.extend(ensemble_rows)
     if len(model_runs) == 1:
         only = model_runs[0]
         result["model"] = only["path"]
@@ -610,7 +629,12 @@ def run(args):
         + f" ({first['sentences']} sentences, "
         f"{first['wsj10_sentences']} of at most 10 words)"
     ]
-    if len(model_runs) == 1:
+    if ensemble is not None:
+        header.append(
+            f"ensemble of {len(ensemble.members)} members, weights "
+            f"{','.join(f'{w:g}' for w in ensemble.weights)}; tie rule "
+            f"{args.tie} ({'towards right-branching' if args.tie == 'right' else 'towards left-branching' if args.tie == 'left' else 'a row each'})")
+    elif len(model_runs) == 1:
         default = model_runs[0]["default"]
         header.append(
             f"model: {model_runs[0]['path']} (default distance: {default})"
@@ -637,6 +661,86 @@ def run(args):
     if protocol_lines:
         print("\n".join(protocol_lines))
     return 0
+
+
+def _ensemble_requested(args, protocols):
+    """Whether the run averages trees; refuses what does not go with it."""
+    wanted = args.ensemble or (
+        args.model and any(_common.split_member(m)[1] for m in args.model)
+    ) or (args.model and len(args.model) == 1
+          and _common.is_ensemble(args.model))
+    if not wanted:
+        for option, given in (("--weights", args.weights is not None),
+                              ("--tie", args.tie != "right")):
+            if given:
+                raise CommandError(f"{option} applies to --ensemble.")
+        return False
+    if not args.model:
+        raise CommandError("--ensemble needs --model members.")
+    for option, given in (("--protocol", protocols), ("--shift", args.shift),
+                          ("--layer", args.layer is not None),
+                          ("--distance", args.distance is not None)):
+        if given:
+            raise CommandError(
+                f"{option} does not apply to an ensemble (name each member's "
+                "distance as MODEL:DISTANCE).")
+    return True
+
+
+def _ensemble_scores(ensemble, records, args):
+    """Scores of each member and of the ensemble, per decoder and tie.
+
+    Returns:
+        `(entry, rows)`: the JSON entry (members, weights, and the scores
+        of each row) and the table's rows `(name, scores)`.
+    """
+    from keras_ordered.parsing import average_tree
+    from keras_ordered.parsing.evaluate import evaluate_trees
+    from keras_ordered.parsing.evaluate import model_distances
+    from keras_ordered.parsing.trees import distances_to_tree
+
+    sentences = [list(r.words) for r in records]
+    by_model = {}
+    for member in ensemble.members:
+        by_model.setdefault(id(member.model), (member.model, set()))[1].add(
+            member.distance)
+    distances = {}
+    with _common.progress_bar(len(records) * len(by_model),
+                              "parsing with the members") as bar:
+        for key, (model, names) in by_model.items():
+            distances[key] = model_distances(
+                records, model, names=sorted(names),
+                batch_size=args.batch_size, progress=bar.update)
+    ties = list(_common.TIE_RULES) if args.tie == "both" else [args.tie]
+    rows, scores = [], {}
+    for decoder in _decoders(args.decoder):
+        member_trees = [
+            [distances_to_tree(w, d, decoder=decoder) for w, d in
+             zip(sentences, distances[id(m.model)][m.distance])]
+            for m in ensemble.members
+        ]
+        for member, trees in zip(ensemble.members, member_trees):
+            name = _row(member.name, decoder, args.decoder)
+            scores[name] = evaluate_trees(records, trees)
+            rows.append((name, scores[name]))
+        for tie in ties:
+            averaged = [
+                average_tree(w, [trees[i] for trees in member_trees],
+                             ensemble.weights, tie).tree
+                for i, w in enumerate(sentences)
+            ]
+            name = _row("ensemble", decoder, args.decoder) + (
+                f", ties {tie}" if args.tie == "both" else "")
+            scores[name] = evaluate_trees(records, averaged)
+            rows.append((name, scores[name]))
+    entry = {
+        "members": [m.name for m in ensemble.members],
+        "weights": ensemble.weights,
+        "decoder": args.decoder,
+        "tie": args.tie,
+        "rows": {name: _metrics_only(s) for name, s in scores.items()},
+    }
+    return entry, rows
 
 
 def format_summary(summary, self_f1, count):

@@ -161,12 +161,17 @@ def add_parser(subparsers):
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--model",
+        action="append",
         metavar="PATH",
         help="A saved model that yields syntactic distances (.keras), or "
         "the name of a shipped model (keras-ordered list-models). Without "
         "--layer/--distance, its default distance is used. A saved GFL "
         "parser prints labelled trees (POS tags as XX). Default: the "
-        "shipped prpn_ptb_quick.",
+        "shipped prpn_ptb_quick. Repeated (--model A --model B), or as "
+        "MODEL:DISTANCE (onlstm_ptb_small:layer2/forget) or MODEL:all "
+        "(every distance), or a shipped ensemble (ensemble_ptb): the "
+        "members' trees are averaged, the tree with the most member votes "
+        "for its spans (see --weights, --tie, --votes).",
     )
     source.add_argument(
         "--baseline",
@@ -189,6 +194,14 @@ def add_parser(subparsers):
         metavar="K",
         help="GFL parsers only: beam search keeping K prefixes (the paper "
         "uses 10; default: greedy decoding).",
+    )
+    _common.add_ensemble_arguments(parser)
+    parser.add_argument(
+        "--votes",
+        action="store_true",
+        help="Ensembles: label each constituent with its votes out of the "
+        "members' total ('2/3'), in the drawings and, with --format "
+        "brackets, as the labelled format's labels.",
     )
     return parser
 
@@ -410,9 +423,67 @@ def _check_drawing_options(args):
     _draw.check_extras(args.format)
 
 
+def _check_ensemble_options(args):
+    """Whether `--model` asks for an ensemble; refuses the options that
+    do not go with the choice, in one line."""
+    ensemble = _common.is_ensemble(args.model)
+    if not ensemble:
+        args.model = args.model[0] if args.model else None
+        for option, given in (("--weights", args.weights is not None),
+                              ("--tie", args.tie != "right"),
+                              ("--votes", args.votes)):
+            if given:
+                raise CommandError(
+                    f"{option} applies to ensembles: give several --model "
+                    "(or MODEL:DISTANCE members, or a shipped ensemble).")
+        return False
+    if args.layer is not None or args.distance is not None:
+        raise CommandError(
+            "--layer and --distance pick one model's distance: name each "
+            "member's as MODEL:DISTANCE (e.g. onlstm_ptb_small:layer2/forget).")
+    if args.distances:
+        raise CommandError(
+            "--distances draws one model's distances; an ensemble's tree "
+            "comes from its members' votes: use --votes.")
+    if args.beam_size is not None:
+        raise CommandError("--beam-size applies to GFL parsers only.")
+    return True
+
+
+def _parse_ensemble(args, all_lines, sentences, numbers, source, paths,
+                    folder_to_make, skipped):
+    """The ensemble's trees of `sentences`, printed or drawn."""
+    ensemble = _common.load_ensemble(args.model, args)
+    models = len({id(member.model) for member in ensemble.members})
+    bar = _common.progress_bar(len(sentences) * models, "parsing")
+    with bar:
+        parsed = ensemble.parse(sentences, batch_size=args.batch_size,
+                                progress=bar.update)
+    _common.note(
+        f"averaged the trees of {len(ensemble.members)} members "
+        f"({', '.join(member.name for member in ensemble.members)}), "
+        f"{ensemble.decoder} decoder, ties towards {ensemble.tie}-branching")
+    from keras_ordered.parsing import trees as trees_lib
+
+    escaped = [[_common.escape(w) for w in tokens] for tokens in sentences]
+    trees = [p.voted_tree(words) if args.votes
+             else _common.with_leaves(p.tree, tokens)
+             for p, words, tokens in zip(parsed, escaped, sentences)]
+    if args.format == "brackets":
+        _print_aligned(all_lines, [
+            trees_lib.tree_to_brackets(tree, labels=args.labels or args.votes)
+            for tree in trees
+        ])
+    else:
+        _show(args, source, all_lines, numbers,
+              [(tree, None) for tree in trees], paths, folder_to_make)
+    return 1 if skipped else 0
+
+
 def run(args):
     """Runs `keras-ordered parse`; returns the exit status."""
     _check_drawing_options(args)
+    ensemble = _check_ensemble_options(args)
     if args.baseline and (args.layer is not None or args.distance is not None):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
@@ -435,6 +506,9 @@ def run(args):
         # Checked before the model loads: a bad --output fails at once.
         paths, folder_to_make = _draw.output_paths(args.output, numbers,
                                                    args.format)
+    if ensemble:
+        return _parse_ensemble(args, all_lines, sentences, numbers, source,
+                               paths, folder_to_make, skipped)
     bar = _common.progress_bar(len(sentences), "parsing")
 
     if args.baseline:

@@ -15,6 +15,12 @@ from keras_ordered.parsing.baselines import baseline_predictor
 from keras_ordered.parsing.baselines import left_branching_tree
 from keras_ordered.parsing.baselines import random_tree
 from keras_ordered.parsing.baselines import right_branching_tree
+from keras_ordered.parsing.ensemble import TIE_RULES
+from keras_ordered.parsing.ensemble import AveragedTree
+from keras_ordered.parsing.ensemble import Member
+from keras_ordered.parsing.ensemble import TreeEnsemble
+from keras_ordered.parsing.ensemble import average_tree
+from keras_ordered.parsing.ensemble import span_votes
 from keras_ordered.parsing.evalb import COLLINS_PARAMS
 from keras_ordered.parsing.evalb import EvalbParams
 from keras_ordered.parsing.evalb import EvalbResult

@@ -1,0 +1,406 @@
+"""Tree averaging: the binary tree that most members' trees agree on.
+
+An ensemble of unsupervised parsers (Shayegh, Cao and Mou, 2024,
+"Ensemble Distillation for Unsupervised Constituency Parsing") gives each
+sentence the binary tree whose spans carry the most votes: every member
+(a model, or one distance of a model: an ON-LSTM layer and gate) parses
+the sentence, each span of a member's tree gets that member's weight,
+and CKY dynamic programming finds, among all binary trees of the
+sentence, the one whose spans' summed votes are the largest (the
+ensemble's "hit count" tree).
+
+The tie rule, stated: where two splits of a span give the same best score
+(within a relative tolerance of 1e-9, so that float weights summed in
+another order still tie), `tie="right"` takes the split nearest the
+span's start (towards right-branching, `(a (b c))`), and `tie="left"`
+the one nearest its end (towards left-branching, `((a b) c)`). Read
+top-down, the tree is the optimum whose split points, in pre-order, come
+first (or, for `"left"`, last) in lexicographic order. With integer
+votes ties are common; report both rules, so that the right-branching
+bias of the parsers (Dyer, Melis and Blunsom, 2019) cannot hide in the
+tie rule.
+
+Plain NumPy and Python, like the rest of `keras_ordered.parsing`: no
+model is imported (members are duck-typed: `sentence_distances`,
+`distance_names`, `default_distance`).
+
+Example:
+
+```python
+from keras_ordered.parsing import average_tree, brackets_to_tree
+trees = [brackets_to_tree(t) for t in (
+    "((the cat) (sat down))", "((the cat) (sat down))", "(the (cat (sat down)))")]
+averaged = average_tree(["the", "cat", "sat", "down"], trees)
+print(averaged.brackets)  # ((the cat) (sat down))
+print(averaged.votes[(0, 2)])  # 2.0
+```
+
+Reference:
+    Shayegh, Cao and Mou, 2024, "Ensemble Distillation for Unsupervised
+    Constituency Parsing", ICLR.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from keras_ordered.parsing import trees as trees_lib
+
+TIE_RULES = ("right", "left")
+"""How `average_tree` breaks ties between equally good splits: towards
+right-branching (`"right"`, the default, as the top-down decoder's first
+maximum) or left-branching (`"left"`)."""
+
+_TOLERANCE = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class AveragedTree:
+    """An ensemble's tree of one sentence, with the support of its spans.
+
+    Attributes:
+        tree: the binary `UnlabeledTree` over the sentence's words.
+        votes: dict `(start, end)` -> the summed weight of the members
+            whose trees hold that span, for every span of `tree` of two
+            words or more (end-exclusive).
+        total: the summed weight of all members (a span every member
+            holds has `votes == total`).
+        score: the summed votes of the tree's spans (what CKY maximised).
+        splits: dict `(start, end)` -> the split point of that span.
+    """
+
+    tree: object
+    votes: dict
+    total: float
+    score: float
+    splits: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def brackets(self):
+        """The tree as a bracketed string (`tree_to_brackets`)."""
+        return trees_lib.tree_to_brackets(self.tree)
+
+    def support(self, span):
+        """The share of the members' weight behind `span`, in [0, 1]."""
+        return self.votes.get(tuple(span), 0.0) / self.total
+
+    def voted_tree(self, words=None):
+        """The tree with every constituent labelled by its votes out of
+        the total (`"2/3"`), for drawings and labelled brackets.
+
+        Args:
+            words: the leaves to use (None: the tree's own).
+        """
+        words = list(trees_lib.leaves(self.tree) if words is None else words)
+        labels = {span: f"{self.votes[span]:g}/{self.total:g}"
+                  for span in self.splits}
+        return tree_from_splits(words, self.splits, labels)
+
+
+def check_tie(tie):
+    """Returns `tie` if it is one of `TIE_RULES`; else a one-line
+    ValueError naming them."""
+    if tie not in TIE_RULES:
+        raise ValueError(f"Unknown tie rule {tie!r}: choose one of "
+                         f"{', '.join(map(repr, TIE_RULES))}.")
+    return tie
+
+
+def check_weights(weights, count):
+    """`weights` as a list of `count` floats (None: all 1.0).
+
+    Raises:
+        ValueError: a count that differs, a negative, infinite or NaN
+            weight, or weights that are all 0 (one line).
+    """
+    if weights is None:
+        return [1.0] * count
+    weights = [float(w) for w in weights]
+    if len(weights) != count:
+        raise ValueError(f"{len(weights)} weights for {count} members: give "
+                         "one weight per member.")
+    for weight in weights:
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"Weights must be finite and non-negative, got "
+                             f"{weight!r}.")
+    if not any(weights):
+        raise ValueError("The weights are all 0: give some member a weight.")
+    return weights
+
+
+def span_votes(trees, weights=None):
+    """The members' votes for every span of two words or more.
+
+    Args:
+        trees: the members' binary trees of one sentence (`nltk.Tree`s
+            with the same number of leaves).
+        weights: one non-negative weight per tree (None: 1 each).
+
+    Returns:
+        dict `(start, end)` -> summed weight of the trees holding it.
+    """
+    trees = list(trees)
+    if not trees:
+        raise ValueError("No trees to average: give at least one.")
+    weights = check_weights(weights, len(trees))
+    lengths = {trees_lib.num_leaves(tree) for tree in trees}
+    if len(lengths) != 1:
+        raise ValueError(f"The trees have different lengths "
+                         f"({sorted(lengths)} words): they must parse the "
+                         "same sentence.")
+    votes = {}
+    for tree, weight in zip(trees, weights):
+        for span in trees_lib.tree_to_spans(tree):
+            votes[span] = votes.get(span, 0.0) + weight
+    return votes
+
+
+def best_splits(length, votes, tie="right"):
+    """CKY over the spans of a sentence: the best tree's split points.
+
+    Args:
+        length: the number of words.
+        votes: dict `(start, end)` -> vote (spans absent: 0).
+        tie: `"right"` or `"left"` (see the module's docstring).
+
+    Returns:
+        `(splits, score)`: dict `(start, end)` -> the split `k` of that
+        span in the best tree (its parts `[start, k)` and `[k, end)`), for
+        every span of the best tree of two words or more; and the tree's
+        summed votes.
+    """
+    check_tie(tie)
+    n = length
+    vote = np.zeros((n + 1, n + 1))
+    for (start, end), value in votes.items():
+        vote[start, end] = value
+    tolerance = _TOLERANCE * max(1.0, float(np.abs(vote).sum()))
+    best = np.zeros((n + 1, n + 1))
+    choice = np.zeros((n + 1, n + 1), dtype=np.int64)
+    for width in range(2, n + 1):
+        starts = np.arange(0, n - width + 1)
+        ends = starts + width
+        # split[s, m] = starts[s] + 1 + m, for m in 0 .. width - 2
+        splits = starts[:, None] + np.arange(1, width)[None, :]
+        totals = best[starts[:, None], splits] + best[splits, ends[:, None]]
+        top = totals.max(axis=1)
+        near = totals >= (top - tolerance)[:, None]
+        if tie == "right":
+            pick = near.argmax(axis=1)
+        else:
+            pick = width - 2 - near[:, ::-1].argmax(axis=1)
+        choice[starts, ends] = splits[np.arange(len(starts)), pick]
+        best[starts, ends] = vote[starts, ends] + top
+    splits, stack = {}, [(0, n)] if n > 1 else []
+    while stack:
+        start, end = stack.pop()
+        k = int(choice[start, end])
+        splits[start, end] = k
+        for part in ((start, k), (k, end)):
+            if part[1] - part[0] > 1:
+                stack.append(part)
+    return splits, float(best[0, n])
+
+
+def tree_from_splits(words, splits, labels=None):
+    """The binary `UnlabeledTree` of `words` with the given split points
+    (`best_splits`), built without recursion; `labels` (dict span ->
+    label) replaces the label `X` of some constituents."""
+    n = len(words)
+    make = trees_lib.UnlabeledTree
+    if n == 1:
+        return make(trees_lib.UNLABELED, [words[0]])  # as distances_to_tree
+    built = {}
+    for start, end in sorted(splits, key=lambda span: span[1] - span[0]):
+        k = splits[start, end]
+        parts = [built.pop(part) if part in built else words[part[0]]
+                 for part in ((start, k), (k, end))]
+        label = (labels or {}).get((start, end), trees_lib.UNLABELED)
+        built[start, end] = make(label, parts)
+    return built[0, n]
+
+
+def average_tree(words, trees, weights=None, tie="right"):
+    """The binary tree of `words` with the most member votes (CKY).
+
+    Args:
+        words: the sentence's words (its leaves).
+        trees: the members' binary trees of the sentence, one per member.
+        weights: one non-negative weight per member (None: 1 each).
+        tie: `"right"` (the default) or `"left"`: how equally good splits
+            are chosen (see the module's docstring).
+
+    Returns:
+        An `AveragedTree`: the tree, and each of its spans' votes.
+
+    Example:
+
+    ```python
+    from keras_ordered.parsing import average_tree, brackets_to_tree
+    members = [brackets_to_tree("((a b) c)"), brackets_to_tree("(a (b c))")]
+    assert average_tree(["a", "b", "c"], members).brackets == "(a (b c))"
+    assert average_tree(["a", "b", "c"], members, tie="left").brackets == \\
+        "((a b) c)"
+    ```
+    """
+    words = trees_lib._check_words(words)
+    trees = list(trees)
+    votes = span_votes(trees, weights)
+    if trees_lib.num_leaves(trees[0]) != len(words):
+        raise ValueError(f"The trees have {trees_lib.num_leaves(trees[0])} "
+                         f"leaves and the sentence {len(words)} words.")
+    splits, score = best_splits(len(words), votes, tie)
+    tree = tree_from_splits(list(words), splits)
+    total = float(sum(check_weights(weights, len(trees))))
+    return AveragedTree(
+        tree=tree,
+        votes={span: votes.get(span, 0.0) for span in splits},
+        total=total, score=score, splits=splits)
+
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    """One member of a `TreeEnsemble`: a model and one of its distances.
+
+    Attributes:
+        model: a model of syntactic distances (`sentence_distances`).
+        distance: the distance's name (`"layer2/forget"`).
+        name: what to call the member in messages (`"onlstm_ptb_small:
+            layer2/forget"`).
+    """
+
+    model: object
+    distance: str
+    name: str
+
+
+class TreeEnsemble:
+    """Parses with several members and averages their trees (CKY).
+
+    Members are models of syntactic distances, or pairs `(model,
+    distance)`: one distance of a model (an ON-LSTM layer and gate), or
+    `"all"` for every distance of the model. Each member reads the words
+    its own way (its own vocabulary), parses with the top-down decoder,
+    and votes for its tree's spans with its weight.
+
+    Args:
+        members: list of models, `(model, distance)` pairs or `Member`s
+            (at least two members in all, once `"all"` is expanded).
+        weights: one non-negative weight per member (None: 1 each).
+        decoder: the members' top-down decoder, `"right"` or `"left"`.
+        tie: the tie rule of the averaging, `"right"` or `"left"`.
+        names: optional name per entry of `members`, for messages.
+
+    Example:
+
+    ```python
+    ensemble = keras_ordered.parsing.TreeEnsemble([
+        keras_ordered.saving.load_shipped("prpn_ptb_quick"),
+        (keras_ordered.saving.load_shipped("onlstm_ptb_small"), "layer2/forget"),
+    ])
+    (parsed,) = ensemble.parse([["The", "cat", "sat", "on", "the", "mat", "."]])
+    print(parsed.brackets, parsed.votes)
+    ```
+
+    Reference:
+        Shayegh, Cao and Mou, 2024, "Ensemble Distillation for Unsupervised
+        Constituency Parsing", ICLR.
+    """
+
+    def __init__(self, members, weights=None, decoder="right", tie="right",
+                 names=None):
+        from keras_ordered.parsing.evaluate import check_distance_model
+
+        trees_lib.check_decoder(decoder)
+        check_tie(tie)
+        members = list(members)
+        names = list(names) if names is not None else [None] * len(members)
+        if len(names) != len(members):
+            raise ValueError("Give one name per member.")
+        expanded = []
+        for entry, label in zip(members, names):
+            if isinstance(entry, Member):
+                expanded.append(entry)
+                continue
+            model, distance = (entry if isinstance(entry, tuple)
+                               else (entry, None))
+            label = label or getattr(model, "name", type(model).__name__)
+            available = check_distance_model(model)
+            if distance == "all":
+                chosen = list(available)
+            else:
+                if distance is None:
+                    distance = (getattr(model, "default_distance", None)
+                                or available[0])
+                if distance not in available:
+                    raise ValueError(
+                        f"{label} has no distance {distance!r}; available: "
+                        f"{', '.join(available)} (or 'all').")
+                chosen = [distance]
+            expanded.extend(Member(model, name, f"{label}:{name}")
+                            for name in chosen)
+        if len(expanded) < 2:
+            raise ValueError(
+                f"An ensemble needs two members or more, got "
+                f"{len(expanded)}: add a model, or a distance of one "
+                "(MODEL:DISTANCE, MODEL:all).")
+        self.members = expanded
+        self.weights = check_weights(weights, len(expanded))
+        self.decoder = decoder
+        self.tie = tie
+
+    def member_trees(self, sentences, batch_size=64, progress=None):
+        """Every member's trees: a list (one per member) of lists of trees.
+
+        Each model reads the sentences once, for all its distances.
+        `sentences` are word lists (read as written) or treebank records
+        (`TreebankSentence`, looked up exactly), as `model_distances`.
+        """
+        from keras_ordered.parsing.evaluate import model_distances
+
+        records = list(sentences)
+        words = [list(r.words) if hasattr(r, "words") else list(r)
+                 for r in records]
+        by_model = {}
+        for member in self.members:
+            by_model.setdefault(id(member.model), (member.model, []))[1].append(
+                member.distance)
+        distances = {}
+        for key, (model, names) in by_model.items():
+            distances[key] = model_distances(
+                records, model, names=sorted(set(names)),
+                batch_size=batch_size, progress=progress)
+        return [[trees_lib.distances_to_tree(w, d, decoder=self.decoder)
+                 for w, d in zip(words,
+                                 distances[id(member.model)][member.distance])]
+                for member in self.members]
+
+    def parse(self, sentences, batch_size=64, progress=None):
+        """The averaged tree of each sentence.
+
+        Args:
+            sentences: list of word lists (or treebank records).
+            batch_size: sentences per forward pass of each model.
+            progress: optional function called with the sentences of each
+                forward pass (of every model).
+
+        Returns:
+            A list of `AveragedTree`, one per sentence.
+        """
+        members = self.member_trees(sentences, batch_size, progress)
+        words = [list(r.words) if hasattr(r, "words") else list(r)
+                 for r in sentences]
+        return [average_tree(w, [trees[i] for trees in members],
+                             self.weights, self.tie)
+                for i, w in enumerate(words)]
+
+    def predictor(self, batch_size=64, progress=None):
+        """A `predict` function (word lists -> trees), as
+        `distance_predictor`'s, for `evaluate_trees` and the baselines'
+        table."""
+        def predict(sentences):
+            return [parsed.tree for parsed in
+                    self.parse(sentences, batch_size, progress)]
+
+        return predict

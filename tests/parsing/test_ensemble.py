@@ -1,0 +1,227 @@
+"""Tree averaging against a brute force over every binary tree.
+
+`average_tree` finds by CKY the binary tree with the most member votes;
+here an independent enumeration of every binary tree of sentences up to 8
+words (429 trees at 8) finds the same score, and the tie rule picks the
+same tree among the optimal ones. Plain NumPy: runs on every backend.
+"""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from keras_ordered.parsing import TIE_RULES
+from keras_ordered.parsing import TreeEnsemble
+from keras_ordered.parsing import average_tree
+from keras_ordered.parsing import brackets_to_tree
+from keras_ordered.parsing import distances_to_tree
+from keras_ordered.parsing import span_votes
+from keras_ordered.parsing import tree_to_brackets
+from keras_ordered.parsing import tree_to_spans
+from keras_ordered.parsing.ensemble import best_splits
+
+pytestmark = pytest.mark.backends
+
+
+def all_trees(start, end):
+    """Every binary tree of [start, end) as nested (left, right) tuples of
+    word indices, with its pre-order split points."""
+    if end - start == 1:
+        return [(start, ())]
+    found = []
+    for k in range(start + 1, end):
+        for left, left_splits in all_trees(start, k):
+            for right, right_splits in all_trees(k, end):
+                found.append(((left, right), (k,) + left_splits + right_splits))
+    return found
+
+
+def spans_of(node, out=None):
+    """The spans (length >= 2) of a nested-tuple tree; returns (start, end)."""
+    out = [] if out is None else out
+
+    def walk(n):
+        if isinstance(n, int):
+            return n, n + 1
+        (a, _), (_, b) = walk(n[0]), walk(n[1])
+        out.append((a, b))
+        return a, b
+
+    walk(node)
+    return out
+
+
+def to_brackets(node, words):
+    if isinstance(node, int):
+        return words[node]
+    return f"({to_brackets(node[0], words)} {to_brackets(node[1], words)})"
+
+
+def brute_force(words, members, weights, tie):
+    """The optimal score, and the tree the tie rule picks, by enumeration."""
+    votes = {}
+    for tree, weight in zip(members, weights):
+        for span in tree_to_spans(tree):
+            votes[span] = votes.get(span, 0) + weight
+    scored = [(sum(votes.get(s, 0) for s in spans_of(node)), splits, node)
+              for node, splits in all_trees(0, len(words))]
+    top = max(score for score, _, _ in scored)
+    optimal = [(splits, node) for score, splits, node in scored
+               if abs(score - top) <= 1e-9 * max(1, sum(votes.values()))]
+    pick = min if tie == "right" else max
+    _, node = pick(optimal, key=lambda item: item[0])
+    return top, to_brackets(node, words), len(optimal)
+
+
+def random_tree(words, rng):
+    nodes = list(all_trees(0, len(words)))
+    node, _ = nodes[rng.randrange(len(nodes))]
+    return brackets_to_tree(to_brackets(node, words))
+
+
+@pytest.mark.parametrize("tie", TIE_RULES)
+@pytest.mark.parametrize("length", range(2, 9))
+def test_cky_finds_the_brute_force_tree(length, tie):
+    rng = random.Random(length * 10 + len(tie))
+    words = [f"w{i}" for i in range(length)]
+    ties_seen = 0
+    for trial in range(25):
+        if trial % 2:
+            # Equal votes from an even number of members: ties are common.
+            members = [random_tree(words, rng)
+                       for _ in range(rng.choice((2, 4)))]
+            weights = [1] * len(members)
+        else:
+            members = [random_tree(words, rng)
+                       for _ in range(rng.randint(1, 6))]
+            weights = [rng.random() + 0.1 for _ in members]
+        averaged = average_tree(words, members, weights, tie=tie)
+        score, expected, optimal = brute_force(words, members, weights, tie)
+        ties_seen += optimal > 1
+        assert averaged.score == pytest.approx(score)
+        assert averaged.brackets == expected, (trial, weights)
+        # The votes are those of the spans of the tree returned.
+        assert set(averaged.votes) == set(tree_to_spans(averaged.tree))
+        assert sum(averaged.votes.values()) == pytest.approx(score)
+    if length >= 3:
+        assert ties_seen, "no case with several optimal trees"
+
+
+def test_the_tie_rule_is_stated_and_flips():
+    words = ["a", "b", "c"]
+    members = [brackets_to_tree("((a b) c)"), brackets_to_tree("(a (b c))")]
+    assert average_tree(words, members).brackets == "(a (b c))"
+    assert average_tree(words, members, tie="right").brackets == "(a (b c))"
+    assert average_tree(words, members, tie="left").brackets == "((a b) c)"
+    # Float weights that tie up to rounding still tie.
+    votes = {(0, 2): 0.1 + 0.2, (1, 3): 0.3, (0, 3): 1.0}
+    assert best_splits(3, votes, "right")[0][0, 3] == 1
+    assert best_splits(3, votes, "left")[0][0, 3] == 2
+
+
+def test_agreeing_members_give_their_tree_with_every_vote():
+    words = "the cat sat on the mat".split()
+    tree = brackets_to_tree("((the cat) (sat (on (the mat))))")
+    averaged = average_tree(words, [tree, tree, tree], weights=[1, 2, 0.5])
+    assert averaged.brackets == tree_to_brackets(tree)
+    assert averaged.total == 3.5
+    assert all(v == 3.5 for v in averaged.votes.values())
+    assert averaged.support((0, 2)) == 1.0
+    # One word: the tree distances_to_tree gives it.
+    one = average_tree(["x"], [distances_to_tree(["x"], [0.0])])
+    assert one.tree == distances_to_tree(["x"], [0.0])
+    assert one.votes == {}
+
+
+def test_a_majority_span_wins_over_a_minority():
+    words = "a b c d".split()
+    members = [brackets_to_tree(t) for t in
+               ("((a b) (c d))", "((a b) (c d))", "(a (b (c d)))")]
+    averaged = average_tree(words, members)
+    assert averaged.brackets == "((a b) (c d))"
+    assert averaged.votes == {(0, 4): 3.0, (0, 2): 2.0, (2, 4): 3.0}
+    # A weight can outvote the majority.
+    heavy = average_tree(words, members, weights=[1, 1, 5])
+    assert heavy.brackets == "(a (b (c d)))"
+
+
+@pytest.mark.parametrize("weights, match", [
+    ([1], "1 weights for 2 members"),
+    ([1, -1], "non-negative"),
+    ([1, float("nan")], "finite"),
+    ([0, 0], "all 0"),
+])
+def test_bad_weights_are_one_line(weights, match):
+    members = [brackets_to_tree("(a b)"), brackets_to_tree("(a b)")]
+    with pytest.raises(ValueError, match=match) as error:
+        average_tree(["a", "b"], members, weights)
+    assert "\n" not in str(error.value)
+
+
+def test_bad_trees_and_tie_rules_are_one_line():
+    with pytest.raises(ValueError, match="different lengths"):
+        span_votes([brackets_to_tree("(a b)"), brackets_to_tree("(a (b c))")])
+    with pytest.raises(ValueError, match="Unknown tie rule 'middle'"):
+        average_tree(["a", "b"], [brackets_to_tree("(a b)")], tie="middle")
+    with pytest.raises(ValueError, match="leaves and the sentence 3 words"):
+        average_tree(["a", "b", "c"], [brackets_to_tree("(a b)")])
+
+
+class Distances:
+    """A model of syntactic distances: `rising` parses left-branching,
+    `flat` right-branching, `peak` splits after the first word pair."""
+
+    distance_names = ["layer1/rising", "layer1/flat", "layer2/peak"]
+    default_distance = "layer2/peak"
+
+    def __init__(self, name="fake"):
+        self.name = name
+        self.reads = 0
+
+    def sentence_distances(self, sentences, batch_size=64, progress=None):
+        self.reads += 1
+        out = {"layer1/rising": [], "layer1/flat": [], "layer2/peak": []}
+        for s in sentences:
+            out["layer1/rising"].append(np.arange(len(s), dtype=float))
+            out["layer1/flat"].append(np.zeros(len(s)))
+            peak = np.zeros(len(s))
+            peak[min(2, len(s) - 1)] = 1.0
+            out["layer2/peak"].append(peak)
+        return out
+
+
+def test_an_ensemble_of_model_distances_reads_each_model_once():
+    model = Distances()
+    ensemble = TreeEnsemble([(model, "all")], names=["fake"])
+    assert [m.name for m in ensemble.members] == [
+        "fake:layer1/rising", "fake:layer1/flat", "fake:layer2/peak"]
+    (parsed,) = ensemble.parse([["a", "b", "c", "d"]])
+    assert model.reads == 1
+    # Every member's spans, counted: the winner has the most votes.
+    members = [t[0] for t in ensemble.member_trees([["a", "b", "c", "d"]])]
+    expected = average_tree(list("abcd"), members)
+    assert parsed.brackets == expected.brackets
+    assert parsed.votes == expected.votes
+
+
+def test_ensemble_bad_input_is_one_line():
+    model = Distances()
+    with pytest.raises(ValueError, match="two members or more, got 1") as e:
+        TreeEnsemble([model])
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="no distance 'layer9/forget'"):
+        TreeEnsemble([(model, "layer9/forget"), model], names=["m", "n"])
+    with pytest.raises(ValueError, match="1 weights for 2 members"):
+        TreeEnsemble([model, (model, "layer1/flat")], weights=[1])
+    with pytest.raises(ValueError, match="Unknown decoder"):
+        TreeEnsemble([model, model], decoder="middle")
+
+
+def test_brute_force_enumerates_catalan_many_trees():
+    # The reference itself: C(n-1) binary trees of n words.
+    assert [len(all_trees(0, n)) for n in range(1, 9)] == [
+        1, 1, 2, 5, 14, 42, 132, 429]
+    assert len({splits for _, splits in all_trees(0, 6)}) == 42
+    assert list(itertools.islice(all_trees(0, 3), 2))[0][1] == (1, 2)
