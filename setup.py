@@ -4,7 +4,8 @@ The one thing setup.cfg cannot say: the shipped models live in
 `saved_models/` beside the package (where a clone keeps them and an
 editable install finds them), and a built wheel carries them inside the
 package, as `keras_ordered/saved_models/<name>/{model.keras, card.json,
-README.md}`, where `keras_ordered.shipped` looks first.
+README.md}` (a shipped ensemble: `ensemble.json` and `README.md`), where
+`keras_ordered.shipped` looks first.
 """
 
 import os
@@ -14,7 +15,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHIPPED_FILES = ("model.keras", "card.json", "README.md")
+SHIPPED_FILES = ("model.keras", "card.json", "ensemble.json", "README.md")
 
 
 class BuildWithShippedModels(build_py):
@@ -28,10 +29,12 @@ class BuildWithShippedModels(build_py):
         target = os.path.join(self.build_lib, "keras_ordered", "saved_models")
         for name in sorted(os.listdir(source)):
             folder = os.path.join(source, name)
-            if not os.path.isfile(os.path.join(folder, "card.json")):
+            present = [file_name for file_name in SHIPPED_FILES
+                       if os.path.isfile(os.path.join(folder, file_name))]
+            if "card.json" not in present and "ensemble.json" not in present:
                 continue
             os.makedirs(os.path.join(target, name), exist_ok=True)
-            for file_name in SHIPPED_FILES:
+            for file_name in present:
                 shutil.copyfile(os.path.join(folder, file_name),
                                 os.path.join(target, name, file_name))
         shutil.copyfile(os.path.join(source, "README.md"),

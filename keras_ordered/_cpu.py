@@ -34,3 +34,25 @@ def _read_flags(cpuinfo):
     except OSError:
         pass
     return frozenset()
+
+
+def describe_cpu(cpuinfo=CPUINFO):
+    """The CPU in words, for the records of benchmarks: its model name and
+    its widest vector units (`"Intel(R) Xeon(R) Processor, AVX-512 +
+    AMX"`); `"unknown CPU"` where `cpuinfo` cannot be read."""
+    name = "unknown CPU"
+    try:
+        with open(cpuinfo) as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        return name
+    flags = cpu_flags(cpuinfo)
+    units = [label for flag, label in (("avx512f", "AVX-512"),
+                                       ("amx_tile", "AMX"))
+             if flag in flags]
+    if not units and "avx2" in flags:
+        units = ["AVX2"]
+    return name + (", " + " + ".join(units) if units else "")

@@ -274,6 +274,57 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         ) from None
 
 
+def load_ensemble(specs, weights=None, decoder=None, tie=None):
+    """A `keras_ordered.parsing.TreeEnsemble` of named members.
+
+    Args:
+        specs: list of `"MODEL[:DISTANCE]"` (`split_member`): `.keras`
+            files or shipped names, with one distance, `all` of them, or
+            none (the model's default); a shipped ensemble's name stands
+            for its members (and, when it is the only spec, its weights,
+            decoder and tie rule).
+        weights: one weight per member once expanded (None: the shipped
+            ensemble's, or 1 each).
+        decoder, tie: `"right"` or `"left"` (None: the shipped ensemble's,
+            or `"right"`).
+
+    Returns:
+        The `TreeEnsemble`; each model file is loaded once.
+
+    Example:
+
+    ```python
+    ensemble = keras_ordered.saving.load_ensemble(
+        ["prpn_ptb_quick", "onlstm_ptb_small:layer2/forget"])
+    (parsed,) = ensemble.parse([["the", "cat", "sat"]])
+    ```
+    """
+    from keras_ordered.parsing.ensemble import TreeEnsemble
+    from keras_ordered.parsing.ensemble import split_member
+
+    expanded = []
+    for spec in specs:
+        preset = shipped.ensemble_members(split_member(spec)[0])
+        if preset is None:
+            expanded.append(spec)
+            continue
+        expanded.extend(preset["members"])
+        if len(specs) == 1:
+            weights = preset["weights"] if weights is None else weights
+            decoder = decoder or preset["decoder"]
+            tie = tie or preset["tie"]
+    loaded, entries, names = {}, [], []
+    for spec in expanded:
+        path, distance = split_member(spec)
+        if path not in loaded:
+            loaded[path] = (load_shipped(path) if shipped.is_shipped(path)
+                            else load_model(path, compile=False))
+        entries.append((loaded[path], distance))
+        names.append(path)
+    return TreeEnsemble(entries, weights=weights, decoder=decoder or "right",
+                        tie=tie or "right", names=names)
+
+
 def load_shipped(name, expected_class=None, compile=False):
     """Loads a shipped model.
 
@@ -285,7 +336,8 @@ def load_shipped(name, expected_class=None, compile=False):
             files hold none, so the default is False).
 
     Returns:
-        The Keras model, in float32.
+        The Keras model, in float32; for a shipped ensemble
+        (`ensemble_ptb`), its `keras_ordered.parsing.TreeEnsemble`.
 
     Example:
 
@@ -294,6 +346,13 @@ def load_shipped(name, expected_class=None, compile=False):
     distances = model.sentence_distances([["the", "cat", "sat"]])
     ```
     """
+    if shipped.ensemble_members(name) is not None:
+        if expected_class is not None:
+            raise ValueError(
+                f"{name!r} is a shipped ensemble, not a "
+                f"{expected_class.__name__}: load it with "
+                f"keras_ordered.saving.load_shipped({name!r}).")
+        return load_ensemble([name])
     card = shipped.shipped_card(name)
     if expected_class is not None and card["class"] != expected_class.__name__:
         raise ValueError(

@@ -37,6 +37,7 @@ shipped model with the best parsing F1 on the WSJ sample (see its card)."""
 
 MODEL_FILE = "model.keras"
 CARD_FILE = "card.json"
+ENSEMBLE_FILE = "ensemble.json"
 
 
 def saved_models_dir():
@@ -60,6 +61,20 @@ def shipped_names():
         name
         for name in os.listdir(folder)
         if os.path.isfile(os.path.join(folder, name, CARD_FILE))
+    )
+
+
+def ensemble_names():
+    """Names of the shipped ensembles (folders with an `ensemble.json`:
+    averages of shipped models' trees, no model file of their own), sorted.
+    """
+    folder = saved_models_dir()
+    if not os.path.isdir(folder):
+        return []
+    return sorted(
+        name
+        for name in os.listdir(folder)
+        if os.path.isfile(os.path.join(folder, name, ENSEMBLE_FILE))
     )
 
 
@@ -87,7 +102,7 @@ def suggestion(name):
     """
     import difflib
 
-    names = shipped_names()
+    names = shipped_names() + ensemble_names()
     if not names:
         return ""
     base = os.path.basename(os.path.normpath(str(name)))
@@ -118,13 +133,23 @@ def _missing(name):
 
 
 def is_shipped(name):
-    """Whether `name` names a shipped model (not a file path)."""
+    """Whether `name` names a shipped model or ensemble (not a file
+    path)."""
     return (
         isinstance(name, str)
         and os.sep not in name
         and not name.endswith(".keras")
-        and name in shipped_names()
+        and (name in shipped_names() or name in ensemble_names())
     )
+
+
+def ensemble_card(name):
+    """The card (a dict) of a shipped ensemble (`ensemble.json`)."""
+    path = os.path.join(saved_models_dir(), name, ENSEMBLE_FILE)
+    if not os.path.isfile(path):
+        raise _missing(name)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def shipped_card(name):
@@ -151,11 +176,9 @@ def ensemble_members(name):
         None, or a dict with `members` (list of str), `weights` (list of
         float or None), `decoder` and `tie`.
     """
-    if not is_shipped(name):
+    if not isinstance(name, str) or name not in ensemble_names():
         return None
-    card = shipped_card(name)
-    if card.get("kind") != "ensemble":
-        return None
+    card = ensemble_card(name)
     return {"members": list(card["members"]),
             "weights": card.get("weights"),
             "decoder": card.get("decoder", "right"),

@@ -415,13 +415,11 @@ def _weights(text):
 
 
 def split_member(spec):
-    """`MODEL[:DISTANCE]` -> `(model, distance or None)`: a member of an
-    ensemble, one distance of a model (`onlstm_ptb_small:layer2/forget`)
-    or all of them (`MODEL:all`)."""
-    name, sep, distance = str(spec).rpartition(":")
-    if sep and name and distance:
-        return name, distance
-    return str(spec), None
+    """`MODEL[:DISTANCE]` -> `(model, distance or None)`
+    (`keras_ordered.parsing.ensemble.split_member`)."""
+    from keras_ordered.parsing.ensemble import split_member as split
+
+    return split(spec)
 
 
 def is_ensemble(specs):
@@ -438,52 +436,32 @@ def is_ensemble(specs):
 
 
 def load_ensemble(specs, args):
-    """A `keras_ordered.parsing.TreeEnsemble` of the `--model` members.
-
-    A shipped ensemble's name stands for its members, weights, decoder
-    and tie rule (`--weights`, `--decoder` and `--tie` given on the
-    command line replace them). Each model file is loaded once. A line on
-    stderr notes members whose vocabularies differ (each reads the words
-    its own way).
+    """A `keras_ordered.parsing.TreeEnsemble` of the `--model` members
+    (`keras_ordered.saving.load_ensemble`): `--weights`, `--decoder` and
+    `--tie` replace a shipped ensemble's own. A line on stderr notes
+    members whose vocabularies differ (each reads the words its own way).
 
     Raises:
         CommandError: a member that is not a model of syntactic distances,
             an unknown distance, fewer than two members, bad weights (one
             line each).
     """
-    from keras_ordered import shipped
-    from keras_ordered.parsing import TreeEnsemble
+    from keras_ordered.saving import load_ensemble as load
 
-    weights, decoder = args.weights, getattr(args, "decoder", "right")
-    tie = args.tie if args.tie in TIE_RULES else "right"  # "both": a row each
-    decoder = decoder if decoder in ("right", "left") else "right"  # "both"
-    expanded = []
-    for spec in specs:
-        members = shipped.ensemble_members(split_member(spec)[0])
-        if members is None:
-            expanded.append(spec)
-            continue
-        expanded.extend(members["members"])
-        if len(specs) == 1:
-            weights = weights or members["weights"]
-            decoder = (decoder if decoder != "right"
-                       else members["decoder"])
-            tie = tie if tie != "right" else members["tie"]
-    loaded, entries, names = {}, [], []
-    for spec in expanded:
-        path, distance = split_member(spec)
-        if path not in loaded:
-            loaded[path] = load_model(path)
-            model_distances(loaded[path], path)
-        entries.append((loaded[path], distance))
-        names.append(path)
-    vocabularies = {tuple(getattr(model, "vocabulary", ()) or ())
-                    for model in loaded.values()}
+    decoder = getattr(args, "decoder", "right")
+    try:
+        ensemble = load(
+            specs, weights=args.weights,
+            decoder=decoder if decoder == "left" else None,  # "both": rows
+            tie="left" if args.tie == "left" else None)
+    except (ValueError, OSError) as error:
+        raise CommandError(str(error)) from None
+    models = {id(m.model): m for m in ensemble.members}
+    for member in models.values():
+        model_distances(member.model, member.name)
+    vocabularies = {tuple(getattr(m.model, "vocabulary", ()) or ())
+                    for m in models.values()}
     if len(vocabularies) > 1:
         note("note: the members' vocabularies differ: each reads the words "
              "its own way.")
-    try:
-        return TreeEnsemble(entries, weights=weights, decoder=decoder,
-                            tie=tie, names=names)
-    except ValueError as error:
-        raise CommandError(str(error)) from None
+    return ensemble

@@ -89,9 +89,31 @@ def run(args):
             "keras-ordered clone)."
         )
     cards = [shipped.shipped_card(name) for name in names]
+    ensembles = [shipped.ensemble_card(name)
+                 for name in shipped.ensemble_names()]
     if args.json:
-        print(json.dumps(cards, indent=1))
+        print(json.dumps(cards + ensembles, indent=1))
         return 0
     for line in format_table(cards, shipped.DEFAULT_PARSER):
         print(line)
+    for line in format_ensembles(ensembles):
+        print(line)
     return 0
+
+
+def format_ensembles(cards):
+    """The lines of the shipped ensembles (none without them)."""
+    if not cards:
+        return []
+    lines = ["", "ensembles (the averaged trees of shipped models; "
+             "`keras-ordered parse --model NAME`):"]
+    for card in cards:
+        test = card.get("parsing", {}).get("splits", {}).get("test", {})
+        lines.append(
+            f"{card['name']:<18} {len(card.get('expanded_members', card['members']))} "
+            f"members: {' + '.join(card['members'])}; test F1 "
+            f"{_figure(test.get('sentence_f1'), 2)} (best member "
+            f"{_figure(test.get('best_member_sentence_f1'), 2)}, "
+            f"right-br. {_figure(test.get('right_branching_sentence_f1'), 2)})"
+        )
+    return lines

@@ -32,6 +32,8 @@ def wheel(tmp_path_factory):
     source.mkdir()
     for name in SOURCES:
         path = os.path.join(REPO, name)
+        if not os.path.exists(path):
+            continue  # setup.py, MANIFEST.in: a project without them
         if os.path.isdir(path):
             shutil.copytree(path, source / name, ignore=shutil.ignore_patterns(
                 "__pycache__", "*.pyc"))
@@ -91,6 +93,10 @@ def test_the_wheel_holds_the_shipped_models_and_their_cards(wheel):
                 with open(os.path.join(REPO, "saved_models", model,
                                        file_name), "rb") as f:
                     assert archive.read(inside) == f.read(), inside
+        for ensemble in shipped.ensemble_names():
+            for file_name in ("ensemble.json", "README.md"):
+                inside = f"keras_ordered/saved_models/{ensemble}/{file_name}"
+                assert inside in names, inside
         assert not [n for n in names if n.endswith("make_card.py")]
 
 

@@ -109,7 +109,7 @@ def test_list_models_and_parse_without_a_model(capsys):
     assert "prpn_ptb_quick" in out and "(default parser)" in out
     assert main(["list-models", "--json"]) == 0
     cards = json.loads(capsys.readouterr().out)
-    assert [c["name"] for c in cards] == NAMES
+    assert [c["name"] for c in cards] == NAMES + shipped.ensemble_names()
 
     assert main(["parse", "The cat sat on the mat."]) == 0
     captured = capsys.readouterr()

@@ -259,6 +259,26 @@ def average_tree(words, trees, weights=None, tie="right"):
         total=total, score=score, splits=splits)
 
 
+def split_member(spec):
+    """`"MODEL[:DISTANCE]"` -> `(model, distance or None)`.
+
+    A member of an ensemble named as text: a model (a `.keras` path or a
+    shipped name) and one of its distances (`"onlstm_ptb_small:
+    layer2/forget"`), or `"all"` of them (`"onlstm_ptb_small:all"`).
+
+    Example:
+
+    >>> split_member("onlstm_ptb_small:layer2/forget")
+    ('onlstm_ptb_small', 'layer2/forget')
+    >>> split_member("runs/prpn/model.keras")
+    ('runs/prpn/model.keras', None)
+    """
+    name, sep, distance = str(spec).rpartition(":")
+    if sep and name and distance:
+        return name, distance
+    return str(spec), None
+
+
 @dataclasses.dataclass(frozen=True)
 class Member:
     """One member of a `TreeEnsemble`: a model and one of its distances.

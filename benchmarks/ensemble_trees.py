@@ -1,0 +1,273 @@
+"""Tree averaging over members: ensembles' sentence F1 on the WSJ sample.
+
+For each named ensemble (`--ensemble NAME=MEMBER+MEMBER+...`, members as
+`keras-ordered parse --model` takes them: a shipped name or `.keras`
+file, optionally `:DISTANCE` or `:all`), on the development split
+(wsj_0001-0099, where an ensemble may be chosen) and the test split
+(wsj_0100-0149, reported only): each member's sentence F1 and corpus F1,
+and the averaged trees' under both decoders and both tie rules
+(`keras_ordered.parsing.ensemble`), beside right-branching. Each model
+reads each split once, for all its distances.
+
+    python benchmarks/ensemble_trees.py --treebank ../shared/data/wsj_sample/mrg \
+        --ensemble shipped=prpn_ptb_quick+prpn_ptb_small+onlstm_ptb_small \
+        --record benchmarks/records/ensemble_trees/shipped.json
+
+The record (JSON) holds the command, the CPU, and per ensemble and split
+every figure; `--markdown` prints the table of benchmarks/README.md.
+
+`--ship NAME` writes the shipped ensemble `saved_models/NAME/`
+(`ensemble.json` and its `README.md` card): of the run's ensembles, the
+one with the best development-split sentence F1 (right decoder, right
+ties, the package's defaults); the test split plays no part in the
+choice. Its members must be shipped models.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from keras_ordered._cpu import describe_cpu
+from keras_ordered.datasets.treebank import load_treebank_split
+from keras_ordered.parsing import average_tree
+from keras_ordered.parsing import baseline_predictor
+from keras_ordered.parsing import distances_to_tree
+from keras_ordered.parsing import evaluate_trees
+from keras_ordered.parsing import model_distances
+from keras_ordered.saving import load_ensemble
+from keras_ordered.training.crash_safety import write_json_atomically
+
+SPLITS = ("dev", "test")
+COMBINATIONS = tuple((decoder, tie) for decoder in ("right", "left")
+                     for tie in ("right", "left"))
+
+
+def _figures(scores):
+    return {"sentence_f1": round(scores["sentence_f1"], 2),
+            "corpus_f1": round(scores["corpus_f1"], 2)}
+
+
+def score_ensemble(ensemble, records):
+    """Figures of the members and of the averaged trees on `records`."""
+    sentences = [list(r.words) for r in records]
+    models = {}
+    for member in ensemble.members:
+        models.setdefault(id(member.model), (member.model, set()))[1].add(
+            member.distance)
+    distances = {key: model_distances(records, model, names=sorted(names))
+                 for key, (model, names) in models.items()}
+    result = {"members": {}, "ensemble": {}}
+    for decoder in ("right", "left"):
+        trees = [[distances_to_tree(w, d, decoder=decoder)
+                  for w, d in zip(sentences,
+                                  distances[id(m.model)][m.distance])]
+                 for m in ensemble.members]
+        if decoder == "right":
+            for member, member_trees in zip(ensemble.members, trees):
+                result["members"][member.name] = _figures(
+                    evaluate_trees(records, member_trees))
+        for tie in ("right", "left"):
+            averaged = [average_tree(w, [t[i] for t in trees],
+                                     ensemble.weights, tie).tree
+                        for i, w in enumerate(sentences)]
+            result["ensemble"][f"{decoder} decoder, {tie} ties"] = _figures(
+                evaluate_trees(records, averaged))
+    best = max(result["members"].values(), key=lambda f: f["sentence_f1"])
+    result["best_member_sentence_f1"] = best["sentence_f1"]
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--treebank", required=True, metavar="DIR")
+    parser.add_argument("--ensemble", action="append", required=True,
+                        metavar="NAME=MEMBER+MEMBER",
+                        help="a named ensemble (repeat for several)")
+    parser.add_argument("--weights", action="append", default=[],
+                        metavar="NAME=W,W",
+                        help="weights of a named ensemble (default: 1 each)")
+    parser.add_argument("--record", metavar="FILE",
+                        help="write the figures to FILE (JSON)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the figures as a Markdown table")
+    parser.add_argument("--ship", metavar="NAME",
+                        help="write saved_models/NAME: the ensemble with "
+                        "the best development-split F1")
+    args = parser.parse_args(argv)
+    weights = {}
+    for entry in args.weights:
+        name, _, values = entry.partition("=")
+        weights[name] = [float(v) for v in values.split(",")]
+    record = {
+        "command": "python benchmarks/ensemble_trees.py " + " ".join(
+            argv if argv is not None else sys.argv[1:]),
+        "cpu": describe_cpu(),
+        "treebank": os.path.basename(os.path.normpath(args.treebank)),
+        "splits": {},
+        "ensembles": {},
+    }
+    records = {split: load_treebank_split(args.treebank, split)[0]
+               for split in SPLITS}
+    for split, split_records in records.items():
+        record["splits"][split] = {
+            "sentences": len(split_records),
+            "right_branching": _figures(evaluate_trees(
+                split_records,
+                baseline_predictor("right-branching")(
+                    [list(r.words) for r in split_records]))),
+        }
+    for entry in args.ensemble:
+        name, _, members = entry.partition("=")
+        start = time.time()
+        ensemble = load_ensemble(members.split("+"),
+                                 weights=weights.get(name))
+        record["ensembles"][name] = {
+            "members": [m.name for m in ensemble.members],
+            "weights": ensemble.weights,
+            "splits": {split: score_ensemble(ensemble, split_records)
+                       for split, split_records in records.items()},
+        }
+        print(f"{name}: {len(ensemble.members)} members, "
+              f"{time.time() - start:.0f} s", file=sys.stderr)
+    if args.record:
+        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
+                    exist_ok=True)
+        write_json_atomically(args.record, record, indent=1)
+    if args.ship:
+        ship(record, args.ship, specs={
+            entry.partition("=")[0]: entry.partition("=")[2].split("+")
+            for entry in args.ensemble}, record_path=args.record)
+    if args.markdown:
+        print(markdown(record))
+    else:
+        print(json.dumps(record, indent=1))
+    return 0
+
+
+DEFAULT = "right decoder, right ties"
+
+
+def ship(record, name, specs, record_path=None):
+    """Writes `saved_models/<name>/` for the run's best ensemble on the
+    development split."""
+    from keras_ordered import shipped
+
+    dev = {key: entry["splits"]["dev"]["ensemble"][DEFAULT]["sentence_f1"]
+           for key, entry in record["ensembles"].items()}
+    chosen = max(dev, key=dev.get)
+    entry = record["ensembles"][chosen]
+    splits = {}
+    for split in SPLITS:
+        figures = entry["splits"][split]
+        splits[split] = {
+            "sentences": record["splits"][split]["sentences"],
+            **figures["ensemble"][DEFAULT],
+            "best_member_sentence_f1": figures["best_member_sentence_f1"],
+            "right_branching_sentence_f1":
+                record["splits"][split]["right_branching"]["sentence_f1"],
+            "left_ties_sentence_f1":
+                figures["ensemble"]["right decoder, left ties"]["sentence_f1"],
+        }
+    card = {
+        "name": name,
+        "kind": "ensemble",
+        "class": "TreeEnsemble",
+        "members": specs[chosen],
+        "expanded_members": entry["members"],
+        "weights": None if len(set(entry["weights"])) == 1 else entry["weights"],
+        "decoder": "right",
+        "tie": "right",
+        "command": record["command"],
+        "record": record_path,
+        "cpu": record["cpu"],
+        "selection": (
+            f"the ensemble {chosen!r}, of the {len(dev)} of the command "
+            f"({', '.join(f'{k}: {v:.2f}' for k, v in dev.items())}), with "
+            "the best development-split sentence F1 (wsj_0001-0099); the "
+            "test split played no part"),
+        "parsing": {
+            "treebank": "wsj_sample/mrg (dev wsj_0001-0099, test "
+                        "wsj_0100-0149)",
+            "protocol": "keras-ordered evaluate-parsing: every sentence, "
+                        "punctuation removed, sentence-level F1 of "
+                        "unlabeled brackets of length > 1 without the "
+                        "whole-sentence span",
+            "splits": splits,
+        },
+    }
+    folder = os.path.join(shipped.saved_models_dir(), name)
+    os.makedirs(folder, exist_ok=True)
+    write_json_atomically(os.path.join(folder, shipped.ENSEMBLE_FILE), card,
+                          indent=1)
+    with open(os.path.join(folder, "README.md"), "w", encoding="utf-8") as f:
+        f.write(ensemble_readme(card))
+
+
+def ensemble_readme(card):
+    """The card for people of a shipped ensemble, from its
+    `ensemble.json`."""
+    test, dev = card["parsing"]["splits"]["test"], card["parsing"]["splits"]["dev"]
+    members = "\n".join(f"- `{m}`" for m in card["expanded_members"])
+    return f"""# {card['name']}
+
+A shipped ensemble: no model of its own, the averaged trees of shipped
+models (`keras_ordered.parsing.ensemble`: for each sentence, the binary
+tree whose spans carry the most member votes, by CKY; ties towards
+right-branching). Generated by `benchmarks/ensemble_trees.py --ship`.
+
+```bash
+keras-ordered parse --model {card['name']} "The cat sat on the mat."
+```
+
+Members ({len(card['expanded_members'])}, weight 1 each, the {card['decoder']} decoder):
+
+{members}
+
+Chosen as {card['selection']}.
+
+Sentence F1 on the WSJ sample (right-branching beside it):
+
+| split | sentences | ensemble | ensemble, left ties | best member | right-branching |
+|---|---|---|---|---|---|
+| dev | {dev['sentences']} | {dev['sentence_f1']:.2f} | {dev['left_ties_sentence_f1']:.2f} | {dev['best_member_sentence_f1']:.2f} | {dev['right_branching_sentence_f1']:.2f} |
+| test | {test['sentences']} | **{test['sentence_f1']:.2f}** | {test['left_ties_sentence_f1']:.2f} | {test['best_member_sentence_f1']:.2f} | {test['right_branching_sentence_f1']:.2f} |
+
+Command ({card['cpu']}; record `{card['record']}`):
+
+```bash
+{card['command']}
+```
+
+Every member has read the WSJ sample's sentences as language-modelling
+text (they lie inside PTB's training text): see docs/results.md for what
+that is worth.
+"""
+
+
+def markdown(record):
+    """The record as a table: one row per ensemble, dev and test F1 of the
+    best member and of the ensemble (right decoder; both tie rules; the
+    left decoder with right ties)."""
+    lines = [
+        "| ensemble | members | split | best member | ensemble, right ties "
+        "| ensemble, left ties | left decoder | right-branching |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, entry in record["ensembles"].items():
+        for split in SPLITS:
+            figures = entry["splits"][split]
+            ens = figures["ensemble"]
+            lines.append(
+                f"| {name} | {len(entry['members'])} | {split} | "
+                f"{figures['best_member_sentence_f1']:.2f} | "
+                f"**{ens['right decoder, right ties']['sentence_f1']:.2f}** | "
+                f"{ens['right decoder, left ties']['sentence_f1']:.2f} | "
+                f"{ens['left decoder, right ties']['sentence_f1']:.2f} | "
+                f"{record['splits'][split]['right_branching']['sentence_f1']:.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""`keras-ordered parse` and `evaluate-parsing` with several models: the
+members' trees averaged (keras_ordered.parsing.ensemble)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import require_data
+from keras_ordered import saving
+from keras_ordered import shipped
+from keras_ordered_cli import main
+
+
+class Rising:
+    """Distances rising along the sentence: left-branching trees."""
+
+    distance_names = ["layer1/rising", "layer1/flat"]
+    default_distance = "layer1/rising"
+    vocabulary = ["<eos>", "<unk>", "a"]
+
+    def sentence_distances(self, sentences, batch_size=64, progress=None):
+        if progress is not None:
+            progress(len(sentences))
+        return {"layer1/rising": [np.arange(len(s), dtype=float)
+                                  for s in sentences],
+                "layer1/flat": [np.zeros(len(s)) for s in sentences]}
+
+
+class Flat(Rising):
+    """The default distance is flat: right-branching trees."""
+
+    default_distance = "layer1/flat"
+    vocabulary = ["<eos>", "<unk>", "b"]
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    models = {"rising.keras": Rising(), "flat.keras": Flat()}
+    monkeypatch.setattr(saving, "load_model",
+                        lambda path, compile=False: models[path])
+    return models
+
+
+def run(argv, capsys):
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+TWO = ["parse", "--model", "rising.keras", "--model", "flat.keras"]
+
+
+def test_two_members_tie_and_the_tie_rule_decides(fakes, capsys):
+    status, out, err = run(TWO + ["a b c"], capsys)
+    assert status == 0
+    assert out == "(a (b c))\n"  # one vote each: ties towards right
+    assert "averaged the trees of 2 members (rising.keras:layer1/rising, " \
+        "flat.keras:layer1/flat), right decoder, ties towards " \
+        "right-branching" in err
+    # Each member reads the words its own way: said once.
+    assert "vocabularies differ" in err
+    status, out, _ = run(TWO + ["--tie", "left", "a b c"], capsys)
+    assert out == "((a b) c)\n"
+    status, out, _ = run(TWO + ["--weights", "2,1", "a b c"], capsys)
+    assert out == "((a b) c)\n"  # the heavier member wins
+
+
+def test_votes_label_each_constituent(fakes, capsys):
+    status, out, _ = run(TWO + ["--votes", "a b c"], capsys)
+    assert status == 0
+    assert out == "(2/2 (XX a) (1/2 (XX b) (XX c)))\n"
+    status, out, _ = run(TWO + ["--votes", "--format", "text", "a b c"],
+                         capsys)
+    assert "2/2" in out and "1/2" in out
+
+
+def test_one_model_with_all_its_distances_is_an_ensemble(fakes, capsys):
+    status, out, err = run(["parse", "--model", "rising.keras:all",
+                            "a b c"], capsys)
+    assert status == 0 and out == "(a (b c))\n"
+    assert "2 members" in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--model", "rising.keras:layer9/gate"],
+     "rising.keras has no distance 'layer9/gate'; available: "
+     "layer1/rising, layer1/flat (or 'all')."),
+    (["--model", "rising.keras:layer1/flat"],
+     "An ensemble needs two members or more, got 1"),
+    (["--model", "rising.keras", "--model", "flat.keras", "--weights",
+      "1,2,3"], "3 weights for 2 members"),
+    (["--model", "rising.keras", "--model", "flat.keras", "--layer", "1"],
+     "--layer and --distance pick one model's distance"),
+    (["--model", "rising.keras", "--model", "flat.keras", "--format",
+      "text", "--distances"], "use --votes"),
+    (["--model", "rising.keras", "--weights", "1"],
+     "--weights applies to ensembles"),
+    (["--model", "rising.keras", "--votes"], "--votes applies to ensembles"),
+])
+def test_bad_ensembles_are_one_line(fakes, capsys, extra, message):
+    status, out, err = run(["parse", *extra, "a b c"], capsys)
+    assert status == 2 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("keras-ordered parse: error: ")
+    assert message in line, line
+
+
+def test_evaluate_parsing_scores_the_ensemble_beside_its_members(
+        fakes, capsys):
+    treebank = require_data("wsj_sample/mrg")
+    status, out, _ = run(
+        ["evaluate-parsing", "--treebank", treebank, "--limit", "30",
+         "--model", "rising.keras", "flat.keras", "--ensemble", "--tie",
+         "both", "--baseline", "right-branching", "left-branching", "--json"],
+        capsys)
+    assert status == 0
+    result = json.loads(out)
+    rows = result["ensemble"]["rows"]
+    assert list(rows) == ["rising.keras:layer1/rising",
+                          "flat.keras:layer1/flat",
+                          "ensemble, ties right", "ensemble, ties left"]
+    baselines = result["baselines"]
+    # Two members that always tie: each tie rule gives one baseline.
+    assert rows["ensemble, ties right"]["sentence_f1"] == pytest.approx(
+        baselines["right-branching"]["sentence_f1"])
+    assert rows["ensemble, ties left"]["sentence_f1"] == pytest.approx(
+        baselines["left-branching"]["sentence_f1"])
+
+
+def test_the_shipped_ensemble_parses_by_name(capsys):
+    names = shipped.ensemble_names()
+    assert "ensemble_ptb" in names
+    status, out, err = run(["parse", "--model", "ensemble_ptb",
+                            "The cat sat on the mat."], capsys)
+    assert status == 0
+    assert out.startswith("(") and out.count("(") == out.count(")")
+    card = shipped.ensemble_card("ensemble_ptb")
+    assert f"averaged the trees of {len(card['expanded_members'])} members" \
+        in err
+    status, out, _ = run(["list-models"], capsys)
+    assert "ensemble_ptb" in out
+    ensemble = saving.load_shipped("ensemble_ptb")
+    assert [m.name for m in ensemble.members] == card["expanded_members"]
+
+
+def _ensemble_trees_script():
+    import importlib.util
+    import os
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "ensemble_trees", os.path.join(REPO, "benchmarks", "ensemble_trees.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_shipped_ensembles_card_is_its_record():
+    """ensemble.json's figures are those of the record it names, and its
+    README.md is the one the script writes from it."""
+    import os
+
+    from conftest import REPO
+
+    script = _ensemble_trees_script()
+    for name in shipped.ensemble_names():
+        card = shipped.ensemble_card(name)
+        with open(os.path.join(REPO, card["record"]), encoding="utf-8") as f:
+            record = json.load(f)
+        chosen = [key for key, entry in record["ensembles"].items()
+                  if entry["members"] == card["expanded_members"]]
+        assert len(chosen) == 1, chosen
+        entry = record["ensembles"][chosen[0]]
+        dev = {k: e["splits"]["dev"]["ensemble"][script.DEFAULT]["sentence_f1"]
+               for k, e in record["ensembles"].items()}
+        assert max(dev, key=dev.get) == chosen[0]  # chosen on dev alone
+        for split in script.SPLITS:
+            assert card["parsing"]["splits"][split]["sentence_f1"] == \
+                entry["splits"][split]["ensemble"][script.DEFAULT][
+                    "sentence_f1"]
+        with open(os.path.join(shipped.saved_models_dir(), name, "README.md"),
+                  encoding="utf-8") as f:
+            assert f.read() == script.ensemble_readme(card)
