@@ -176,6 +176,7 @@ def _blocked_output(tmp_path):
     return str(blocker / "out")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ["ptb_prpn.py", "tune_prpn.py",
                                     "wsj_gfl.py", "wsj_tdtreelstm.py"])
 def test_recipes_and_searches_refuse_an_unwritable_output_in_one_line(
