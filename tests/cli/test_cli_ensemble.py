@@ -183,3 +183,15 @@ def test_the_shipped_ensembles_card_is_its_record():
         with open(os.path.join(shipped.saved_models_dir(), name, "README.md"),
                   encoding="utf-8") as f:
             assert f.read() == script.ensemble_readme(card)
+
+
+def test_the_drawn_ensemble_shows_each_spans_votes(fakes, capsys, tmp_path):
+    pytest.importorskip("svgling")
+    target = tmp_path / "tree.svg"
+    status, out, _ = run(TWO + ["--votes", "--format", "svg", "--output",
+                                str(target), "a b c"], capsys)
+    assert status == 0 and out == f"{target}\n"
+    svg = target.read_text()
+    assert ">2/2<" in svg and ">1/2<" in svg
+    for word in ("a", "b", "c"):
+        assert f">{word}<" in svg
