@@ -40,7 +40,9 @@ if _quiet.quiet_requested():
 if sys.modules.get("keras") is None:
     _environment.check_backend()
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
+"""The release the CHANGELOG's "Unreleased" section prepares, as a
+development version (PEP 440)."""
 
 _SUBPACKAGES = (
     "datasets", "export", "layers", "models", "parsing", "saving", "shipped",

@@ -1,6 +1,6 @@
 """The private Keras APIs this package uses, in one place.
 
-Keras 3 keeps three things this package needs out of its public API.
+Keras 3 keeps five things this package needs out of its public API.
 Each is imported here, and only here, so that a Keras release that moves
 one breaks this module with one clear error (naming the Keras version and
 what moved) instead of a traceback deep inside a layer:
@@ -18,7 +18,6 @@ what moved) instead of a traceback deep inside a layer:
   `go_backwards`, `unroll` and XLA compilation behave as in Keras' layers.
   Re-implementing the loop would give up that parity; there is no public
   `keras.ops` equivalent.
-
 - `Trainer._maybe_symbolic_build` (a private method of Keras' TensorFlow
   trainer): `SymbolicBuildWithoutData` overrides it so that `fit` and
   `evaluate` under a strategy do not leave a dataset iterator half-read

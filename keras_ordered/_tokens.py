@@ -26,6 +26,19 @@ PAD = "<pad>"
 """Padding, never predicted (GFL's and the TD-TreeLSTM's vocabularies)."""
 GO = "<go>"
 """The first input of GFL's decoder."""
+ROOT = "<root>"
+"""The root of a dependency tree (the TD-TreeLSTM reads it first)."""
+
+# The special tokens each family's vocabulary starts with, in id order:
+# a token's id is its position here.
+DEPENDENCY_SPECIALS = (PAD, UNK, ROOT)
+"""The TD-TreeLSTM's words (`datasets.dependency.DependencyVocabulary`)."""
+GFL_SOURCE_SPECIALS = (PAD, UNK)
+"""The GFL parser's source words."""
+GFL_TARGET_SPECIALS = (PAD, GO, EOS)
+"""The GFL parser's target symbols (linearized trees)."""
+ROOT_ID = DEPENDENCY_SPECIALS.index(ROOT)
+"""The id of `<root>` in a dependency vocabulary (2)."""
 
 
 

@@ -219,3 +219,15 @@ def test_no_private_keras_method_is_overridden_outside_this_module():
                         found.append(f"{cls.__qualname__}.{name} "
                                      f"({base.__qualname__})")
     assert found == []
+
+
+def test_the_docstring_counts_what_it_lists():
+    import re
+
+    from keras_ordered import _keras_private
+
+    doc = _keras_private.__doc__
+    words = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+    (said,) = re.findall(r"keeps (\w+) things", doc)
+    listed = re.findall(r"^- `", doc, re.M)
+    assert words[said] == len(listed), (said, len(listed))

@@ -37,7 +37,7 @@ import warnings
 
 from keras_ordered._tokens import decode_utf8_text
 from keras_ordered.datasets.folders import data_dir
-from keras_ordered._tokens import PAD
+from keras_ordered._tokens import DEPENDENCY_SPECIALS
 from keras_ordered._tokens import UNK
 from keras_ordered._tokens import TokenVocabulary
 
@@ -48,7 +48,6 @@ GEN_NX_R = "GEN-NX-R"
 ACTIONS = (GEN_L, GEN_R, GEN_NX_L, GEN_NX_R)
 """The four generation actions; a model's action ids are indices here."""
 
-ROOT = "<root>"
 
 SAMPLE_SPLITS = {
     "train": ("wsj_00*.dp", "wsj_01[0-3]*.dp"),
@@ -550,7 +549,7 @@ class DependencyVocabulary(TokenVocabulary):
     [3, 1]
     """
 
-    specials = (PAD, UNK, ROOT)
+    specials = DEPENDENCY_SPECIALS
     unknown = UNK
 
     def __init__(self, words, lowercase=False):

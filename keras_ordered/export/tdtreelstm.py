@@ -63,6 +63,7 @@ from keras_ordered.export.layout import write_version
 from keras_ordered.models.tdtreelstm.tdtreelstm_language_model import (
     TDTreeLSTMLanguageModel,
 )
+from keras_ordered._tokens import ROOT_ID
 
 VOCABULARY_FILE = "tdtreelstm_vocabulary.txt"
 """The name of the vocabulary under the SavedModel's `assets/`."""
@@ -70,7 +71,6 @@ VOCABULARY_FILE = "tdtreelstm_vocabulary.txt"
 TREES_SPEC = tf.TensorSpec([None], tf.string, name="trees")
 """The input of the signature: one dependency block per sentence."""
 
-ROOT_ID = 2  # `<root>` of DependencyVocabulary (inputs.ROOT_ID)
 _BIG = 2 ** 30
 _SPACE = text_lib._SPLIT_SPACE
 

@@ -395,12 +395,6 @@ class SentenceBatches(_Batches):
             )
 
 
-def epoch_steps(dataset):
-    """Number of steps of a finite dataset (its cardinality)."""
-    n = int(dataset.cardinality())
-    return n if n >= 0 else None
-
-
 class BucketedBatches:
     """Batches of items of varied lengths, in a fixed order per epoch.
 

@@ -528,12 +528,6 @@ class CustomTrainingLoop:
         return history
 
 
-def weights_checksum(model):
-    """A float summarising every weight (identical weights, equal sums)."""
-    return float(sum(np.sum(np.abs(np.asarray(w), dtype="float64"))
-                     for w in model.weights))
-
-
 def print_worker_error(error):
     """One line on stderr for a multi-worker failure (a lost peer)."""
     lines = [x.strip() for x in str(error).splitlines() if x.strip()]

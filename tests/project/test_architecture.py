@@ -116,3 +116,25 @@ def test_training_import_picture_matches_the_code():
     block = page.split("<!-- training-imports -->", 1)[1].split("```", 2)[1]
     drawn = set(re.findall(r"^\s*(\w+) --> (\w+)\s*$", block, re.M))
     assert drawn == _training_imports()
+
+
+def test_preset_descriptions_hold_no_measurements():
+    """Measurements belong to the benchmark records (CONTRIBUTING.md), not
+    to the presets' descriptions, which `--help` and `presets` show."""
+    import re
+
+    from keras_ordered.models import gfl
+    from keras_ordered.models import lstm
+    from keras_ordered.models import onlstm
+    from keras_ordered.models import prpn
+    from keras_ordered.models import tdtreelstm
+
+    measurement = re.compile(
+        r"over \d+ seeds|\bF1\b|perplexity \d|\d+(\.\d+)? ?%|parses better")
+    found = [
+        f"{family.__name__}:{name}: {entry['description']}"
+        for family in (gfl, lstm, onlstm, prpn, tdtreelstm)
+        for name, entry in family.PRESETS.items()
+        if measurement.search(entry.get("description", ""))
+    ]
+    assert not found, found

@@ -20,17 +20,17 @@ import numpy as np
 
 from keras_ordered.layers._checks import check_positive_int
 from keras_ordered._tokens import EOS
+from keras_ordered._tokens import GFL_SOURCE_SPECIALS as SOURCE_SPECIALS
+from keras_ordered._tokens import GFL_TARGET_SPECIALS as TARGET_SPECIALS
 from keras_ordered._tokens import GO
 from keras_ordered._tokens import PAD
 from keras_ordered._tokens import TokenVocabulary
 from keras_ordered._tokens import UNK
 
-PAD_ID = 0
-UNK_ID = 1
-GO_ID = 1
-EOS_ID = 2
-SOURCE_SPECIALS = (PAD, UNK)
-TARGET_SPECIALS = (PAD, GO, EOS)
+PAD_ID = SOURCE_SPECIALS.index(PAD)  # and TARGET_SPECIALS.index(PAD)
+UNK_ID = SOURCE_SPECIALS.index(UNK)
+GO_ID = TARGET_SPECIALS.index(GO)
+EOS_ID = TARGET_SPECIALS.index(EOS)
 
 
 def _pad(rows, width=None):

@@ -38,8 +38,8 @@ PRESETS = {
     # Trains to a useful perplexity on a 2-core CPU within about an hour.
     "small": {
         "description": "A CPU-sized model (embedding 200, 400/400/200, "
-        "chunk 10) with lighter dropout, trained in mixed_bfloat16: over 5 "
-        "seeds it parses better than in float32 (benchmarks/README.md).",
+        "chunk 10) with lighter dropout, trained in mixed_bfloat16 "
+        "(benchmarks/README.md has its figures).",
         "parameters": 4870200,  # with the 10,000-word PTB vocabulary
         # The recipe's default --precision for this preset: over 5 seeds
         # mixed_bfloat16 passes the rule for defaults against float32
@@ -63,8 +63,8 @@ PRESETS = {
     "medium": {
         "description": "A CPU-sized model (embedding 200, 600/600/200, "
         "chunk 10) with the paper's dropouts, no AR/TAR and fixed windows "
-        "of 70, trained in mixed_bfloat16: over 5 seeds it parses better "
-        "than `small`, at a higher perplexity (benchmarks/README.md).",
+        "of 70, trained in mixed_bfloat16 (benchmarks/README.md has its "
+        "figures).",
         "parameters": 7727880,  # with the 10,000-word PTB vocabulary
         # As for `small`: mixed_bfloat16 passes the rule for defaults at
         # this shape (the learning-parity benchmark over 5 seeds a

@@ -26,10 +26,10 @@ import numpy as np
 from keras_ordered.datasets.dependency import ACTIONS
 from keras_ordered.datasets.dependency import check_heads
 from keras_ordered.datasets.dependency import generation_steps
+from keras_ordered._tokens import ROOT_ID
 
 INPUT_NAMES = ("words", "actions", "sources", "targets", "left_context",
                "schedule")
-ROOT_ID = 2
 SCHEDULE_ROWS = 32
 """The default rows of one schedule iteration (see `action_schedule`)."""
 

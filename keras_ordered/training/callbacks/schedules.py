@@ -70,10 +70,6 @@ class NTASGD(keras.callbacks.Callback):
     def _weights(self):
         return self.model.trainable_weights
 
-    def _ensure_average(self):
-        if self._average is None:
-            self._average = [np.array(w.numpy()) for w in self._weights()]
-
     def start_averaging(self, reason="validation loss stopped improving"):
         self.averaging = True
         self.count = 0
