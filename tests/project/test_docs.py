@@ -195,3 +195,18 @@ def test_serve_client_snippet_runs_as_printed(tmp_path):
     # The last line prints the sentence's log-probability and perplexity.
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("[") and last.count("[") == 2, result.stdout
+
+
+DIARY = re.compile(
+    r"\b20\d\d-[01]\d-[0-3]\d\b|today's code|\bcode of [0-9a-f]{7}\b"
+    r"|\bcommit [0-9a-f]{7}\b|\bat [0-9a-f]{7}\b")
+
+
+@pytest.mark.parametrize("page", doc_pages())
+def test_user_pages_tell_what_the_package_does_not_how_the_work_went(page):
+    """History lives in git and the release notes: no dates, commit hashes
+    or "today's code" on a user page (benchmarks/README.md and the records
+    name their runs)."""
+    with open(os.path.join(REPO, page), encoding="utf-8") as f:
+        found = sorted({m.group(0) for m in DIARY.finditer(f.read())})
+    assert not found, f"{page}: {found}"
