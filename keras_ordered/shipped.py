@@ -52,30 +52,29 @@ def saved_models_dir():
     return os.path.join(os.path.dirname(package), "saved_models")
 
 
-def shipped_names():
-    """Names of the shipped models (folders with a card), sorted."""
+def _folders_with(file_name):
+    """The sorted names of the folders of `saved_models_dir()` that hold
+    `file_name`."""
     folder = saved_models_dir()
     if not os.path.isdir(folder):
         return []
     return sorted(
         name
         for name in os.listdir(folder)
-        if os.path.isfile(os.path.join(folder, name, CARD_FILE))
+        if os.path.isfile(os.path.join(folder, name, file_name))
     )
+
+
+def shipped_names():
+    """Names of the shipped models (folders with a card), sorted."""
+    return _folders_with(CARD_FILE)
 
 
 def ensemble_names():
     """Names of the shipped ensembles (folders with an `ensemble.json`:
     averages of shipped models' trees, no model file of their own), sorted.
     """
-    folder = saved_models_dir()
-    if not os.path.isdir(folder):
-        return []
-    return sorted(
-        name
-        for name in os.listdir(folder)
-        if os.path.isfile(os.path.join(folder, name, ENSEMBLE_FILE))
-    )
+    return _folders_with(ENSEMBLE_FILE)
 
 
 def suggestion(name):
