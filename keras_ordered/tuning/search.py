@@ -320,7 +320,9 @@ def default_strategy():
 
 
 def _check_same_search(output, settings):
-    """Refuses to continue a search made with another space or data."""
+    """Refuses to continue a search made with another space or data, or
+    an output folder it could not write (one line)."""
+    _environment.check_output_dir(output)
     path = os.path.join(output, "search.json")
     if os.path.exists(path):
         with open(path) as f:
