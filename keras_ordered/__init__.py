@@ -18,15 +18,15 @@ start-up log (`oneDNN custom operations ...`, `failed call to cuInit`, the
 CPU banner) off the terminal, as the command line does, unless the user
 set `TF_CPP_MIN_LOG_LEVEL` or `KERAS_ORDERED_TF_LOGS=1`
 (`keras_ordered._quiet`). `KERAS_ORDERED_QUIET=1` (which the recipes and
-the command set) also leaves out Keras' unused integrations. On JAX or PyTorch (`KERAS_BACKEND=jax|torch`)
-the package imports without TensorFlow (`keras_ordered.backend`).
+the command set) also leaves out Keras' unused integrations. On JAX or
+PyTorch (`KERAS_BACKEND=jax|torch`) the package imports without
+TensorFlow (`keras_ordered.backend`).
 The recipes and the command also ask TensorFlow for its pooled CPU
 allocator (`keras_ordered._cpu_memory`) and import Keras without the
 optional integrations they never use (`keras_ordered._quiet`).
 """
 
 import importlib
-
 import os
 import sys
 

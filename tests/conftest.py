@@ -22,14 +22,21 @@ DATA = os.environ.get(
 )
 
 
-# The test files that take longest, the longest first (their summed test
-# times in a full run on the 2-core Intel Xeon, AVX-512, 2026-11-29; from
-# `--junitxml`). `--dist loadfile` hands whole files to the two workers,
-# one at a time as each worker frees up, in collection order: the longest
-# collected first, and the last files to run are short ones, so neither
-# worker waits long on the other at the end. (`pytest_configure` below
-# keeps xdist from putting the files with the most tests first instead.)
-SLOWEST_FILES = (
+DURATIONS_FILE = os.path.join(REPO, "tests", "durations.json")
+"""Each test file's measured time in a full run (seconds, summed over its
+tests' setup, call and teardown), with the CPU and the command that
+measured it. `--dist loadfile` hands whole files to the two workers, one
+at a time as each worker frees up, in collection order: the files are
+collected longest first (`pytest_collection_modifyitems`), so that the
+last files to run are short ones and neither worker waits long on the
+other at the end. Refreshed by a full run with
+`KERAS_ORDERED_RECORD_DURATIONS` naming the file (CONTRIBUTING.md)."""
+
+RECORD_DURATIONS_ENV = "KERAS_ORDERED_RECORD_DURATIONS"
+
+# Until tests/durations.json is measured: the files known to be slowest,
+# longest first (a run on the AMX Xeon), ranked by position.
+_UNMEASURED_ORDER = (
     "tests/training/test_ctrl_c.py",
     "tests/project/test_docs.py",
     "tests/training/test_distributed_replicas.py",
@@ -68,6 +75,19 @@ SLOWEST_FILES = (
 )
 
 
+
+def file_durations(path=DURATIONS_FILE):
+    """`{test file: seconds}` of the last measured full run ({} if none)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return dict(json.load(f)["files"])
+    except (OSError, ValueError, KeyError):
+        return {name: float(len(_UNMEASURED_ORDER) - rank)
+                for rank, name in enumerate(_UNMEASURED_ORDER)}
+
+
 def keras_backend():
     """The Keras backend these tests run on (`KERAS_BACKEND`, else
     TensorFlow), read without importing Keras."""
@@ -103,9 +123,10 @@ def pytest_collection_modifyitems(config, items):
     """On JAX or PyTorch (`KERAS_BACKEND=jax|torch`), keeps only the tests
     marked `backends` and not `tensorflow_only` (the rest are TensorFlow's: export, tf.distribute,
     the recipes' TensorFlow loop; `KERAS_ORDERED_ALL_BACKEND_TESTS=1` keeps
-    them all, to see what else runs); then moves the files of `SLOWEST_FILES`
-    to the front, in its order (a stable sort: every file's own order, and
-    the others', is kept)."""
+    them all, to see what else runs); then orders the files by their
+    measured time (`DURATIONS_FILE`), longest first; a file not measured
+    yet counts the median time (a stable sort: every file's own order of
+    tests is kept)."""
     if (keras_backend() != "tensorflow"
             and not os.environ.get("KERAS_ORDERED_ALL_BACKEND_TESTS")):
         def everywhere(item):
@@ -117,12 +138,50 @@ def pytest_collection_modifyitems(config, items):
         if deselected:
             config.hook.pytest_deselected(items=deselected)
         items[:] = kept
-    rank = {path: i for i, path in enumerate(SLOWEST_FILES)}
+    durations = file_durations()
+    known = sorted(durations.values())
+    median = (known[len(known) // 2]
+              if known and os.path.exists(DURATIONS_FILE) else 0.0)
 
     def position(item):
-        return rank.get(item.nodeid.split("::")[0], len(rank))
+        return -durations.get(item.nodeid.split("::")[0], median)
 
     items.sort(key=position)
+
+
+_MEASURED = {}
+
+
+def pytest_runtest_logreport(report):
+    """Sums each test file's time, for `KERAS_ORDERED_RECORD_DURATIONS`
+    (under pytest-xdist the workers' reports reach the controller here)."""
+    if os.environ.get(RECORD_DURATIONS_ENV):
+        path = report.nodeid.split("::")[0]
+        _MEASURED[path] = _MEASURED.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Writes the files' measured times where
+    `KERAS_ORDERED_RECORD_DURATIONS` says (the controller only)."""
+    target = os.environ.get(RECORD_DURATIONS_ENV)
+    if not target or hasattr(session.config, "workerinput") or not _MEASURED:
+        return
+    import json
+
+    from keras_ordered._cpu import describe_cpu
+
+    record = {
+        "command": f"{RECORD_DURATIONS_ENV}=tests/durations.json python -m "
+                   "pytest -q -n 2 --dist loadfile",
+        "cpu": describe_cpu(),
+        "backend": keras_backend(),
+        "total_seconds": round(sum(_MEASURED.values()), 1),
+        "files": {path: round(seconds, 2) for path, seconds in sorted(
+            _MEASURED.items(), key=lambda item: -item[1])},
+    }
+    with open(target, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
 
 
 def require_data(*parts):

@@ -117,24 +117,55 @@ def test_the_tiny_models_are_the_same_under_one_global_seed(factory):
         np.testing.assert_array_equal(a, b)
 
 
-def test_the_slowest_files_exist_and_are_collected_first():
-    """tests/conftest.py's SLOWEST_FILES go first; a renamed or removed
-    file there would silently stop being scheduled early."""
-    import os
+def test_the_longest_files_are_collected_first(monkeypatch):
+    """Files run longest first, by their measured time
+    (tests/durations.json); one not measured yet counts the median."""
     from types import SimpleNamespace
 
-    from conftest import REPO
-    from conftest import SLOWEST_FILES
-    from conftest import pytest_collection_modifyitems
+    import conftest
 
-    for path in SLOWEST_FILES:
-        assert os.path.isfile(os.path.join(REPO, path)), path
+    monkeypatch.setattr(conftest, "file_durations", lambda: {
+        "tests/slow.py": 90.0, "tests/mid.py": 10.0, "tests/fast.py": 1.0})
     items = [SimpleNamespace(nodeid=nodeid) for nodeid in (
-        "tests/layers/test_a.py::test_1", f"{SLOWEST_FILES[1]}::test_x",
-        "tests/layers/test_a.py::test_2", f"{SLOWEST_FILES[0]}::test_y",
-        f"{SLOWEST_FILES[1]}::test_z")]
-    pytest_collection_modifyitems(None, items)  # config: TensorFlow needs none
+        "tests/fast.py::test_1", "tests/new.py::test_1", "tests/mid.py::test_x",
+        "tests/slow.py::test_y", "tests/fast.py::test_2",
+        "tests/slow.py::test_z")]
+    conftest.pytest_collection_modifyitems(None, items)  # TensorFlow: no config
     assert [item.nodeid for item in items] == [
-        f"{SLOWEST_FILES[0]}::test_y", f"{SLOWEST_FILES[1]}::test_x",
-        f"{SLOWEST_FILES[1]}::test_z", "tests/layers/test_a.py::test_1",
-        "tests/layers/test_a.py::test_2"]
+        "tests/slow.py::test_y", "tests/slow.py::test_z",
+        "tests/new.py::test_1", "tests/mid.py::test_x",
+        "tests/fast.py::test_1", "tests/fast.py::test_2"]
+
+
+def test_the_measured_durations_name_existing_files():
+    import os
+
+    from conftest import REPO
+    from conftest import file_durations
+
+    missing = [path for path in file_durations()
+               if not os.path.isfile(os.path.join(REPO, path))]
+    assert not missing, ("tests/durations.json names files that are gone: "
+                         f"{missing}; refresh it (CONTRIBUTING.md)")
+
+
+def test_a_run_records_each_files_time(monkeypatch, tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    import conftest
+
+    target = tmp_path / "durations.json"
+    monkeypatch.setenv(conftest.RECORD_DURATIONS_ENV, str(target))
+    monkeypatch.setattr(conftest, "_MEASURED", {})
+    for nodeid, seconds in (("tests/a.py::t1", 1.5), ("tests/a.py::t1", 0.5),
+                            ("tests/b.py::t", 4.0)):
+        conftest.pytest_runtest_logreport(
+            SimpleNamespace(nodeid=nodeid, duration=seconds))
+    conftest.pytest_sessionfinish(
+        SimpleNamespace(config=SimpleNamespace()), 0)
+    record = json.loads(target.read_text())
+    assert record["files"] == {"tests/b.py": 4.0, "tests/a.py": 2.0}
+    assert list(record["files"]) == ["tests/b.py", "tests/a.py"]
+    assert record["cpu"] and record["command"].startswith(
+        conftest.RECORD_DURATIONS_ENV)
