@@ -117,13 +117,16 @@ def test_the_tiny_models_are_the_same_under_one_global_seed(factory):
         np.testing.assert_array_equal(a, b)
 
 
-def test_the_longest_files_are_collected_first(monkeypatch):
+def test_the_longest_files_are_collected_first(monkeypatch, tmp_path):
     """Files run longest first, by their measured time
     (tests/durations.json); one not measured yet counts the median."""
     from types import SimpleNamespace
 
     import conftest
 
+    measured = tmp_path / "durations.json"
+    measured.write_text("{}")
+    monkeypatch.setattr(conftest, "DURATIONS_FILE", str(measured))
     monkeypatch.setattr(conftest, "file_durations", lambda: {
         "tests/slow.py": 90.0, "tests/mid.py": 10.0, "tests/fast.py": 1.0})
     items = [SimpleNamespace(nodeid=nodeid) for nodeid in (
