@@ -34,45 +34,6 @@ other at the end. Refreshed by a full run with
 
 RECORD_DURATIONS_ENV = "KERAS_ORDERED_RECORD_DURATIONS"
 
-# Until tests/durations.json is measured: the files known to be slowest,
-# longest first (a run on the AMX Xeon), ranked by position.
-_UNMEASURED_ORDER = (
-    "tests/training/test_ctrl_c.py",
-    "tests/project/test_docs.py",
-    "tests/training/test_distributed_replicas.py",
-    "tests/tuning/test_tuning.py",
-    "tests/models/prpn/test_prpn_model.py",
-    "tests/export/test_export.py",
-    "tests/backends/test_training_backends.py",
-    "tests/journeys/test_prpn_journey.py",
-    "tests/training/test_structure_learning.py",
-    "tests/training/test_crash_kill.py",
-    "tests/project/test_gpu_run.py",
-    "tests/models/prpn/test_prpn_official_steps.py",
-    "tests/journeys/test_gfl_journey.py",
-    "tests/journeys/test_tdtreelstm_journey.py",
-    "tests/journeys/test_onlstm_journey.py",
-    "tests/training/test_distributed_workers.py",
-    "tests/backends/test_tdtreelstm_backends.py",
-    "tests/backends/test_shipped_backends.py",
-    "tests/export/test_export_tdtreelstm.py",
-    "tests/training/test_recipe_usability.py",
-    "tests/training/test_gfl_recipe.py",
-    "tests/models/tdtreelstm/test_tdtreelstm_model.py",
-    "tests/models/gfl/test_gfl_model.py",
-    "tests/cli/test_cli_backends.py",
-    "tests/cli/test_cli_manners.py",
-    "tests/training/test_training_fidelity.py",
-    "tests/models/onlstm/test_onlstm_model.py",
-    "tests/export/test_export_gfl.py",
-    "tests/test_shipped_models.py",
-    "tests/training/test_tdtreelstm_recipe.py",
-    "tests/backends/test_gfl_backends.py",
-    "tests/test_fuzz.py",
-    "tests/cli/test_cli_command.py",
-    "tests/training/test_profile_step.py",
-    "tests/journeys/test_tuning_journey.py",
-)
 
 
 
@@ -84,8 +45,7 @@ def file_durations(path=DURATIONS_FILE):
         with open(path, encoding="utf-8") as f:
             return dict(json.load(f)["files"])
     except (OSError, ValueError, KeyError):
-        return {name: float(len(_UNMEASURED_ORDER) - rank)
-                for rank, name in enumerate(_UNMEASURED_ORDER)}
+        return {}
 
 
 def keras_backend():
@@ -140,8 +100,7 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
     durations = file_durations()
     known = sorted(durations.values())
-    median = (known[len(known) // 2]
-              if known and os.path.exists(DURATIONS_FILE) else 0.0)
+    median = known[len(known) // 2] if known else 0.0
 
     def position(item):
         return -durations.get(item.nodeid.split("::")[0], median)
