@@ -31,11 +31,8 @@ import time
 
 from keras_ordered._cpu import describe_cpu
 from keras_ordered.datasets.treebank import load_treebank_split
-from keras_ordered.parsing import average_tree
 from keras_ordered.parsing import baseline_predictor
-from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import evaluate_trees
-from keras_ordered.parsing import model_distances
 from keras_ordered.saving import load_ensemble
 from keras_ordered.training.crash_safety import write_json_atomically
 
@@ -51,29 +48,15 @@ def _figures(scores):
 
 def score_ensemble(ensemble, records):
     """Figures of the members and of the averaged trees on `records`."""
-    sentences = [list(r.words) for r in records]
-    models = {}
-    for member in ensemble.members:
-        models.setdefault(id(member.model), (member.model, set()))[1].add(
-            member.distance)
-    distances = {key: model_distances(records, model, names=sorted(names))
-                 for key, (model, names) in models.items()}
     result = {"members": {}, "ensemble": {}}
-    for decoder in ("right", "left"):
-        trees = [[distances_to_tree(w, d, decoder=decoder)
-                  for w, d in zip(sentences,
-                                  distances[id(m.model)][m.distance])]
-                 for m in ensemble.members]
-        if decoder == "right":
-            for member, member_trees in zip(ensemble.members, trees):
+    for decoder, tie, member_trees, averaged in ensemble.rows(
+            records, ("right", "left"), ("right", "left")):
+        if decoder == "right" and tie == "right":
+            for member, trees in zip(ensemble.members, member_trees):
                 result["members"][member.name] = _figures(
-                    evaluate_trees(records, member_trees))
-        for tie in ("right", "left"):
-            averaged = [average_tree(w, [t[i] for t in trees],
-                                     ensemble.weights, tie).tree
-                        for i, w in enumerate(sentences)]
-            result["ensemble"][f"{decoder} decoder, {tie} ties"] = _figures(
-                evaluate_trees(records, averaged))
+                    evaluate_trees(records, trees))
+        result["ensemble"][f"{decoder} decoder, {tie} ties"] = _figures(
+            evaluate_trees(records, averaged))
     best = max(result["members"].values(), key=lambda f: f["sentence_f1"])
     result["best_member_sentence_f1"] = best["sentence_f1"]
     return result

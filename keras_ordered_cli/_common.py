@@ -20,11 +20,26 @@ BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
 DISTANCE_KINDS = ("forget", "input")
 """What `--distance` picks in a layer: the forget or the input master gate."""
 
-DECODERS = ("right", "left")
+DECODERS = ("right", "left", "gap")
 """The top-down decoders of distances (those of
 `keras_ordered.parsing.DECODERS`): `right`, the published parser of PRPN
-and ON-LSTM (the word of the largest distance opens the right part), and
-`left`, its mirror image (that word closes the left part)."""
+and ON-LSTM (the word of the largest distance opens the right part),
+`left`, its mirror image (that word closes the left part), and `gap`, the
+parser of a distance parser (a span splits between two words)."""
+
+WORD_DECODERS = ("right", "left")
+"""What `evaluate-parsing --decoder both` compares (those of
+`keras_ordered.parsing.WORD_DECODERS`)."""
+
+DECODER_HELP = (
+    "How the distances become a tree: right, the published top-down "
+    "parser of the language models (the word of the largest distance "
+    "opens the right part), left, its mirror image (that word closes the "
+    "left part), or gap (a span splits between the two words of its "
+    "largest gap, as a distance parser's distances are read). Default: "
+    "each model's own (gap for a distance parser, else right)."
+)
+"""The help of `--decoder`, shared by `parse` and `evaluate-parsing`."""
 
 
 class CommandError(Exception):
@@ -448,11 +463,11 @@ def load_ensemble(specs, args):
     """
     from keras_ordered.saving import load_ensemble as load
 
-    decoder = getattr(args, "decoder", "right")
+    decoder = getattr(args, "decoder", None)
     try:
         ensemble = load(
             specs, weights=args.weights,
-            decoder=decoder if decoder == "left" else None,  # "both": rows
+            decoder=decoder if decoder in ("left", "gap") else None,  # "both": rows
             tie="left" if args.tie == "left" else None)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None

@@ -175,12 +175,9 @@ def add_parser(subparsers):
     parser.add_argument(
         "--decoder",
         choices=_common.DECODERS + ("both",),
-        default="right",
-        help="How the model's distances become trees: right, the published "
-        "top-down parser (the word of the largest distance opens the right "
-        "part; default), left, its mirror image (that word closes the left "
-        "part), or both (rows NAME (right) and NAME (left)). Baselines do "
-        "not change.",
+        default=None,
+        help=_common.DECODER_HELP + " both: rows NAME (right) and NAME "
+        "(left). Baselines do not change.",
     )
     parser.add_argument(
         "--shift",
@@ -207,6 +204,8 @@ def _row_name(baseline, seed):
 DECODER_LINES = {
     "left": "decoder: left (the word of the largest distance closes the "
     "left part: the mirror image of the published parser)",
+    "gap": "decoder: gap (a span splits between the two words of its "
+    "largest gap)",
     "both": "decoders: right (the published parser: the word of the "
     "largest distance opens the right part) and left (its mirror image: "
     "that word closes the left part)",
@@ -294,14 +293,24 @@ def _select_models(args):
 
 
 def _decoders(choice):
-    """The decoders of `--decoder`: both for `both`, else the one named."""
-    return list(_common.DECODERS) if choice == "both" else [choice]
+    """The decoders of `--decoder`: right and left for `both`, else the
+    one named (None: each model's own)."""
+    return list(_common.WORD_DECODERS) if choice == "both" else [choice]
 
 
 def _row(name, decoder, choice):
     """A row's name: the distance, and its decoder unless `--decoder`
-    is the default, `right`."""
-    return name if choice == "right" else f"{name} ({decoder})"
+    is the default (each model's own) or `right`."""
+    return name if choice in (None, "right") else f"{name} ({decoder})"
+
+
+def _decoder_entry(args, models):
+    """The JSON `decoder`: `--decoder`'s, else each model's own."""
+    if args.decoder is not None:
+        return args.decoder
+    from keras_ordered.parsing.trees import model_decoder
+
+    return "/".join(sorted({model_decoder(model) for _, model, _, _ in models}))
 
 
 def _decoded_trees(records, model, names, args, progress):
@@ -309,6 +318,7 @@ def _decoded_trees(records, model, names, args, progress):
     the model reading the sentences once."""
     from keras_ordered.parsing.evaluate import model_distances
     from keras_ordered.parsing.trees import distances_to_tree
+    from keras_ordered.parsing.trees import model_decoder
 
     distances = model_distances(records, model, names=names,
                                 batch_size=args.batch_size, shift=args.shift,
@@ -318,7 +328,8 @@ def _decoded_trees(records, model, names, args, progress):
     for name in names:
         for decoder in _decoders(args.decoder):
             trees[_row(name, decoder, args.decoder)] = [
-                distances_to_tree(words, d, decoder=decoder)
+                distances_to_tree(words, d,
+                                  decoder=model_decoder(model, decoder))
                 for words, d in zip(sentences, distances[name])
             ]
     return trees
@@ -485,7 +496,7 @@ def run(args):
         raise UsageError("give --model PATH, --baseline NAME, or both.")
     if args.shift and not args.model:
         raise CommandError("--shift needs --model.")
-    if args.decoder != "right" and not args.model:
+    if args.decoder not in (None, "right") and not args.model:
         raise CommandError("--decoder needs --model: the baselines are "
                            "trees, not distances.")
     if not args.model and (args.layer is not None or args.distance is not None):
@@ -562,7 +573,7 @@ def run(args):
         only = model_runs[0]
         result["model"] = only["path"]
         result["shift"] = args.shift
-        result["decoder"] = args.decoder
+        result["decoder"] = _decoder_entry(args, models)
         result["default_distance"] = only["default"]
         result["distances"] = {
             name: _metrics_only(scores) for name, scores in only["scores"].items()
@@ -578,7 +589,7 @@ def run(args):
             for r in model_runs
         ]
         result["shift"] = args.shift
-        result["decoder"] = args.decoder
+        result["decoder"] = _decoder_entry(args, models)
         shared = _shared_distances(model_runs)
         result["summary"] = {
             name: summarize_runs(
@@ -649,11 +660,12 @@ def run(args):
     if model_runs and args.shift:
         header.append(f"distances read {args.shift} position(s) later "
                       "(--shift)")
-    if model_runs and args.decoder != "right":
+    if model_runs and args.decoder not in (None, "right"):
         header.append(DECODER_LINES[args.decoder])
     print(format_table(
         rows, header,
-        note=DECODER_NOTE if model_runs and args.decoder != "right" else "",
+        note=(DECODER_NOTE if model_runs and args.decoder not in (None, "right")
+              else ""),
     ))
     if len(model_runs) > 1:
         print(format_summary(result["summary"], result["self_f1"],
@@ -694,49 +706,32 @@ def _ensemble_scores(ensemble, records, args):
         `(entry, rows)`: the JSON entry (members, weights, and the scores
         of each row) and the table's rows `(name, scores)`.
     """
-    from keras_ordered.parsing import average_tree
     from keras_ordered.parsing.evaluate import evaluate_trees
-    from keras_ordered.parsing.evaluate import model_distances
-    from keras_ordered.parsing.trees import distances_to_tree
 
-    sentences = [list(r.words) for r in records]
-    by_model = {}
-    for member in ensemble.members:
-        by_model.setdefault(id(member.model), (member.model, set()))[1].add(
-            member.distance)
-    distances = {}
-    with _common.progress_bar(len(records) * len(by_model),
-                              "parsing with the members") as bar:
-        for key, (model, names) in by_model.items():
-            distances[key] = model_distances(
-                records, model, names=sorted(names),
-                batch_size=args.batch_size, progress=bar.update)
     ties = list(_common.TIE_RULES) if args.tie == "both" else [args.tie]
+    models = {id(member.model) for member in ensemble.members}
+    with _common.progress_bar(len(records) * len(models),
+                              "parsing with the members") as bar:
+        computed = ensemble.rows(records, _decoders(args.decoder), ties,
+                                 batch_size=args.batch_size,
+                                 progress=bar.update)
     rows, scores = [], {}
-    for decoder in _decoders(args.decoder):
-        member_trees = [
-            [distances_to_tree(w, d, decoder=decoder) for w, d in
-             zip(sentences, distances[id(m.model)][m.distance])]
-            for m in ensemble.members
-        ]
-        for member, trees in zip(ensemble.members, member_trees):
-            name = _row(member.name, decoder, args.decoder)
-            scores[name] = evaluate_trees(records, trees)
-            rows.append((name, scores[name]))
-        for tie in ties:
-            averaged = [
-                average_tree(w, [trees[i] for trees in member_trees],
-                             ensemble.weights, tie).tree
-                for i, w in enumerate(sentences)
-            ]
-            name = _row("ensemble", decoder, args.decoder) + (
-                f", ties {tie}" if args.tie == "both" else "")
-            scores[name] = evaluate_trees(records, averaged)
-            rows.append((name, scores[name]))
+    for decoder, tie, member_trees, averaged in computed:
+        if tie == ties[0]:
+            for member, trees in zip(ensemble.members, member_trees):
+                name = _row(member.name, ensemble.member_decoder(
+                    member, decoder), args.decoder)
+                if name not in scores:
+                    scores[name] = evaluate_trees(records, trees)
+                    rows.append((name, scores[name]))
+        name = _row("ensemble", decoder, args.decoder) + (
+            f", ties {tie}" if args.tie == "both" else "")
+        scores[name] = evaluate_trees(records, averaged)
+        rows.append((name, scores[name]))
     entry = {
         "members": [m.name for m in ensemble.members],
         "weights": ensemble.weights,
-        "decoder": args.decoder,
+        "decoder": args.decoder or ensemble.decoder,
         "tie": args.tie,
         "rows": {name: _metrics_only(s) for name, s in scores.items()},
     }

@@ -182,11 +182,8 @@ def add_parser(subparsers):
     parser.add_argument(
         "--decoder",
         choices=_common.DECODERS,
-        default="right",
-        help="How the distances become a tree: right, the published "
-        "top-down parser (the word of the largest distance opens the right "
-        "part; default), or left, its mirror image (that word closes the "
-        "left part).",
+        default=None,
+        help=_common.DECODER_HELP,
     )
     parser.add_argument(
         "--beam-size",
@@ -488,7 +485,7 @@ def run(args):
         raise CommandError("--layer and --distance need --model.")
     if args.baseline and args.beam_size is not None:
         raise CommandError("--beam-size needs --model (a GFL parser).")
-    if args.baseline and args.decoder != "right":
+    if args.baseline and args.decoder is not None:
         raise CommandError("--decoder needs --model: a baseline's trees "
                            "are not made from distances.")
     lines, source = read_lines(args)
@@ -534,7 +531,7 @@ def run(args):
         from keras_ordered_cli import _gfl
 
         if _gfl.is_gfl_parser(model):
-            if args.decoder != "right":
+            if args.decoder is not None:
                 raise CommandError("--decoder applies to models of "
                                    "syntactic distances, not GFL parsers.")
             if args.distances:
@@ -568,9 +565,12 @@ def run(args):
             kind=args.distance,
             single=True,
         )
+        from keras_ordered.parsing.trees import model_decoder
+
+        decoder = model_decoder(model, args.decoder)
         predict = distance_predictor(model, name, batch_size=args.batch_size,
                                      progress=bar.update,
-                                     decoder=args.decoder,
+                                     decoder=decoder,
                                      with_distances=args.distances)
 
     from keras_ordered.parsing import trees as trees_lib
@@ -582,7 +582,7 @@ def run(args):
     if not args.baseline:
         _common.note(
             f"parsed with {name} ({_why(name, available, default, args)})"
-            + (", left decoder" if args.decoder == "left" else "")
+            + (f", {decoder} decoder" if decoder != "right" else "")
         )
     if args.distances:
         trees, distances = zip(*trees)

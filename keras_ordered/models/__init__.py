@@ -1,5 +1,6 @@
 """Models of keras-ordered, one sub-package per system."""
 
+from keras_ordered.models.distance_parser import DistanceParser
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.lstm import LSTMLanguageModel
 from keras_ordered.models.onlstm import ONLSTMLanguageModel

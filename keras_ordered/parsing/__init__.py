@@ -63,6 +63,7 @@ from keras_ordered.parsing.metrics import sentence_f1
 from keras_ordered.parsing.metrics import sentence_scores
 from keras_ordered.parsing.metrics import sentence_spans
 from keras_ordered.parsing.trees import DECODERS
+from keras_ordered.parsing.trees import WORD_DECODERS
 from keras_ordered.parsing.trees import UNLABELED
 from keras_ordered.parsing.trees import WORD_TAG
 from keras_ordered.parsing.trees import brackets_to_tree
@@ -71,6 +72,7 @@ from keras_ordered.parsing.trees import num_leaves
 from keras_ordered.parsing.trees import spans_depth
 from keras_ordered.parsing.trees import tree_depth
 from keras_ordered.parsing.trees import tree_to_brackets
+from keras_ordered.parsing.trees import tree_to_distances
 from keras_ordered.parsing.trees import tree_to_labeled_spans
 from keras_ordered.parsing.trees import tree_to_spans
 

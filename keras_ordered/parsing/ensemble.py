@@ -308,7 +308,10 @@ class TreeEnsemble:
         members: list of models, `(model, distance)` pairs or `Member`s
             (at least two members in all, once `"all"` is expanded).
         weights: one non-negative weight per member (None: 1 each).
-        decoder: the members' top-down decoder, `"right"` or `"left"`.
+        decoder: the top-down decoder of the language-model members,
+            `"right"` or `"left"`; a member whose model has a decoder of
+            its own (`default_decoder`: a `DistanceParser`'s `"gap"`)
+            always parses with it.
         tie: the tie rule of the averaging, `"right"` or `"left"`.
         names: optional name per entry of `members`, for messages.
 
@@ -370,18 +373,15 @@ class TreeEnsemble:
         self.decoder = decoder
         self.tie = tie
 
-    def member_trees(self, sentences, batch_size=64, progress=None):
-        """Every member's trees: a list (one per member) of lists of trees.
-
-        Each model reads the sentences once, for all its distances.
-        `sentences` are word lists (read as written) or treebank records
-        (`TreebankSentence`, looked up exactly), as `model_distances`.
-        """
+    def member_distances(self, sentences, batch_size=64, progress=None):
+        """Every member's distances: a list (one per member) of lists of
+        1-D arrays, one per sentence. Each model reads the sentences once,
+        for all its distances. `sentences` are word lists (read as
+        written) or treebank records (`TreebankSentence`, looked up
+        exactly), as `model_distances`."""
         from keras_ordered.parsing.evaluate import model_distances
 
         records = list(sentences)
-        words = [list(r.words) if hasattr(r, "words") else list(r)
-                 for r in records]
         by_model = {}
         for member in self.members:
             by_model.setdefault(id(member.model), (member.model, []))[1].append(
@@ -391,10 +391,77 @@ class TreeEnsemble:
             distances[key] = model_distances(
                 records, model, names=sorted(set(names)),
                 batch_size=batch_size, progress=progress)
-        return [[trees_lib.distances_to_tree(w, d, decoder=self.decoder)
-                 for w, d in zip(words,
-                                 distances[id(member.model)][member.distance])]
+        return [distances[id(member.model)][member.distance]
                 for member in self.members]
+
+    def member_trees(self, sentences, batch_size=64, progress=None,
+                     decoder=None, distances=None):
+        """Every member's trees: a list (one per member) of lists of trees.
+
+        Args:
+            sentences: word lists or treebank records (`member_distances`).
+            batch_size, progress: as `member_distances`.
+            decoder: the language-model members' decoder (None: the
+                ensemble's); see `member_decoder`.
+            distances: the result of `member_distances`, to decode the
+                same pass again (None: the members read the sentences).
+        """
+        words = [list(r.words) if hasattr(r, "words") else list(r)
+                 for r in sentences]
+        if distances is None:
+            distances = self.member_distances(sentences, batch_size, progress)
+        return [[trees_lib.distances_to_tree(
+                    w, d, decoder=self.member_decoder(member, decoder))
+                 for w, d in zip(words, values)]
+                for member, values in zip(self.members, distances)]
+
+    def averaged(self, words, member_trees, tie=None):
+        """The averaged tree of each sentence (`average_tree`) from the
+        members' trees (`member_trees`), with tie rule `tie` (None: the
+        ensemble's)."""
+        return [average_tree(w, [trees[i] for trees in member_trees],
+                             self.weights, tie or self.tie)
+                for i, w in enumerate(words)]
+
+    def rows(self, sentences, decoders=None, ties=None, batch_size=64,
+             progress=None):
+        """The trees of each member and of the ensemble, per decoder and
+        tie rule, from one reading of the sentences.
+
+        What `keras-ordered evaluate-parsing --ensemble` and
+        `benchmarks/ensemble_trees.py` score, so that the bias of the
+        language models' decoder and of the tie rule shows (Dyer et al.,
+        2019).
+
+        Args:
+            sentences: word lists or treebank records.
+            decoders: the language-model members' decoders (None: the
+                ensemble's).
+            ties: the tie rules (None: the ensemble's).
+            batch_size, progress: as `member_distances`.
+
+        Returns:
+            A list of `(decoder, tie, member_trees, averaged_trees)`, one
+            per decoder and tie rule: `member_trees` one list per member,
+            `averaged_trees` the ensemble's trees (`nltk.Tree`s).
+        """
+        words = [list(r.words) if hasattr(r, "words") else list(r)
+                 for r in sentences]
+        distances = self.member_distances(sentences, batch_size, progress)
+        rows = []
+        for decoder in decoders or [self.decoder]:
+            trees = self.member_trees(sentences, decoder=decoder,
+                                      distances=distances)
+            for tie in ties or [self.tie]:
+                rows.append((decoder, tie, trees, [
+                    parsed.tree for parsed in self.averaged(words, trees, tie)]))
+        return rows
+
+    def member_decoder(self, member, decoder=None):
+        """The decoder of a member: its model's own (`default_decoder`),
+        else `decoder` (None: the ensemble's)."""
+        return (getattr(member.model, "default_decoder", None)
+                or decoder or self.decoder)
 
     def parse(self, sentences, batch_size=64, progress=None):
         """The averaged tree of each sentence.
@@ -411,9 +478,7 @@ class TreeEnsemble:
         members = self.member_trees(sentences, batch_size, progress)
         words = [list(r.words) if hasattr(r, "words") else list(r)
                  for r in sentences]
-        return [average_tree(w, [trees[i] for trees in members],
-                             self.weights, self.tie)
-                for i, w in enumerate(words)]
+        return self.averaged(words, members)
 
     def predictor(self, batch_size=64, progress=None):
         """A `predict` function (word lists -> trees), as

@@ -266,7 +266,7 @@ def check_distance_model(model):
 
 
 def evaluate_model(records, model, names=None, batch_size=64,
-                   labels=metrics.LABELS, shift=0, decoder="right"):
+                   labels=metrics.LABELS, shift=0, decoder=None):
     """Evaluates some or all distances of a distance model in one pass.
 
     The model reads every sentence once (`model.sentence_distances`), and
@@ -280,14 +280,15 @@ def evaluate_model(records, model, names=None, batch_size=64,
         labels: the gold labels whose recall is reported.
         shift: int, score each word with the distance `shift` positions
             later (`shift_distances`; a diagnostic of misaligned runs).
-        decoder: `"right"` (the published parser) or `"left"` (its mirror
-            image), as `distances_to_tree`.
+        decoder: `"right"` (the published parser), `"left"` (its mirror
+            image) or `"gap"`, as `distances_to_tree`; None: the model's
+            own (`trees.model_decoder`).
 
     Returns:
         A dict name -> the dict of `evaluate_parsing`, in the order of
         `names`.
     """
-    trees_lib.check_decoder(decoder)
+    decoder = trees_lib.model_decoder(model, decoder)
     available = check_distance_model(model)
     names = available if names is None else list(names)
     for name in names:
@@ -371,7 +372,7 @@ def model_distances(records, model, names=None, batch_size=64, shift=0,
 
 
 def model_trees(records, model, names=None, batch_size=64, shift=0,
-                progress=None, decoder="right"):
+                progress=None, decoder=None):
     """The trees of some or all distances of a model, in one pass.
 
     Args:
@@ -385,14 +386,15 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
         shift: as `evaluate_model`.
         progress: optional function called with the number of sentences
             of each forward pass (see `sentence_distances`).
-        decoder: `"right"` (the published parser) or `"left"` (its mirror
-            image), as `distances_to_tree`. For both from one pass, call
+        decoder: `"right"` (the published parser), `"left"` (its mirror
+            image) or `"gap"`, as `distances_to_tree`; None: the model's
+            own (`trees.model_decoder`). For several from one pass, call
             `model_distances` and `distances_to_tree` with each.
 
     Returns:
         A dict name -> list of `nltk.Tree`, one per record.
     """
-    trees_lib.check_decoder(decoder)
+    decoder = trees_lib.model_decoder(model, decoder)
     distances = model_distances(records, model, names=names,
                                 batch_size=batch_size, shift=shift,
                                 progress=progress)
@@ -409,7 +411,7 @@ def model_trees(records, model, names=None, batch_size=64, shift=0,
 
 
 def distance_predictor(model, name=None, batch_size=64, progress=None,
-                       decoder="right", with_distances=False):
+                       decoder=None, with_distances=False):
     """A `predict` function that parses with one distance of a model.
 
     Args:
@@ -421,8 +423,9 @@ def distance_predictor(model, name=None, batch_size=64, progress=None,
         batch_size: sentences per forward pass.
         progress: optional function called with the number of sentences
             of each forward pass (see `sentence_distances`).
-        decoder: `"right"` (the published parser) or `"left"` (its mirror
-            image), as `distances_to_tree`.
+        decoder: `"right"` (the published parser), `"left"` (its mirror
+            image) or `"gap"`, as `distances_to_tree`; None: the model's
+            own (`trees.model_decoder`).
         with_distances: whether the function returns each tree with the
             distances it was built from (to draw them, see
             `keras_ordered.parsing.drawing`).
@@ -432,7 +435,7 @@ def distance_predictor(model, name=None, batch_size=64, progress=None,
         or with `with_distances`, of pairs `(tree, distances)` (a float
         array, one distance per word).
     """
-    trees_lib.check_decoder(decoder)
+    decoder = trees_lib.model_decoder(model, decoder)
     available = check_distance_model(model)
     if name is None:
         name = getattr(model, "default_distance", None) or available[0]

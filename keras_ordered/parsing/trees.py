@@ -293,18 +293,46 @@ def replace_leaves(tree, words):
     )
 
 
-DECODERS = ("right", "left")
+DECODERS = ("right", "left", "gap")
 """The top-down decoders of `distances_to_tree`: `"right"`, the published
-parser of PRPN and ON-LSTM (the split word opens the right part), and
-`"left"`, its mirror image (the split word closes the left part)."""
+parser of PRPN and ON-LSTM (the split word opens the right part),
+`"left"`, its mirror image (the split word closes the left part), and
+`"gap"`, the complete parser of Shen et al. (2018), which splits a span
+between two words (every binary tree has distances that give it)."""
+
+WORD_DECODERS = ("right", "left")
+"""The decoders that split a span at a word (the language models'), which
+`evaluate-parsing --decoder both` reports side by side."""
 
 
 def _split_point(distances, start, end, decoder):
-    """The split word of `[start, end)`: the first maximum for the right
-    decoder, the last maximum for the left one."""
+    """The split of `[start, end)`: the first maximum for the right
+    decoder, the last maximum for the left one (the split word); for the
+    gap decoder, the first word after the first maximal gap."""
     if decoder == "right":
         return start + int(np.argmax(distances[start:end]))
+    if decoder == "gap":
+        return start + 1 + int(np.argmax(distances[start + 1:end]))
     return end - 1 - int(np.argmax(distances[start:end][::-1]))
+
+
+def _top_down_gap(words, distances):
+    """The gap decoder's parse of `words`, with an explicit stack."""
+    built = {}
+    stack = [(0, len(words), None)]
+    while stack:
+        start, end, split = stack.pop()
+        if end - start == 1:
+            built[start, end] = words[start]
+            continue
+        if split is None:
+            split = _split_point(distances, start, end, "gap")
+            stack.extend([(start, end, split), (split, end, None),
+                          (start, split, None)])
+            continue
+        built[start, end] = _unlabeled_tree()(
+            UNLABELED, [built.pop((start, split)), built.pop((split, end))])
+    return built[0, len(words)]
 
 
 def _top_down(words, distances, decoder="right"):
@@ -315,6 +343,8 @@ def _top_down(words, distances, decoder="right"):
     assemble them when both are built. No Python recursion, so any
     sentence length works.
     """
+    if decoder == "gap":
+        return _top_down_gap(words, distances)
     built = {}
     stack = [(0, len(words), None)]
     while stack:
@@ -349,6 +379,16 @@ def _top_down(words, distances, decoder="right"):
                     UNLABELED, [head, built.pop((split + 1, end))])
         built[start, end] = head
     return built[0, len(words)]
+
+
+def model_decoder(model, decoder=None):
+    """The decoder that parses `model`'s distances: `decoder`, or with
+    `None` the model's own (`model.default_decoder`: `"gap"` for a
+    `DistanceParser`; `"right"`, the published parser, for the language
+    models, which declare none)."""
+    if decoder is None:
+        decoder = getattr(model, "default_decoder", None) or "right"
+    return check_decoder(decoder)
 
 
 def check_decoder(decoder):
@@ -400,11 +440,23 @@ def distances_to_tree(words, distances, decoder="right"):
     tree and decreasing ones the right-branching tree under either
     decoder (a strict maximum at an end splits there either way).
 
+    `decoder="gap"` is the parser of Shen et al. (2018): the distance of
+    word `k > 0` is the height of the gap between words `k-1` and `k`
+    (as for the right decoder, the boundary *before* the word; the first
+    word's distance is not read), and a span splits at its first maximal
+    gap into two parts, each parsed alike:
+
+        (Parse(x_i .. x_{k*-1}), Parse(x_{k*} .. x_j)),  k* = argmax(d_{i+1} .. d_j)
+
+    Every binary tree has distances that give it (`tree_to_distances`);
+    constant distances give the right-branching tree, as the right
+    decoder's do.
+
     Args:
         words: non-empty list of word strings.
         distances: 1-D array-like of floats, one per word.
-        decoder: `"right"` (the published parser) or `"left"` (its mirror
-            image); see `DECODERS`.
+        decoder: `"right"` (the published parser), `"left"` (its mirror
+            image) or `"gap"` (splits between words); see `DECODERS`.
 
     Returns:
         An `UnlabeledTree` (an `nltk.Tree`) whose internal nodes are
@@ -425,8 +477,13 @@ def distances_to_tree(words, distances, decoder="right"):
     >>> print(distances_to_tree(["a", "b", "c", "d"], [0.0, 0.9, 0.5, 0.0],
     ...                         decoder="left"))
     (X (X a b) (X c d))
+    >>> print(distances_to_tree(["a", "b", "c", "d"], [0.0, 1.0, 0.5, 2.0],
+    ...                         decoder="gap"))
+    (X (X a (X b c)) d)
 
     Reference:
+        - Shen et al., 2018, "Straight to the Tree: Constituency Parsing
+          with Neural Syntactic Distance", ACL (the gap decoder).
         - Shen et al., 2018, "Neural Language Modeling by Jointly Learning
           Syntax and Lexicon" (PRPN), ICLR.
         - Shen et al., 2019, "Ordered Neurons: Integrating Tree Structures
@@ -744,3 +801,53 @@ def tree_depth(tree):
     4
     """
     return spans_depth(tree_to_spans(tree), num_leaves(tree))
+
+
+def tree_to_distances(tree):
+    """The gap decoder's distances of a tree: the height of each gap.
+
+    The distance of word `k > 0` is the height of the smallest constituent
+    that holds both words `k-1` and `k` (a constituent over two words has
+    height 1; each level above adds one), as the targets of Shen et al.
+    (2018); the first word's distance is 0 (the gap decoder does not read
+    it). `distances_to_tree(words, tree_to_distances(tree), "gap")` gives
+    back `tree` for every binary tree; a constituent of three children or
+    more comes back right-branching. Any depth works (no recursion).
+
+    Args:
+        tree: an `nltk.Tree` (a gold tree with preterminals, or an
+            induced one), or a single word.
+
+    Returns:
+        A float64 array, one distance per leaf.
+
+    Example:
+
+    >>> tree_to_distances(brackets_to_tree("((the cat) (sat down))")).tolist()
+    [0.0, 1.0, 2.0, 1.0]
+
+    Reference:
+        Shen et al., 2018, "Straight to the Tree: Constituency Parsing with
+        Neural Syntactic Distance", ACL.
+    """
+    def branch(node, values):
+        # values: (height, gaps) of each child; a preterminal is a leaf.
+        if len(values) == 1:
+            return values[0]
+        height = 1 + max(h for h, _ in values)
+        gaps = list(values[0][1])
+        for _, child_gaps in values[1:]:
+            gaps.append(height)
+            gaps.extend(child_gaps)
+        return height, gaps
+
+    def children(node):
+        kids = _tree_children(node)
+        if kids is not None and len(kids) == 1 and not isinstance(
+                kids[0], nltk.Tree):
+            return None  # a preterminal: one word
+        return kids
+
+    _, gaps = fold_tree(tree, leaf=lambda node: (0, []), branch=branch,
+                        children=children)
+    return np.asarray([0.0] + [float(g) for g in gaps], dtype="float64")

@@ -616,3 +616,72 @@ class TreeBatches(BucketedBatches):
         if self.schedule_rows is not None:
             spec["schedule"] = tf.TensorSpec((None, None), tf.int32)
         return spec
+
+
+class DistanceBatches(BucketedBatches):
+    """Batches of sentences and their gap heights (the distance parser).
+
+    Each item is a sentence's token ids as the parser reads them (`<eos>`
+    or `<s>`, the words, `<eos>`) and its target heights, one per word
+    (`keras_ordered.parsing.tree_to_distances`). A batch is
+    `((token_ids, mask), targets)`: ids padded with `pad_id`, the mask
+    true on the sentence's positions, the targets `(rows, width)` float32
+    with word `k`'s height at position `k` (`k >= 2`: the first word's
+    gap is not read) and `-1` elsewhere (`ranking_loss` skips those).
+    Training batches are bucketed by length (`BucketedBatches`).
+
+    Args:
+        token_ids: list of lists of int (with the opening and closing ids).
+        heights: list of float sequences, one per word of each sentence.
+        batch_size: int.
+        pad_id: the id of the padding (the `<eos>` id).
+        shuffle: bool (False: the input order, for validation).
+        seed: int.
+
+    Example:
+
+    ```python
+    from keras_ordered.training.batching import DistanceBatches
+    batches = DistanceBatches([[0, 4, 5, 6, 0]], [[0.0, 1.0, 2.0]], 2)
+    (ids, mask), targets = next(batches.epoch(0))
+    assert targets.tolist() == [[-1, -1, 1, 2, -1]]
+    ```
+    """
+
+    empty_message = "No silver tree: the training text is empty."
+
+    def __init__(self, token_ids, heights, batch_size, pad_id=0,
+                 shuffle=True, seed=0):
+        if len(token_ids) != len(heights):
+            raise ValueError("One list of heights per sentence.")
+        super().__init__(len(token_ids), batch_size, shuffle, seed)
+        for ids, values in zip(token_ids, heights):
+            if len(ids) != len(values) + 2:
+                raise ValueError(
+                    f"A sentence of {len(ids) - 2} words has {len(values)} "
+                    "heights: give one per word.")
+        self.token_ids = [list(ids) for ids in token_ids]
+        self.heights = [list(values) for values in heights]
+        self.pad_id = int(pad_id)
+
+    def length(self, index):
+        return len(self.token_ids[index])
+
+    def arrays(self, indices):
+        rows = len(indices)
+        width = max(len(self.token_ids[i]) for i in indices)
+        ids = np.full((rows, width), self.pad_id, "int32")
+        mask = np.zeros((rows, width), "bool")
+        targets = np.full((rows, width), -1.0, "float32")
+        for row, i in enumerate(indices):
+            sentence = self.token_ids[i]
+            ids[row, :len(sentence)] = sentence
+            mask[row, :len(sentence)] = True
+            heights = self.heights[i]
+            targets[row, 2:len(heights) + 1] = heights[1:]
+        return (ids, mask), targets
+
+    def output_signature(self):
+        return ((tf.TensorSpec((None, None), tf.int32),
+                 tf.TensorSpec((None, None), tf.bool)),
+                tf.TensorSpec((None, None), tf.float32))

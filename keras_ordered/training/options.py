@@ -40,6 +40,7 @@ assert args.epochs == 2 and args.preset == "small"
 """
 
 import argparse
+import dataclasses
 
 from keras_ordered_options import positive_float
 from keras_ordered_options import positive_int
@@ -281,3 +282,50 @@ def add_logging(parser):
     parser.add_argument("--tf-logs", action="store_true",
                         help="show TensorFlow's own start-up and C++ log "
                         "(also: KERAS_ORDERED_TF_LOGS=1)")
+
+
+_OPTION_TYPES = {"positive_int": positive_int, "positive_float": positive_float,
+                 "int": int, "float": float}
+
+
+def add_config_options(parser, config_class, names=None):
+    """Adds one option per field of a typed config that has option metadata.
+
+    The field is the one place a setting is named: its name gives the
+    option (`teacher_batch_size` -> `--teacher-batch-size`), its default
+    the option's, its metadata (`config._option`) the help, type, choices
+    and metavar. `config_from_options` reads them back.
+
+    Args:
+        parser: the recipe's parser.
+        config_class: a dataclass of `keras_ordered.training.config`.
+        names: the fields to add (None: every field with option metadata).
+    """
+    for field in dataclasses.fields(config_class):
+        option = field.metadata.get("option")
+        if option is None or (names is not None and field.name not in names):
+            continue
+        keywords = dict(option)
+        if "type" in keywords:
+            keywords["type"] = _OPTION_TYPES[keywords["type"]]
+        default = field.default
+        if default is dataclasses.MISSING:
+            default = None
+        if isinstance(default, tuple):
+            default = list(default)
+        parser.add_argument("--" + field.name.replace("_", "-"),
+                            default=default, **keywords)
+
+
+def config_from_options(config_class, args, **fields):
+    """The typed config of parsed options: every field with option
+    metadata, plus `RunConfig`'s (`output`, `seed`, `verbose`, `tf32`,
+    `strategy`) where the parser has them, plus `fields`."""
+    values = {}
+    for field in dataclasses.fields(config_class):
+        if hasattr(args, field.name) and (
+                "option" in field.metadata
+                or field.name in {f.name for f in dataclasses.fields(RunConfig)}):
+            values[field.name] = getattr(args, field.name)
+    values.update(fields)
+    return config_class(**values)

@@ -1,0 +1,36 @@
+"""Distance-parser presets: a CPU-sized student and a tiny one for tests.
+
+Each preset has `model` (its departures from the defaults of
+`DistanceParser`), `training` (the recipe's optimisation settings),
+`description` and `parameters` (with the 10,000-word PTB vocabulary).
+"""
+
+TRAINING = {
+    "batch_size": 64,
+    "learning_rate": 1e-3,
+    "clip_norm": 1.0,
+    "epochs": 6,
+}
+
+PRESETS = {
+    "small": {
+        "description": "The student of tree averaging: embedding 200, two "
+        "BiLSTM layers of 200 per direction, a gap BiLSTM of 200, trained "
+        "on silver trees with the ranking loss.",
+        "parameters": 4485401,  # with the 10,000-word PTB vocabulary
+        "model": {},
+        "training": dict(TRAINING),
+    },
+    "tiny": {
+        "description": "A test-sized parser (embedding 16, one BiLSTM layer "
+        "of 16, a gap BiLSTM of 16), for a few sentences.",
+        "parameters": 170033,  # with the 10,000-word PTB vocabulary
+        "model": {
+            "embedding_dim": 16,
+            "hidden_dim": 16,
+            "num_layers": 1,
+            "dropout": 0.1,
+        },
+        "training": {**TRAINING, "batch_size": 8, "epochs": 2},
+    },
+}
