@@ -218,6 +218,8 @@ def run(args):
         if _gfl.is_gfl_parser(model)
         else "signature score (serving_default), dependency blocks in"
         if td
+        else "signature parse (serving_default)"
+        if getattr(model, "default_decoder", None) == "gap"
         else "signatures parse (serving_default) and score"
     )
     _common.note(

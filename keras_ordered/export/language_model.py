@@ -56,10 +56,11 @@ def output_name(distance_name):
 class _LanguageModelSignatures:
     """The graph functions of the signatures, over one model."""
 
-    def __init__(self, model, preprocessor, distance):
+    def __init__(self, model, preprocessor, distance, decoder="right"):
         self.model = model
         self.preprocessor = preprocessor
         self.distance = distance
+        self.decoder = decoder
         index = model._word_index()
         self.eos_id = index[EOS]
         self.bos_id = index.get(BOS, self.eos_id)
@@ -90,11 +91,12 @@ class _LanguageModelSignatures:
             "error": text["message"],
         }
 
-    def _forward(self, inputs):
+    def _forward(self, inputs, lengths=None):
         """`serving_outputs`; an empty batch runs one dummy row instead.
 
         (The recurrent layers cannot run a batch of 0; the dummy row's
-        outputs are sliced away.)
+        outputs are sliced away.) A distance parser reads the sentences'
+        `lengths` too and gives no logits (None).
         """
         batch = tf.shape(inputs)[0]
         padded = tf.cond(
@@ -102,6 +104,12 @@ class _LanguageModelSignatures:
             lambda: inputs,
             lambda: tf.fill([1, tf.shape(inputs)[1]], self.eos_id),
         )
+        if _is_parser(self.model):
+            padded_lengths = tf.cond(batch > 0, lambda: lengths,
+                                     lambda: tf.zeros([1], lengths.dtype))
+            distances = self.model.serving_outputs(padded, padded_lengths)
+            return None, {name: values[:batch]
+                          for name, values in distances.items()}
         logits, distances = self.model.serving_outputs(padded)
         return logits[:batch], {
             name: values[:batch] for name, values in distances.items()
@@ -117,7 +125,7 @@ class _LanguageModelSignatures:
 
     def parse(self, sentences):
         read = self._read(sentences)
-        _, distances = self._forward(read["inputs"])
+        _, distances = self._forward(read["inputs"], read["lengths"])
         width = read["width"]
         mask = tf.sequence_mask(read["lengths"], width)
         outputs = self._common(read)
@@ -129,7 +137,8 @@ class _LanguageModelSignatures:
             )
         chosen = outputs[output_name(self.distance)]
         outputs["distance"] = chosen
-        parsed = distances_to_brackets(read["tokens"], chosen, read["lengths"])
+        parsed = distances_to_brackets(read["tokens"], chosen, read["lengths"],
+                                       decoder=self.decoder)
         outputs["tree"] = parsed["trees"]
         return outputs
 
@@ -162,16 +171,26 @@ class _LanguageModelSignatures:
         return outputs
 
 
+def _is_parser(model):
+    """Whether `model` is a supervised distance parser (no word
+    probabilities, its own decoder), not a language model."""
+    return getattr(model, "default_decoder", None) == "gap"
+
+
 def export_language_model(model, output, version=None, distance=None,
                           max_length=DEFAULT_MAX_LENGTH, numbers="digit-runs",
                           lowercase=True, treebank=True, overwrite=False,
                           verbose=False):
     """Writes a SavedModel of an ON-LSTM or PRPN language model for serving.
 
+    A `DistanceParser` (the student of tree averaging) exports the same
+    way, with the `parse` signature only (it gives no word
+    probabilities) and its trees built by the gap decoder.
+
     Args:
-        model: an `ONLSTMLanguageModel` or `PRPNLanguageModel` that knows
-            its words (built with a vocabulary list, or loaded from its
-            `.keras` file).
+        model: an `ONLSTMLanguageModel`, `PRPNLanguageModel` or
+            `DistanceParser` that knows its words (built with a vocabulary
+            list, or loaded from its `.keras` file).
         output: the folder TF Serving watches; the SavedModel goes to
             `output/<version>/`.
         version: int, the version folder; `None` for one more than the
@@ -238,13 +257,16 @@ def export_language_model(model, output, version=None, distance=None,
         )
         if isinstance(preprocessor, keras.layers.Layer) and not preprocessor.built:
             preprocessor(tf.constant(["a"]))  # builds it (ExportArchive needs that)
-        functions = _LanguageModelSignatures(model, preprocessor, distance)
+        functions = _LanguageModelSignatures(
+            model, preprocessor, distance,
+            decoder="gap" if _is_parser(model) else "right")
         archive = keras.export.ExportArchive()
         archive.track(model)
         archive.track(preprocessor)
         # The first endpoint is also `serving_default`.
         archive.add_endpoint("parse", functions.parse, [SENTENCES_SPEC])
-        archive.add_endpoint("score", functions.score, [SENTENCES_SPEC])
+        if not _is_parser(model):
+            archive.add_endpoint("score", functions.score, [SENTENCES_SPEC])
         write_version(
             lambda folder: archive.write_out(folder, verbose=verbose), path
         )

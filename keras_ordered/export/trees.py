@@ -112,15 +112,21 @@ def _repeat(values, repeats):
     return tf.gather(values, source)
 
 
-def distances_to_brackets(tokens, distances, lengths=None, escape=True):
+def distances_to_brackets(tokens, distances, lengths=None, escape=True,
+                          decoder="right"):
     """Parses a batch of syntactic distances into bracketed trees, in-graph.
 
     Each sentence gets exactly the string
-    `tree_to_brackets(distances_to_tree(words, d))` of
-    `keras_ordered.parsing` (first maximum wins on ties, the split word
-    opens the right part; a one-word sentence gives `"(word)"`), where
-    `words` are the sentence's tokens and `d` its first `length`
-    distances.
+    `tree_to_brackets(distances_to_tree(words, d, decoder))` of
+    `keras_ordered.parsing` (first maximum wins on ties; with the right
+    decoder the split word opens the right part; a one-word sentence gives
+    `"(word)"`), where `words` are the sentence's tokens and `d` its first
+    `length` distances.
+
+    The gap decoder (a distance parser's) reuses the same table: with the
+    first word's distance raised to the sentence's maximum, the gap before
+    word `k` splits the span `(s_k - 1, e_k)`, and those spans are the
+    tree's constituents.
 
     Args:
         tokens: the words, as a `tf.RaggedTensor [batch, None]` of strings
@@ -135,6 +141,8 @@ def distances_to_brackets(tokens, distances, lengths=None, escape=True):
             that the string reads back with `brackets_to_tree` (the Python
             `tree_to_brackets` refuses such words). Words must otherwise be
             non-empty and hold no whitespace, as `tokenize` makes them.
+        decoder: `"right"` (the language models' published parser) or
+            `"gap"` (a distance parser's), as `distances_to_tree`.
 
     Returns:
         A dict:
@@ -160,6 +168,10 @@ def distances_to_brackets(tokens, distances, lengths=None, escape=True):
     assert out["spans"].to_list() == [[[0, 3], [0, 2]], []]
     ```
     """
+    if decoder not in ("right", "gap"):
+        raise ValueError(
+            f"The in-graph parser has the right and gap decoders, not "
+            f"{decoder!r}.")
     distances = tf.convert_to_tensor(distances)
     if not distances.dtype.is_floating:
         distances = tf.cast(distances, tf.float64)
@@ -211,11 +223,21 @@ def distances_to_brackets(tokens, distances, lengths=None, escape=True):
     in_sentence = positions[None, :] < length[:, None]
     # Safe values for the padding and for refused sentences.
     d = tf.where(in_sentence, distances, tf.zeros_like(distances))
+    word = positions[None, :]
+    if decoder == "gap":
+        # The first word's distance is not read: raised to the maximum, it
+        # bounds every gap's span on the left.
+        top = tf.reduce_max(d, axis=1, keepdims=True)
+        d = tf.where(tf.equal(word, 0), top + tf.zeros_like(d), d)
 
     start, end = _split_spans(d, length)
-    word = positions[None, :]
-    whole = in_sentence & (end - start >= 2)
-    head = in_sentence & (word > start) & (word + 1 < end)
+    if decoder == "gap":
+        start = tf.maximum(start - 1, 0)
+        whole = in_sentence & (word >= 1)
+        head = tf.zeros_like(whole)
+    else:
+        whole = in_sentence & (end - start >= 2)
+        head = in_sentence & (word > start) & (word + 1 < end)
     one_word = in_sentence & tf.equal(length, 1)[:, None]
 
     # Brackets: one "(" per constituent a word starts, one ")" per one it

@@ -701,7 +701,8 @@ class DistanceParserExperiment(RunConfig):
             `$KERAS_ORDERED_DATA`, the sentences the evaluation reads).
         treebank: the gold trees the final evaluation reads (dev and test
             splits; None: the WSJ sample); never used to train or choose.
-        max_lines: read only the first lines of each text split.
+        max_lines: at most this many sentences of each text split, once
+            the treebank's are left out (quick runs).
         epochs, batch_size, learning_rate, clip_norm: the optimisation
             (Adam, gradient norm clipped); None: the preset's.
         steps_per_epoch: at most this many batches per epoch.
@@ -730,7 +731,8 @@ class DistanceParserExperiment(RunConfig):
             metavar="DIR"))
     max_lines: typing.Optional[int] = dataclasses.field(
         default=None, metadata=_option(
-            "read only the first N lines of each text split (quick runs)",
+            "at most N sentences of each text split, once the "
+            "treebank's are left out (quick runs)",
             type="positive_int", metavar="N"))
     epochs: typing.Optional[int] = dataclasses.field(default=None, metadata=_option(
         "training epochs (default: the preset's)", type="positive_int",

@@ -11,11 +11,13 @@ import pytest
 from harness import LM_VOCAB
 from harness import gfl_vocabularies
 from harness import tree_vocabulary
+from keras_ordered.models import DistanceParser
 from keras_ordered.models import GFLParser
 from keras_ordered.models import LSTMLanguageModel
 from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import TDTreeLSTMLanguageModel
+from keras_ordered.models.distance_parser import PRESETS as DP_PRESETS
 from keras_ordered.models.gfl.presets import PRESETS as GFL_PRESETS
 from keras_ordered.models.lstm.presets import PRESETS as LSTM_PRESETS
 from keras_ordered.models.onlstm.presets import PRESETS as ONLSTM_PRESETS
@@ -33,11 +35,12 @@ def build(family, preset="tiny", **kwargs):
         return TDTreeLSTMLanguageModel.from_preset(
             preset, tree_vocabulary(), seed=1, **kwargs)
     cls = {"lstm": LSTMLanguageModel, "onlstm": ONLSTMLanguageModel,
-           "prpn": PRPNLanguageModel}[family]
+           "prpn": PRPNLanguageModel, "distance_parser": DistanceParser}[family]
     return cls.from_preset(preset, LM_VOCAB, seed=1, **kwargs)
 
 
 FAMILIES = {
+    "distance_parser": DP_PRESETS,
     "lstm": LSTM_PRESETS,
     "onlstm": ONLSTM_PRESETS,
     "prpn": PRPN_PRESETS,
@@ -50,6 +53,7 @@ FAMILIES = {
 # tied embedding, whose reverse direction computes the logits (its gradient
 # products run in the half dtype: `EmbeddingDropout`).
 FLOAT32_LAYERS = {
+    "distance_parser": ("distance",),
     "lstm": ("logits", "embedding"),
     "onlstm": ("logits", "embedding"),
     "prpn": ("logits", "distances"),
@@ -88,6 +92,7 @@ def test_a_misspelt_preset_lists_the_presets(harness, family):
 
 
 CLASSES = {
+    "distance_parser": DistanceParser,
     "lstm": LSTMLanguageModel,
     "onlstm": ONLSTMLanguageModel,
     "prpn": PRPNLanguageModel,

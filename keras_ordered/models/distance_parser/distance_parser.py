@@ -133,7 +133,8 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             for index in range(num_layers):
                 x = keras.layers.Bidirectional(
                     keras.layers.LSTM(hidden_dim, return_sequences=True,
-                                      seed=next_seed()),
+                                      seed=next_seed(),
+                                      name=f"lstm_{index + 1}"),
                     name=f"bilstm_{index + 1}")(x, mask=mask)
                 x = dropout_layer(f"dropout_{index + 1}")(x)
             # Padding zeroed, so that no gap reads a padded state.
@@ -144,7 +145,7 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
                                        name="gap_convolution")(x)
             gaps = keras.layers.Bidirectional(
                 keras.layers.LSTM(hidden_dim, return_sequences=True,
-                                  seed=next_seed()),
+                                  seed=next_seed(), name="gap_lstm"),
                 name="gap_bilstm")(gaps, mask=mask)
             gaps = dropout_layer("gap_dropout")(gaps)
             gaps = keras.layers.Dense(hidden_dim, activation="relu",

@@ -197,9 +197,6 @@ class DistanceParserTask(Task):
         text = {split: ptb.read_words(files[split])
                 for split in ("train", "valid")}
         vocabulary = ptb.build_vocabulary(text["train"])
-        if config.max_lines:
-            text = {split: lines[:config.max_lines]
-                    for split, lines in text.items()}
         excluded_dir = config.exclude_treebank or self._treebank_dir()
         excluded = treebank_lib.lm_text_sentences(excluded_dir)
         total = len(text["train"])
@@ -208,7 +205,8 @@ class DistanceParserTask(Task):
         print(f"Left out {dropped} of the {total} training sentences: those "
               f"that match one of the {len(excluded)} sentences of "
               f"{excluded_dir} ({matched} found).")
-        text = {split: [s for s in lines if s] for split, lines in text.items()}
+        text = {split: [s for s in lines if s][:config.max_lines]
+                for split, lines in text.items()}
         predict, self.teacher_name = load_teacher(
             config.teacher, config.teacher_batch_size)
         folder = os.path.join(config.output, "silver")

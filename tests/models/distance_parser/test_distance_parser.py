@@ -1,0 +1,168 @@
+"""The distance parser (Shen et al., 2018): its ranking loss against a
+NumPy double loop, gradients to every weight, saving, padding that changes
+nothing, its batches, and a parser that learns a small treebank."""
+
+import keras
+import numpy as np
+import pytest
+
+from harness import LM_VOCAB
+from harness import gradients
+from harness import to_numpy
+from keras_ordered.models import DistanceParser
+from keras_ordered.models.distance_parser import ranking_loss
+from keras_ordered.parsing import distances_to_tree
+from keras_ordered.parsing import tree_to_brackets
+from keras_ordered.parsing import tree_to_distances
+from keras_ordered.parsing import brackets_to_tree
+
+pytestmark = pytest.mark.backends
+
+
+def tiny_parser(seed=1, **overrides):
+    return DistanceParser.from_preset("tiny", vocabulary=LM_VOCAB, seed=seed,
+                                      **overrides)
+
+
+def numpy_ranking_loss(targets, predicted):
+    """Per sentence: the mean hinge over the ordered pairs of read gaps
+    whose heights differ."""
+    losses = []
+    for t, p in zip(targets, predicted):
+        total, pairs = 0.0, 0
+        for i in range(len(t)):
+            for j in range(len(t)):
+                if t[i] < 0 or t[j] < 0 or t[i] == t[j]:
+                    continue
+                sign = 1.0 if t[i] > t[j] else -1.0
+                total += max(0.0, 1.0 - sign * (p[i] - p[j]))
+                pairs += 1
+        losses.append(total / max(pairs, 1))
+    return np.asarray(losses)
+
+
+def test_ranking_loss_against_a_double_loop():
+    rng = np.random.default_rng(0)
+    targets = rng.integers(-1, 4, size=(5, 9)).astype("float32")
+    targets[4] = -1.0  # a sentence with no pair: loss 0
+    predicted = rng.normal(size=(5, 9)).astype("float32")
+    got = to_numpy(ranking_loss(targets, predicted))
+    np.testing.assert_allclose(got, numpy_ranking_loss(targets, predicted),
+                               rtol=1e-5, atol=1e-6)
+    assert got[4] == 0.0
+    # Ordered by a margin of 1 or more: no loss, whatever the scale.
+    heights = np.array([[-1, -1, 1, 3, 2, -1]], "float32")
+    assert float(to_numpy(ranking_loss(heights, 10 * heights))[0]) == 0.0
+
+
+def test_gradients_reach_every_weight():
+    model = tiny_parser()
+    ids = np.array([[0, 3, 4, 5, 6, 0], [0, 7, 8, 0, 0, 0]], "int32")
+    mask = ids != 0
+    mask[:, 0] = True
+    mask[0, 5] = mask[1, 3] = True
+    targets = np.array([[-1, -1, 2, 1, 3, -1], [-1, -1, 1, -1, -1, -1]],
+                       "float32")
+    targets[1, 2] = 1.0
+
+    def loss():
+        out = model([ids, mask], training=True)
+        return keras.ops.sum(ranking_loss(targets, out)) + keras.ops.sum(
+            out * 1e-3)
+
+    grads = gradients(loss, model.trainable_weights)
+    for weight, grad in zip(model.trainable_weights, grads):
+        assert grad is not None and np.any(grad != 0), weight.path
+
+
+def test_serialization_and_saving(harness):
+    # A config holds the vocabulary's size; the .keras file its words.
+    harness.run_serialization_test(DistanceParser.from_preset(
+        "tiny", vocabulary=len(LM_VOCAB), seed=1))
+    model = tiny_parser()
+    ids = np.array([[0, 3, 4, 5, 0]], "int32")
+    restored = harness.run_model_saving_test(
+        model, [ids, np.ones_like(ids, bool)])
+    assert restored.vocabulary == model.vocabulary
+    assert restored.default_decoder == "gap"
+
+
+def test_padding_and_batch_company_change_no_distance():
+    # The backward LSTMs must not read the padding: a sentence parsed
+    # alone and beside a longer one gets the same distances.
+    model = tiny_parser()
+    short = ["w1", "w2", "w3"]
+    alone = model.sentence_distances([short])["gap/distance"][0]
+    together = model.sentence_distances(
+        [short, ["w4"] * 11])["gap/distance"][0]
+    np.testing.assert_allclose(alone, together, atol=1e-5)
+
+
+def test_reading_mask_stops_at_the_closing_eos():
+    model = tiny_parser()
+    ids = np.array([[0, 3, 4, 0, 0, 0], [0, 5, 0, 0, 0, 0]])
+    assert model.reading_mask(ids).tolist() == [
+        [True, True, True, True, False, False],
+        [True, True, True, False, False, False]]
+
+
+def test_distance_batches_put_each_height_at_its_word():
+    pytest.importorskip("tensorflow")
+    from keras_ordered.training.batching import DistanceBatches
+
+    batches = DistanceBatches([[0, 4, 5, 6, 0], [0, 7, 0]],
+                              [[0.0, 1.0, 2.0], [0.0]], 2, pad_id=0,
+                              shuffle=False)
+    (ids, mask), targets = next(batches.epoch(0))
+    assert ids.tolist() == [[0, 4, 5, 6, 0], [0, 7, 0, 0, 0]]
+    assert mask.tolist() == [[True] * 5, [True] * 3 + [False] * 2]
+    assert targets.tolist() == [[-1, -1, 1, 2, -1], [-1] * 5]
+    with pytest.raises(ValueError, match="give one per word"):
+        DistanceBatches([[0, 4, 0]], [[0.0, 1.0]], 1)
+
+
+def small_treebank(count=96, seed=0):
+    """Sentences whose tree the words decide: a `w0` opens the second
+    constituent; each part is right-branching."""
+    rng = np.random.default_rng(seed)
+    data = []
+    for _ in range(count):
+        left = [f"w{i}" for i in rng.integers(1, 14, size=rng.integers(2, 5))]
+        right = ["w0"] + [f"w{i}" for i in rng.integers(1, 14,
+                                                        size=rng.integers(1, 4))]
+
+        def branching(words):
+            return words[0] if len(words) == 1 else f"({words[0]} {branching(words[1:])})"
+
+        data.append((left + right,
+                     f"({branching(left)} {branching(right)})"))
+    return data
+
+
+@pytest.mark.slow
+def test_the_parser_learns_a_small_treebank():
+    keras.utils.set_random_seed(3)
+    model = tiny_parser(seed=3, dropout=0.0)
+    data = small_treebank()
+    index = {w: i for i, w in enumerate(LM_VOCAB)}
+    width = max(len(words) for words, _ in data) + 2
+    ids = np.zeros((len(data), width), "int32")
+    targets = np.full((len(data), width), -1.0, "float32")
+    mask = np.zeros((len(data), width), bool)
+    for row, (words, brackets) in enumerate(data):
+        ids[row, 1:len(words) + 1] = [index[w] for w in words]
+        mask[row, :len(words) + 2] = True
+        heights = tree_to_distances(brackets_to_tree(brackets))
+        targets[row, 2:len(words) + 1] = heights[1:]
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss=ranking_loss)
+    model.fit([ids, mask], targets, batch_size=16, epochs=40, verbose=0)
+    distances = model.sentence_distances([words for words, _ in data])
+    exact = sum(
+        tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
+        for (words, brackets), d in zip(data, distances["gap/distance"]))
+    right_branching = sum(
+        tree_to_brackets(distances_to_tree(words, np.zeros(len(words)),
+                                           decoder="gap")) == brackets
+        for words, brackets in data)
+    assert right_branching == 0
+    assert exact >= 0.9 * len(data), exact
