@@ -121,14 +121,43 @@ chosen draw, not what every run gives.
 
     model_class = getattr(keras_ordered.models, card["class"])
     batches = model_class.get_preset(card["preset"])["training"]
-    test_ppl = ("" if card["test_perplexity"] is None else
-                f", test **{card['test_perplexity']}** "
-                f"(batch {batches['test_batch_size']})")
+    student = card.get("teacher") is not None
+    if student:
+        made = (f"""{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
+({card['precision']}) on {card['silver_trees']['train']:,} silver trees: the
+trees that the teacher, `{card['teacher']}` (tree averaging), gives the
+PTB training text once every sentence of the WSJ sample is left out. The
+weights are the {card['weights']}, chosen on the ranking loss over the
+teacher's trees of the PTB validation text; no gold tree chose anything.
+Saved without its optimizer by `saved_models/make_card.py`. Vocabulary:
+the {card['vocabulary_size']:,} words of the PTB text (the file holds them
+as an asset).""")
+        worth = ("- A parser, not a language model: it gives no "
+                 "perplexity.\n- Parsing with the gap decoder")
+        role_text = (f"a **parser** distilled from an ensemble; on the test "
+                     f"split its trees beat right-branching by "
+                     f"{MARGIN:.0f} points or more" if card["parser"]
+                     else role)
+    else:
+        test_ppl = ("" if card["test_perplexity"] is None else
+                    f", test **{card['test_perplexity']}** "
+                    f"(batch {batches['test_batch_size']})")
+        made = (f"""{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
+({card['precision']}); the weights are the {card['weights']} (chosen on PTB
+validation loss, as the official code). Saved without its optimizer by
+`saved_models/make_card.py`. Vocabulary: the {card['vocabulary_size']:,}
+words of the PTB text (the file holds them as an asset).""")
+        worth = (f"- PTB perplexity: validation **{card['valid_perplexity']}** "
+                 f"(batch {batches['eval_batch_size']}){test_ppl}.\n"
+                 "- Unsupervised parsing")
+        role_text = role
+    trained_on = ("trained on the trees an ensemble gives the PTB text"
+                  if student else "trained on the PTB language-modelling text")
     readme = f"""# {name}
 
 A `{card['class']}` (`{card['preset']}` preset, {card['parameters']:,}
-parameters, {card['megabytes']} MB) trained on the PTB language-modelling
-text on a 2-core CPU: {role}. Load it by name, no network needed:
+parameters, {card['megabytes']} MB) {trained_on} on a 2-core CPU:
+{role_text}. Load it by name, no network needed:
 
 ```python
 model = keras_ordered.models.{card['class']}.from_preset("{name}")
@@ -144,16 +173,11 @@ keras-ordered parse --model {name} "The cat sat on the mat."
 {card['command']}
 ```
 
-{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
-({card['precision']}); the weights are the {card['weights']} (chosen on PTB
-validation loss, as the official code). Saved without its optimizer by
-`saved_models/make_card.py`. Vocabulary: the {card['vocabulary_size']:,}
-words of the PTB text (the file holds them as an asset).
+{made}
 {'' if not card.get('selection') else chr(10) + 'Why this one: ' + card['selection'] + chr(10)}
 ## What it is worth
 
-- PTB perplexity: validation **{card['valid_perplexity']}** (batch {batches['eval_batch_size']}){test_ppl}.
-- Unsupervised parsing, distance `{p['distance']}` (the model's default),
+{worth}, distance `{p['distance']}` (the model's default),
   sentence-level F1 against right-branching:
   - test split (wsj_0100-0149, {test['sentences']:,} sentences, never used
     to choose anything): **{test['sentence_f1']}** against
@@ -181,7 +205,8 @@ words of the PTB text (the file holds them as an asset).
     return readme
 
 
-FAMILIES = {"PRPNLanguageModel": "PRPN", "ONLSTMLanguageModel": "ON-LSTM"}
+FAMILIES = {"PRPNLanguageModel": "PRPN", "ONLSTMLanguageModel": "ON-LSTM",
+            "DistanceParser": "distance parser"}
 
 
 def read_cards(folder=HERE):
@@ -352,7 +377,8 @@ def main():
     if args.results:
         with open(args.results) as f:
             results = json.load(f)
-    if not results.get("test_perplexity") and args.data:
+    student = results.get("teacher") is not None
+    if not student and not results.get("test_perplexity") and args.data:
         results = dict(results, test_perplexity=test_perplexity(
             model, args.data, results["preset"]))
     figures = split_figures(model, args.treebank)
@@ -368,15 +394,19 @@ def main():
         "parameters": int(model.count_params()),
         "megabytes": round(os.path.getsize(target) / 1e6, 1),
         "vocabulary_size": len(model.vocabulary),
-        "data": "PTB language-modelling text (Mikolov's ptb.{train,valid,"
-        "test}.txt, 10k words)",
+        "data": ("the PTB language-modelling text (Mikolov's ptb.{train,"
+                 "valid}.txt, 10k words) without the WSJ sample's sentences, "
+                 "parsed by the teacher" if student else
+                 "PTB language-modelling text (Mikolov's ptb.{train,valid,"
+                 "test}.txt, 10k words)"),
         "command": args.command or previous["command"],
-        "epochs": results["epochs"],
+        "epochs": results.get("epochs", results.get("epochs_run")),
         "train_seconds": results["train_seconds"],
         "wall_minutes": args.wall_minutes or previous.get("wall_minutes"),
         "weights": results.get("weights", "last"),
         "precision": results.get("precision", "float32"),
-        "valid_perplexity": round(results["valid_perplexity"], 2),
+        "valid_perplexity": (None if student
+                             else round(results["valid_perplexity"], 2)),
         "test_perplexity": (round(results["test_perplexity"], 2)
                             if results.get("test_perplexity") else None),
         "parsing": {
@@ -388,6 +418,8 @@ def main():
             **{key: value for key, value in figures["all"].items()},
             "splits": {split: figures[split] for split in ("dev", "test")},
         },
+        **({"teacher": results["teacher"],
+            "silver_trees": results["silver_trees"]} if student else {}),
         "selection": args.selection or previous.get("selection"),
         "notes": args.notes if args.notes is not None else previous.get(
             "notes", ""),

@@ -192,9 +192,11 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             dict `"gap/distance"` -> float32 array `(batch, time)`.
         """
         token_ids = np.asarray(token_ids, "int32")
-        distances = self([token_ids, self.reading_mask(token_ids)],
-                         training=False)
-        return {DISTANCE: ops.convert_to_numpy(distances).astype("float32")}
+        # The compiled inference function (`predict_on_batch`): an eager
+        # call runs the masked recurrences step by step in Python.
+        distances = self.predict_on_batch(
+            [token_ids, self.reading_mask(token_ids)])
+        return {DISTANCE: np.asarray(distances, "float32")}
 
     def serving_outputs(self, token_ids, lengths):
         """The distances of one inference pass, for an exported model.

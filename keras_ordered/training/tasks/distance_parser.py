@@ -284,7 +284,8 @@ class DistanceParserTask(Task):
     def results(self, model, facts):
         return {
             "model": "DistanceParser", "preset": self.config.preset,
-            "teacher": self.teacher_name,
+            "teacher": " + ".join(self.config.teacher),
+            "teacher_members": self.teacher_name,
             "parameters": int(model.count_params()),
             "training": dict(self.training),
             "silver_trees": {split: len(trees)

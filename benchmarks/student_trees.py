@@ -1,0 +1,162 @@
+"""The distilled student against its teacher and the teacher's members.
+
+For a teacher (an ensemble, as `keras-ordered parse --model` takes it)
+and students trained on its trees (`recipes/ptb_distance_parser.py`, one
+`--student` per seed), on the WSJ sample's development split
+(wsj_0001-0099) and test split (wsj_0100-0149): sentence and corpus F1 of
+each member, of the teacher, of each student (and their mean and spread
+over seeds) and of right-branching; how closely each student's trees
+follow the teacher's (the sentence F1 of one against the other); and the
+parsing speed of the teacher and of each student on the development
+split's sentences, measured in the same run (sentences/s and the ratio).
+
+    python benchmarks/student_trees.py --treebank ../shared/data/wsj_sample/mrg \\
+        --teacher ensemble_ptb --student runs/student/seed_1/model.keras \\
+        --student runs/student/seed_2/model.keras --record FILE --markdown
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+from keras_ordered._cpu import describe_cpu
+from keras_ordered.datasets.treebank import load_treebank_split
+from keras_ordered.parsing import baseline_predictor
+from keras_ordered.parsing import distance_predictor
+from keras_ordered.parsing import evaluate_trees
+from keras_ordered.parsing import num_leaves
+from keras_ordered.parsing import sentence_f1
+from keras_ordered.parsing import tree_to_spans
+from keras_ordered.saving import load_ensemble
+from keras_ordered.saving import load_model
+from keras_ordered.training.crash_safety import write_json_atomically
+
+SPLITS = ("dev", "test")
+
+
+def _figures(scores):
+    return {"sentence_f1": round(scores["sentence_f1"], 2),
+            "corpus_f1": round(scores["corpus_f1"], 2)}
+
+
+def agreement(trees, reference):
+    """Sentence F1 (percent) of `trees` against `reference` (the
+    teacher's trees), as `keras_ordered.parsing.sentence_f1` scores gold."""
+    return round(100 * sentence_f1([tree_to_spans(t) for t in trees],
+                                   [tree_to_spans(r) for r in reference],
+                                   [num_leaves(r) for r in reference]), 2)
+
+
+def timed(predict, sentences):
+    """`(trees, sentences per second)` of one pass over `sentences`."""
+    start = time.perf_counter()
+    trees = predict(sentences)
+    return trees, len(sentences) / (time.perf_counter() - start)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--treebank", required=True, metavar="DIR")
+    parser.add_argument("--teacher", nargs="+", default=["ensemble_ptb"],
+                        metavar="MODEL")
+    parser.add_argument("--student", action="append", required=True,
+                        metavar="PATH", help="a student's model.keras "
+                        "(repeat for several seeds)")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--record", metavar="FILE")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    ensemble = load_ensemble(args.teacher)
+    students = {path: load_model(path, compile=False) for path in args.student}
+    record = {
+        "command": "python benchmarks/student_trees.py " + " ".join(
+            argv if argv is not None else sys.argv[1:]),
+        "cpu": describe_cpu(),
+        "teacher": args.teacher,
+        "members": [m.name for m in ensemble.members],
+        "splits": {},
+    }
+    for split in SPLITS:
+        records = load_treebank_split(args.treebank, split)[0]
+        sentences = [list(r.words) for r in records]
+        ((_, _, member_trees, teacher_trees),) = ensemble.rows(
+            records, batch_size=args.batch_size)
+        entry = {
+            "sentences": len(records),
+            "right_branching": _figures(evaluate_trees(
+                records, baseline_predictor("right-branching")(sentences))),
+            "members": {m.name: _figures(evaluate_trees(records, trees))
+                        for m, trees in zip(ensemble.members, member_trees)},
+            "teacher": _figures(evaluate_trees(records, teacher_trees)),
+            "students": {},
+        }
+        for path, model in students.items():
+            trees = distance_predictor(model, batch_size=args.batch_size)(
+                sentences)
+            entry["students"][path] = {
+                **_figures(evaluate_trees(records, trees)),
+                "agreement_with_teacher": agreement(trees, teacher_trees),
+            }
+        f1s = [s["sentence_f1"] for s in entry["students"].values()]
+        entry["students_sentence_f1"] = {
+            "mean": round(statistics.mean(f1s), 2),
+            "std": round(statistics.stdev(f1s), 2) if len(f1s) > 1 else 0.0,
+            "min": min(f1s), "max": max(f1s), "seeds": len(f1s)}
+        entry["best_member_sentence_f1"] = max(
+            m["sentence_f1"] for m in entry["members"].values())
+        record["splits"][split] = entry
+        print(f"{split}: done", file=sys.stderr)
+    # Speed: the development split's sentences as words, read as written.
+    sentences = [list(r.words) for r in
+                 load_treebank_split(args.treebank, "dev")[0]]
+    _, teacher_rate = timed(ensemble.predictor(args.batch_size), sentences)
+    speed = {"sentences": len(sentences),
+             "teacher_sentences_per_second": round(teacher_rate, 1),
+             "students": {}}
+    for path, model in students.items():
+        _, rate = timed(distance_predictor(model, batch_size=args.batch_size),
+                        sentences)
+        speed["students"][path] = {
+            "sentences_per_second": round(rate, 1),
+            "times_faster": round(rate / teacher_rate, 1)}
+    record["speed"] = speed
+    if args.record:
+        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
+                    exist_ok=True)
+        write_json_atomically(args.record, record, indent=1)
+    print(markdown(record) if args.markdown else json.dumps(record, indent=1))
+    return 0
+
+
+def markdown(record):
+    """The record as the table of docs/results.md."""
+    lines = ["| split | right-branching | best member | teacher | student "
+             "(mean +- std over seeds, min-max) | student vs teacher trees |",
+             "|---|---|---|---|---|---|"]
+    for split, entry in record["splits"].items():
+        s = entry["students_sentence_f1"]
+        agree = statistics.mean(v["agreement_with_teacher"]
+                                for v in entry["students"].values())
+        lines.append(
+            f"| {split} | {entry['right_branching']['sentence_f1']:.2f} | "
+            f"{entry['best_member_sentence_f1']:.2f} | "
+            f"{entry['teacher']['sentence_f1']:.2f} | "
+            f"**{s['mean']:.2f}** +- {s['std']:.2f} ({s['min']:.2f}-"
+            f"{s['max']:.2f}, {s['seeds']} seeds) | {agree:.1f} |")
+    speed = record["speed"]
+    rates = [v["sentences_per_second"] for v in speed["students"].values()]
+    ratios = [v["times_faster"] for v in speed["students"].values()]
+    lines.append("")
+    lines.append(
+        f"Speed ({speed['sentences']} dev sentences, {record['cpu']}): "
+        f"teacher {speed['teacher_sentences_per_second']:.0f} sentences/s, "
+        f"student {min(rates):.0f}-{max(rates):.0f} sentences/s "
+        f"({min(ratios):.1f}-{max(ratios):.1f}x).")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
