@@ -8,6 +8,7 @@ import re
 
 import pytest
 from conftest import REPO
+from conftest import broken_links
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
 README = os.path.join(BENCHMARKS, "README.md")
@@ -16,8 +17,9 @@ ENTRY_LINES = 22  # "at most about 20 lines" per script
 NOTE_LINES = 60
 # History is git's: no dates, commit hashes or sessions in the README or
 # the records' notes.
-HISTORY = re.compile(r"\b20\d\d-\d\d-\d\d\b|\bsessions?\b|\brounds? \d",
-                     re.IGNORECASE)
+HISTORY = re.compile(
+    r"\b20\d\d-\d\d-\d\d\b|\bsessions?\b|(?<![-\w])rounds? \d",
+    re.IGNORECASE)
 # A commit hash standing alone (a record file's name may carry one).
 COMMIT = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)"
                     r"[0-9a-f]{7,40}(?![\w.])")
@@ -125,7 +127,7 @@ def test_the_checks_can_fail(tmp_path):
     assert set(entries) == {"a"} and len(entries["a"]) > ENTRY_LINES
     assert HISTORY.search("measured in session 23")
     assert HISTORY.search("on 2026-12-02")
-    assert not HISTORY.search("the sessionless record")
+    assert not HISTORY.search("the sessionless record, --rounds 6")
     assert COMMIT.search("seeds 1-5 at commit 6e697a4,")
     assert not COMMIT.search("records/x/tf_43033ea.jsonl, 2048 x 2048")
     assert PATH_EDIT.search("sys.path.insert(0, HERE)")
@@ -143,3 +145,11 @@ def test_scripts_import_the_package_not_each_other():
         if hits:
             found[script] = hits
     assert not found, found
+
+
+def test_readme_and_notes_link_to_what_is_there():
+    pages = ["benchmarks/README.md"] + sorted(
+        os.path.relpath(p, REPO) for p in
+        glob.glob(os.path.join(BENCHMARKS, "records", "*", "*.md")))
+    broken = {page: links for page in pages if (links := broken_links(page))}
+    assert not broken, broken
