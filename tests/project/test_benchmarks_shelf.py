@@ -95,8 +95,9 @@ def test_record_notes_are_short_and_tell_no_history():
         name = os.path.relpath(path, BENCHMARKS)
         if len(text.splitlines()) > NOTE_LINES:
             problems[name] = f"{len(text.splitlines())} lines"
-        elif HISTORY.search(text):
-            problems[name] = f"history: {HISTORY.search(text).group(0)!r}"
+        elif HISTORY.search(text) or COMMIT.search(text):
+            found = (HISTORY.search(text) or COMMIT.search(text)).group(0)
+            problems[name] = f"history: {found!r}"
     assert not problems, problems
 
 
