@@ -154,3 +154,39 @@ def test_readme_and_notes_link_to_what_is_there():
         glob.glob(os.path.join(BENCHMARKS, "records", "*", "*.md")))
     broken = {page: links for page in pages if (links := broken_links(page))}
     assert not broken, broken
+
+
+def _documented_commands():
+    """`(page, script, options)` of every `python benchmarks/<script>.py`
+    command of the README and the record notes (options up to a bare
+    `--`, which hands the rest to a recipe)."""
+    pages = [README] + glob.glob(os.path.join(BENCHMARKS, "records", "*",
+                                              "*.md"))
+    commands = []
+    for page in pages:
+        with open(page) as f:
+            text = re.sub(r"\\\n\s*", " ", f.read())
+        for match in re.finditer(r"python benchmarks/(\w+)\.py([^\n`]*)",
+                                 text):
+            words = match.group(2).split("#")[0].split()
+            words = words[:words.index("--")] if "--" in words else words
+            commands.append((os.path.relpath(page, REPO), match.group(1),
+                             [w.split("=")[0] for w in words
+                              if w.startswith("--")]))
+    return commands
+
+
+def test_documented_commands_name_scripts_and_options_that_exist():
+    commands = _documented_commands()
+    assert len(commands) > 20
+    wrong = []
+    for page, script, options in commands:
+        path = os.path.join(BENCHMARKS, f"{script}.py")
+        if not os.path.exists(path):
+            wrong.append(f"{page}: {script}.py")
+            continue
+        with open(path) as f:
+            source = f.read()
+        wrong += [f"{page}: {script}.py {option}" for option in options
+                  if f'"{option}"' not in source]
+    assert not wrong, wrong
