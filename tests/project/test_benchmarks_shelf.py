@@ -190,3 +190,20 @@ def test_documented_commands_name_scripts_and_options_that_exist():
         wrong += [f"{page}: {script}.py {option}" for option in options
                   if f'"{option}"' not in source]
     assert not wrong, wrong
+
+
+def test_readme_python_blocks_print_what_the_readme_says(monkeypatch,
+                                                          capsys):
+    # A block followed by "prints `X`" must print X, run from the
+    # repository root on the committed records.
+    with open(README) as f:
+        text = f.read()
+    blocks = re.findall(r"```python\n(.*?)```\n\n(prints `([^`]*)`)?", text,
+                        re.S)
+    assert blocks
+    monkeypatch.chdir(REPO)
+    for code, _, expected in blocks:
+        exec(compile(code, README, "exec"), {"__name__": "__main__"})
+        printed = capsys.readouterr().out.strip()
+        if expected:
+            assert printed == expected
