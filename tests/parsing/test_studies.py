@@ -6,6 +6,8 @@ import pytest
 
 from keras_ordered.parsing import studies
 
+pytestmark = pytest.mark.backends
+
 
 def test_stats_of_a_few_values_and_of_one():
     assert studies.stats([1.0, 2.0, 3.0]) == {
