@@ -1,6 +1,7 @@
-"""The diagnostic scripts of benchmarks/: averaged_trees.py,
-inference_precision.py, loop_kernels.py and tf_iterator_stress.py, on
-tiny models, tiny treebanks and few iterations."""
+"""Scripts of benchmarks/ that no other test runs: averaged_trees.py,
+inference_precision.py, loop_kernels.py, preset_epoch_time.py and
+tf_iterator_stress.py, on tiny models, tiny treebanks and few
+iterations."""
 
 import json
 import os
@@ -107,3 +108,22 @@ def test_tf_iterator_stress_reports_its_iterations():
                      "4", "--read-all")
     assert result["iterations"] == 3 and result["crashed"] is False
     assert result["strategy"] and result["read_all"]
+
+
+def test_preset_epoch_time_scales_the_timed_windows_to_an_epoch():
+    script = load_benchmark("preset_epoch_time")
+    from keras_ordered.models import onlstm
+
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(48)]
+    rng = np.random.default_rng(0)
+    data = ((rng.integers(0, 50, 4000).astype("int32"),
+             rng.integers(0, 50, 1000).astype("int32"), None), vocabulary)
+    result = script.time_preset(onlstm.ONLSTMLanguageModel,
+                                onlstm.get_preset, "tiny", data, steps=1,
+                                warmup=1)
+    assert result["preset"] == "tiny" and result["parameters"] > 0
+    assert result["train_windows_per_epoch"] > 1
+    epoch = (result["seconds_per_train_window"]
+             * result["train_windows_per_epoch"]
+             + result["seconds_per_valid_window"] * result["valid_windows"])
+    assert result["minutes_per_epoch"] == pytest.approx(epoch / 60, abs=0.1)
