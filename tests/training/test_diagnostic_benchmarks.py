@@ -26,11 +26,11 @@ def _treebank(tmp_path):
     return str(folder)
 
 
-def _script(name, *args):
+def _script(path, *args):
+    """The JSON a script prints, run as a process from the repository."""
     process = subprocess.run(
-        [sys.executable, os.path.join(REPO, "benchmarks", f"{name}.py"),
-         *args], cwd=REPO, capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        [sys.executable, path, *args], cwd=REPO, capture_output=True,
+        text=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert process.returncode == 0, process.stderr[-2000:]
     return json.loads(process.stdout[process.stdout.index("{"):])
 
@@ -94,7 +94,8 @@ def test_averaged_trees_parses_with_the_raw_and_the_averaged_weights(
 
 @pytest.mark.slow  # a TensorFlow process
 def test_loop_kernels_times_both_token_losses():
-    result = _script("loop_kernels", "--only", "token_loss", "--repeats", "1")
+    result = _script(os.path.join(REPO, "benchmarks", "loop_kernels.py"),
+                     "--only", "token_loss", "--repeats", "1")
     times = result["token_loss_forward_backward_ms"]
     assert set(times) == {"keras_sparse_cross_entropy",
                           "token_cross_entropy_xla"}
@@ -104,8 +105,8 @@ def test_loop_kernels_times_both_token_losses():
 @pytest.mark.slow  # a TensorFlow process
 def test_tf_iterator_stress_reports_its_iterations():
     # Each iterator read to its end: the variant that does not crash.
-    result = _script("tf_iterator_stress", "--iterations", "3", "--length",
-                     "4", "--read-all")
+    result = _script(os.path.join(REPO, "benchmarks", "tf_iterator_stress.py"),
+                     "--iterations", "3", "--length", "4", "--read-all")
     assert result["iterations"] == 3 and result["crashed"] is False
     assert result["strategy"] and result["read_all"]
 
