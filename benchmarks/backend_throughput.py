@@ -25,10 +25,11 @@ float32 products run in float32 everywhere, the official code's included
 
 Each line names the backend, the device, the model, the precision,
 `tokens_per_second`, `fraction_of_matmul` (achieved FLOP/s over the same
-backend's matmul rate, FLOPs counted as benchmarks/train_throughput.py
-counts them) and, for the package, `times_official` (over the official
-code's tokens/s in the same run). `--dry-run` times the `tiny` presets for
-one step, the check that the command still runs (tests/benchmarks).
+backend's matmul rate, FLOPs counted by
+`keras_ordered.training.throughput`) and, for the package,
+`times_official` (over the official code's tokens/s in the same run).
+`--dry-run` times the `tiny` presets for one step, the check that the
+command still runs (tests/training/test_throughput.py).
 """
 
 import argparse
@@ -39,53 +40,9 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESS = {"onlstm": ("ref_onlstm_torch.py", "onlstm"),
            "prpn": ("ref_prpn_torch.py", "prpn")}
-
-
-def device_name():
-    """The accelerator the backend computes on, or the CPU's model."""
-    import keras
-
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        device = jax.devices()[0]
-        if device.platform != "cpu":
-            return f"{device.platform}: {device.device_kind}"
-    elif backend == "torch":
-        import torch
-
-        if torch.cuda.is_available():
-            return f"gpu: {torch.cuda.get_device_name(0)}"
-    elif backend == "tensorflow":
-        import tensorflow as tf
-
-        gpus = tf.config.list_physical_devices("GPU")
-        if gpus:
-            details = tf.config.experimental.get_device_details(gpus[0])
-            return f"gpu: {details.get('device_name', gpus[0].name)}"
-    return f"cpu: {cpu_model()}"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            text = f.read()
-    except OSError:
-        return "unknown"
-    name = next((line.split(":", 1)[1].strip() for line in text.splitlines()
-                 if line.startswith("model name")), "unknown")
-    flags = next((line for line in text.splitlines()
-                  if line.startswith("flags")), "")
-    kind = "AVX-512" if " avx512f" in flags else (
-        "AVX2" if " avx2" in flags else "no AVX2")
-    bf16 = ("native bfloat16" if " avx512_bf16" in flags or " amx_bf16" in
-            flags else "no native bfloat16")
-    return f"{name} ({kind}, {bf16}, {os.cpu_count()} threads)"
 
 
 def matmul_rate(size=2048, repeats=10):
@@ -148,12 +105,10 @@ def package_rate(family, preset, steps, precision):
     import keras
     import numpy as np
 
-    sys.path.insert(0, HERE)
-    from train_throughput import FAMILIES
-    from train_throughput import FLOPS_PER_TOKEN
-
     from keras_ordered.training.config import LanguageModelTraining
     from keras_ordered.training.optimizers import make_optimizer
+    from keras_ordered.training.throughput import FAMILIES
+    from keras_ordered.training.throughput import FLOPS_PER_TOKEN
 
     model_class, get_preset = FAMILIES[family]
     training = LanguageModelTraining.from_dict(get_preset(preset)["training"])
@@ -203,7 +158,7 @@ def measure(args):
     from keras_ordered import backend
 
     line = {"kind": args.child, "backend": keras.backend.backend(),
-            "device": device_name()}
+            "device": backend.device_name()}
     # float32 products in float32, as the recipes train (no TensorFloat-32
     # on the GPUs that have it: `backend.float32_matmuls`).
     with backend.float32_matmuls():

@@ -125,11 +125,11 @@ def main():
     args = parser.parse_args()
 
     import keras
-    from backend_throughput import cpu_model
+    from keras_ordered._cpu import describe_cpu
     from ml_dtypes import bfloat16
 
     rng = np.random.default_rng(args.seed)
-    common = {"backend": keras.backend.backend(), "cpu": cpu_model(),
+    common = {"backend": keras.backend.backend(), "cpu": describe_cpu(),
               "xla_flags": os.environ.get("XLA_FLAGS", "")}
     for name, fn, reference, x in elementwise_cases(rng, args.size):
         out = keras.ops.convert_to_numpy(compiled(fn)(x))

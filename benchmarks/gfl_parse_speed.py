@@ -40,7 +40,6 @@ backend.import_installed_tensorflow()
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from backend_throughput import device_name  # noqa: E402
 from keras_ordered.datasets import treebank_files  # noqa: E402
 from keras_ordered.models.gfl import GFLParser  # noqa: E402
 from keras_ordered.models.gfl import SourceVocabulary  # noqa: E402
@@ -116,7 +115,7 @@ def main(argv=None):
         "mean_gold_symbols": round(float(gold_symbols), 1),
         "batch_size": args.batch_size,
         "backend": keras.backend.backend(),
-        "device": device_name(),
+        "device": backend.device_name(),
         "cpu_count": os.cpu_count(),
         "machine": platform.machine(),
         "keras": keras.__version__,

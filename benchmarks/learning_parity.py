@@ -34,9 +34,9 @@ benchmarks/parsing_quality.py and the rule for defaults).
 `--record DIR` also writes the run's result to DIR/seed_N.json (the
 committed records of benchmarks/README.md). `--rule DIR --against DIR`
 trains nothing: it applies the rule for defaults (benchmarks/README.md,
-"The rule for defaults"; `parsing_quality.rule_verdict`) to two record
-folders, a candidate and its float32 reference, with the 1,500-step
-validation perplexity and the development split's sentence F1 of the
+"The rule for defaults"; `keras_ordered.parsing.studies.rule_verdict`)
+to two record folders, a candidate and its float32 reference, with the
+1,500-step validation perplexity and the development split's sentence F1 of the
 model's default distance (layer 2's forget gate):
 
     python benchmarks/learning_parity.py \
@@ -51,7 +51,6 @@ seed show how soon rounding differences part their trajectories.
 import argparse
 import json
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -69,11 +68,10 @@ from keras_ordered.parsing import evaluate_parsing  # noqa: E402
 from keras_ordered.training.batching import BPTTBatches  # noqa: E402
 from keras_ordered.training.tasks.language_model import perplexity  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parsing_quality import read_records  # noqa: E402
-from parsing_quality import rule_lines  # noqa: E402
-from parsing_quality import rule_verdict  # noqa: E402
-from parsing_quality import stats  # noqa: E402
+from keras_ordered.parsing.studies import read_records  # noqa: E402
+from keras_ordered.parsing.studies import rule_lines  # noqa: E402
+from keras_ordered.parsing.studies import rule_verdict  # noqa: E402
+from keras_ordered.parsing.studies import stats  # noqa: E402
 
 MODEL = dict(
     embedding_dim=200, hidden_dims=[600, 600, 200], chunk_size=10,

@@ -71,6 +71,10 @@ from keras_ordered.parsing import evaluate_trees
 from keras_ordered.parsing import self_f1
 from keras_ordered.parsing import shift_distances
 from keras_ordered.parsing import tree_to_spans
+from keras_ordered.parsing.studies import read_records
+from keras_ordered.parsing.studies import rule_lines
+from keras_ordered.parsing.studies import rule_verdict
+from keras_ordered.parsing.studies import stats
 from keras_ordered.saving import load_model
 from keras_ordered.training.callbacks import read_epoch_history
 from keras_ordered.training.crash_safety import write_json_atomically
@@ -78,14 +82,6 @@ from keras_ordered.training.crash_safety import write_json_atomically
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = WSJ_SAMPLE_SPLITS
 MARGIN = RIGHT_BRANCHING_MARGIN  # F1 points above right-branching: parsing
-# The rule for defaults (benchmarks/README.md): the candidate's mean
-# development sentence F1 at most this far below the reference's ...
-RULE_F1_POINTS = 1.5
-# ... its mean validation perplexity at most this much above (the
-# learning-parity criterion) ...
-RULE_PERPLEXITY = 0.03
-# ... over at least this many seeds of each.
-RULE_SEEDS = {"prpn": 10, "onlstm": 5, "lstm": 5}
 MEASURES = ("sentence_f1", "corpus_f1", "wsj10_sentence_f1")
 # How a seed's `parsing.json` was made; one made another way is parsed
 # again: treebank words looked up exactly, every distance under the right
@@ -308,17 +304,6 @@ def baselines(records):
     return table
 
 
-def stats(values):
-    """Mean, sample standard deviation, min and max."""
-    values = np.asarray(values, dtype="float64")
-    return {
-        "mean": float(values.mean()),
-        "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-        "min": float(values.min()),
-        "max": float(values.max()),
-    }
-
-
 def summarize(entries, records, table, epoch_distances=()):
     """Seed statistics of the finished seeds."""
     if not entries:
@@ -441,17 +426,6 @@ def best_on_dev(args, entries):
     }
 
 
-def read_records(folder):
-    """Every `seed_N.json` of a `--record` folder, in seed order."""
-    names = [n for n in os.listdir(folder)
-             if n.startswith("seed_") and n.endswith(".json")]
-    records = []
-    for name in sorted(names, key=lambda n: int(n[5:-5])):
-        with open(os.path.join(folder, name)) as f:
-            records.append(json.load(f))
-    return records
-
-
 def rule_for_defaults(family, entries, reference, table):
     """The rule for defaults: these seeds (the candidate) against the
     reference study's records (float32 with the official arithmetic); see
@@ -461,70 +435,6 @@ def rule_for_defaults(family, entries, reference, table):
 
     return rule_verdict(family, pairs(entries), pairs(reference),
                         table["dev"]["right-branching"]["sentence_f1"])
-
-
-def rule_verdict(family, candidate, reference, right_branching):
-    """The rule for defaults on two sets of seeds.
-
-    Passes when, over enough seeds of each, the candidate's mean
-    development sentence F1 (default distance) is at most 1.5 points
-    below the reference's, no larger share of its seeds falls short of
-    right-branching + 2, and its mean validation perplexity is at most
-    3 % above the reference's.
-
-    Args:
-        family: `"prpn"`, `"onlstm"` or `"lstm"` (the number of seeds
-            needed).
-        candidate: one `(dev sentence F1, validation perplexity)` pair
-            per seed of the candidate.
-        reference: the same for the reference (float32, the official
-            arithmetic).
-        right_branching: right-branching's development sentence F1.
-    """
-    def figures(seeds):
-        f1s = [f1 for f1, _ in seeds]
-        return {
-            "seeds": len(seeds),
-            "dev_sentence_f1": float(np.mean(f1s)),
-            "short_of_right_branching": int(sum(
-                f < right_branching + MARGIN for f in f1s)),
-            "valid_perplexity": float(np.mean([p for _, p in seeds])),
-        }
-
-    candidate, base = figures(candidate), figures(reference)
-    needed = RULE_SEEDS[family]
-    checks = {
-        "enough_seeds": min(candidate["seeds"], base["seeds"]) >= needed,
-        "sentence_f1": candidate["dev_sentence_f1"]
-        >= base["dev_sentence_f1"] - RULE_F1_POINTS,
-        "collapses": candidate["short_of_right_branching"] / candidate["seeds"]
-        <= base["short_of_right_branching"] / base["seeds"],
-        "perplexity": candidate["valid_perplexity"]
-        <= base["valid_perplexity"] * (1 + RULE_PERPLEXITY),
-    }
-    if not checks["enough_seeds"]:
-        verdict = f"undecided: fewer than {needed} seeds"
-    elif all(checks.values()):
-        verdict = "passes"
-    else:
-        verdict = "fails: " + ", ".join(k for k, ok in checks.items() if not ok)
-    return {"candidate": candidate, "reference": base, "checks": checks,
-            "seeds_needed": needed, "verdict": verdict}
-
-
-def rule_lines(rule, reference_folder):
-    """The rule's verdict and figures as two printable lines."""
-    c, b = rule["candidate"], rule["reference"]
-    return [
-        f"Rule for defaults against {reference_folder}: {rule['verdict']}",
-        f"  mean dev sentence F1 {c['dev_sentence_f1']:.1f} ({c['seeds']} "
-        f"seeds) against {b['dev_sentence_f1']:.1f} ({b['seeds']} seeds); "
-        f"short of right-branching + {MARGIN:.0f}: "
-        f"{c['short_of_right_branching']} of {c['seeds']} against "
-        f"{b['short_of_right_branching']} of {b['seeds']}; valid perplexity "
-        f"{c['valid_perplexity']:.2f} against {b['valid_perplexity']:.2f} "
-        f"({100 * (c['valid_perplexity'] / b['valid_perplexity'] - 1):+.1f} %)",
-    ]
 
 
 def print_summary(summary, entries):

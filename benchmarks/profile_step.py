@@ -36,7 +36,7 @@ fraction of all busy time. The JSON also gives the wall time per step,
 tokens per second, the top kernels, the thread time left idle, and the
 rate of the matrix products inside their own kernels and over the whole
 step, as fractions of the same process's 2048 x 2048 float32 matmul rate
-(the FLOPs counted as `train_throughput.py` counts them).
+(the FLOPs counted by `keras_ordered.training.throughput`).
 
     python benchmarks/profile_step.py --model onlstm --preset ptb --steps 3
     python benchmarks/profile_step.py --model prpn --preset ptb --steps 2
@@ -52,16 +52,16 @@ import json
 import os
 import platform
 import re
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
 import numpy as np  # noqa: E402
 
-import train_throughput  # noqa: E402
+import keras_ordered  # noqa: E402,F401  (first: it sets the process up)
+from keras_ordered.training import throughput  # noqa: E402
 from keras_ordered.training.config import DEFAULT_PRECISION  # noqa: E402
 
 MATMUL_TYPES = re.compile(
@@ -172,15 +172,9 @@ def profile(family, preset, steps, precision, jit_compile, vocab_size):
     import tensorflow as tf
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-    model, one, batch, window = train_throughput.training_step(
+    model, one, batch, window = throughput.training_step(
         family, preset, jit_compile, precision, vocab_size)
-    for _ in range(2):  # trace / compile, then one more
-        one()
-    untraced = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        one()
-        untraced.append(time.perf_counter() - start)
+    untraced = throughput.step_seconds(one, steps)
     log_dir = tempfile.mkdtemp(prefix="profile_step_")
     tf.profiler.experimental.start(
         log_dir, options=tf.profiler.experimental.ProfilerOptions(
@@ -210,9 +204,9 @@ def profile(family, preset, steps, precision, jit_compile, vocab_size):
     busy = sum(by_category.values())
     seconds = float(np.median(untraced))
     tokens = batch * window
-    flops = train_throughput.FLOPS_PER_TOKEN[family](model) * tokens
+    flops = throughput.FLOPS_PER_TOKEN[family](model) * tokens
     matmul_ms = by_category["matrix products"]
-    peak = train_throughput.matmul_flops("float32")
+    peak = throughput.matmul_flops("float32")
     threads = (tf.config.threading.get_intra_op_parallelism_threads()
                or os.cpu_count())
     return {
@@ -243,7 +237,7 @@ def profile(family, preset, steps, precision, jit_compile, vocab_size):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", choices=sorted(train_throughput.FAMILIES),
+    parser.add_argument("--model", choices=sorted(throughput.FAMILIES),
                         default="onlstm")
     parser.add_argument("--preset", default="ptb")
     parser.add_argument("--steps", type=int, default=2,

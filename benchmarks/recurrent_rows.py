@@ -33,8 +33,6 @@ import time
 
 import numpy as np
 
-from backend_throughput import cpu_model
-
 LIBRARIES = ("tensorflow", "jax", "torch", "numpy")
 
 
@@ -164,7 +162,9 @@ def main(argv=None):
                             args.width, args.steps, args.repeats):
             print(json.dumps(line))
         return 0
-    cpu = cpu_model()
+    from keras_ordered._cpu import describe_cpu  # the parent only
+
+    cpu = describe_cpu()
     for library in args.libraries:
         command = [sys.executable, os.path.abspath(__file__), "--child",
                    "--libraries", library, "--rows",

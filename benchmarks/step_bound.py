@@ -2,7 +2,8 @@
 
 A training step of ON-LSTM or PRPN is, by FLOPs, matrix products; the
 issue's goal for the default path is 75 % of the same process's 2048 x 2048
-float32 product rate (`train_throughput.py` counts the FLOPs). This script
+float32 product rate (`keras_ordered.training.throughput` counts the
+FLOPs). This script
 asks how much of that rate the step's products reach by themselves, with
 nothing else in the step: no gate math, no dropout, no optimizer, no loop.
 
@@ -25,11 +26,11 @@ products, at their shapes and in their order:
 
 Each program is timed alone (best of `--repeats` calls), then `batched`
 and `per_step` together as one step (`products`), and the real training
-step (`train_throughput.training_step`: the recipe's `train_step`, every
-dropout, clipping, carried state, the optimizer) in the same process,
+step (`keras_ordered.training.throughput.training_step`: the recipe's
+`train_step`, every dropout, clipping, carried state, the optimizer) in the same process,
 alternating with the 2048 x 2048 product chain. FLOPs are counted from
-the programs' shapes and, for the step, as `train_throughput.py` counts
-them (the two counts are printed; they agree to a few per cent: the
+the programs' shapes and, for the step, as
+`keras_ordered.training.throughput` counts them (the two counts are printed; they agree to a few per cent: the
 program leaves out PRPN's distance heads and gate biases).
 
 `products_fraction_of_matmul` is then what the step's fraction of the
@@ -57,8 +58,9 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
 
-import train_throughput  # noqa: E402  (sets the process up as the recipes do)
-from backend_throughput import cpu_model  # noqa: E402
+import keras_ordered  # noqa: E402,F401  (first: it sets the process up)
+from keras_ordered._cpu import describe_cpu  # noqa: E402
+from keras_ordered.training import throughput  # noqa: E402
 
 
 class Program:
@@ -406,7 +408,7 @@ def main():
 
     import tensorflow as tf
 
-    model, step, batch, window = train_throughput.training_step(
+    model, step, batch, window = throughput.training_step(
         args.model, args.preset, jit_compile=False, precision="float32",
         vocab_size=args.vocab_size, batch=args.batch, window=args.window)
     step()  # trace
@@ -417,12 +419,12 @@ def main():
                             ("batched", ("batched",)),
                             ("per_step", ("per_step",)))
     }
-    step_flops = (train_throughput.FLOPS_PER_TOKEN[args.model](model)
+    step_flops = (throughput.FLOPS_PER_TOKEN[args.model](model)
                   * batch * window)
     seconds = {name: [] for name in list(programs) + ["step"]}
     matmul = []
     for _ in range(args.repeats):
-        matmul.append(train_throughput.matmul_flops("float32"))
+        matmul.append(throughput.matmul_flops("float32"))
         for name, (one, _, _) in programs.items():
             seconds[name].append(best_of(one, 3))
         seconds["step"].append(best_of(step, 2))
@@ -446,7 +448,7 @@ def main():
         "window": window,
         "precision": "float32",
         "tensorflow": tf.__version__,
-        "machine": cpu_model(),
+        "machine": describe_cpu(),
         "matmul_gflops": [round(x / 1e9, 1) for x in matmul],
         "step_flops_counted": step_flops,
         "program_flops": {name: flops for name, (_, flops, _)

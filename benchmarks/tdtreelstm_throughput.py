@@ -46,8 +46,6 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 from keras_ordered.datasets import dependency  # noqa: E402
 from keras_ordered.models import TDTreeLSTMLanguageModel  # noqa: E402
 from keras_ordered.training.batching import TreeBatches  # noqa: E402

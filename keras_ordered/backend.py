@@ -166,6 +166,32 @@ def gpu_visible():
     return False
 
 
+def device_name():
+    """The device the backend computes on, in words, for the benchmarks'
+    records: its GPU (`"gpu: NVIDIA H100 80GB HBM3"`) or the CPU
+    (`"cpu: " + keras_ordered._cpu.describe_cpu()`)."""
+    if is_tensorflow():
+        tf = require_tensorflow("naming the device")
+        gpus = tf.config.list_physical_devices("GPU")
+        if gpus:
+            details = tf.config.experimental.get_device_details(gpus[0])
+            return f"gpu: {details.get('device_name', gpus[0].name)}"
+    elif name() == "jax":
+        import jax
+
+        device = jax.devices()[0]
+        if device.platform != "cpu":
+            return f"{device.platform}: {device.device_kind}"
+    elif name() == "torch":
+        import torch
+
+        if torch.cuda.is_available():
+            return f"gpu: {torch.cuda.get_device_name(0)}"
+    from keras_ordered._cpu import describe_cpu
+
+    return f"cpu: {describe_cpu()}"
+
+
 @contextlib.contextmanager
 def float32_matmuls(tf32=False):
     """Matrix products and convolutions of float32 inputs in float32

@@ -1,6 +1,7 @@
 """Shared test settings: quiet TensorFlow, where the data is."""
 
 import os
+import re
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -210,6 +211,42 @@ def doc_pages():
             for path in glob.glob(os.path.join(REPO, pattern))
         )
     return pages
+
+
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def markdown_anchors(text):
+    """The anchors GitHub gives a page's headings, and its explicit ids."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    anchors = set(re.findall(r'<a id="([^"]+)">', text))
+    seen = {}
+    for heading in re.findall(r"^#+ (.+)$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def broken_links(page):
+    """The relative links of the Markdown file `page` (a path from the
+    repository) that lead to no file, or to no heading of it."""
+    with open(os.path.join(REPO, page), encoding="utf-8") as f:
+        text = f.read()
+    broken = []
+    for target in MARKDOWN_LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        path = os.path.join(REPO, os.path.dirname(page), file) if file else (
+            os.path.join(REPO, page))
+        if not os.path.exists(path):
+            broken.append(target)
+        elif anchor and path.endswith(".md"):
+            with open(path, encoding="utf-8") as f:
+                if anchor not in markdown_anchors(f.read()):
+                    broken.append(target)
+    return broken
 
 
 @pytest.fixture

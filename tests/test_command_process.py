@@ -162,10 +162,9 @@ def test_a_command_process_on_jax_starts_without_sklearn_and_matplotlib():
 def test_start_time_benchmark_takes_the_kinds_in_turn_and_summarizes(
         monkeypatch, capsys):
     # benchmarks/start_time.py, its processes stood in for.
-    from conftest import REPO
+    from conftest import load_benchmark
 
-    monkeypatch.syspath_prepend(os.path.join(REPO, "benchmarks"))
-    start_time = importlib.import_module("start_time")
+    start_time = load_benchmark("start_time")
     calls = []
 
     def child(kind, backend):

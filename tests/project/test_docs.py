@@ -24,6 +24,7 @@ import pytest
 import keras_ordered
 from conftest import DATA
 from conftest import REPO
+from conftest import broken_links
 from conftest import doc_pages
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -137,39 +138,10 @@ def test_doc_python_block_runs(block, tmp_path, monkeypatch, capsys):
             f"{printed}")
 
 
-LINK = re.compile(r"\]\(([^)\s]+)\)")
-
-
-def _anchors(text):
-    """The anchors GitHub gives a page's headings, and its explicit ids."""
-    text = re.sub(r"```.*?```", "", text, flags=re.S)
-    anchors = set(re.findall(r'<a id="([^"]+)">', text))
-    seen = {}
-    for heading in re.findall(r"^#+ (.+)$", text, re.M):
-        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-        anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
-        seen[slug] = seen.get(slug, 0) + 1
-    return anchors
-
-
 @pytest.mark.parametrize("page", doc_pages())
 def test_doc_relative_links_lead_to_files(page):
     """Relative links lead to files, and their #anchors to headings."""
-    with open(os.path.join(REPO, page), encoding="utf-8") as f:
-        text = f.read()
-    broken = []
-    for target in LINK.findall(text):
-        if re.match(r"[a-z]+:", target):
-            continue
-        file, _, anchor = target.partition("#")
-        path = os.path.join(REPO, os.path.dirname(page), file) if file else (
-            os.path.join(REPO, page))
-        if not os.path.exists(path):
-            broken.append(target)
-        elif anchor and path.endswith(".md"):
-            with open(path, encoding="utf-8") as f:
-                if anchor not in _anchors(f.read()):
-                    broken.append(target)
+    broken = broken_links(page)
     assert not broken, f"{page} links to missing files or headings: {broken}"
 
 

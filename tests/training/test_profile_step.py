@@ -7,9 +7,9 @@ import sys
 
 import pytest
 from conftest import REPO
+from conftest import load_benchmark
 
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-profile_step = pytest.importorskip("profile_step")
+profile_step = load_benchmark("profile_step")
 
 
 def _space(events_per_thread):

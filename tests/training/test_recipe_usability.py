@@ -84,15 +84,13 @@ def test_preset_sizes_quoted_in_help_are_the_models(family):
     for name, preset in presets.items():
         model = model_class.from_preset(name, PTB_VOCABULARY)
         assert model.count_params() == preset["parameters"], name
-        # Measurements live in the benchmark records, not in the presets;
-        # the warning's table is the record's.
+        # Measurements live beside the warning that quotes them
+        # (`CPU_MINUTES_PER_EPOCH`), not in the presets; every preset has
+        # one.
         assert "cpu_minutes_per_epoch" not in preset
         measured = language_model.CPU_MINUTES_PER_EPOCH[model_class.__name__]
         assert measured[name] > 0
-    with open(os.path.join(REPO, "benchmarks", "records",
-                           "preset_epoch_time",
-                           "cpu_minutes_per_epoch.json")) as record:
-        assert json.load(record)["figures"][family] == measured
+    assert set(measured) == set(presets)
 
 
 def test_paper_preset_on_a_cpu_warns_with_the_time_and_the_alternative(

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 from conftest import REPO
+from conftest import load_benchmark
 
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-recurrent_rows = pytest.importorskip("recurrent_rows")
+recurrent_rows = load_benchmark("recurrent_rows")
 
 
 @pytest.mark.parametrize("library", ["tensorflow", "jax", "torch"])

@@ -7,14 +7,15 @@ import sys
 
 import pytest
 from conftest import REPO
+from conftest import load_benchmark
 
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-step_bound = pytest.importorskip("step_bound")
-train_throughput = pytest.importorskip("train_throughput")
+from keras_ordered.training import throughput
+
+step_bound = load_benchmark("step_bound")
 
 
 def _model(family, preset="tiny", vocab_size=50):
-    model, _, batch, window = train_throughput.training_step(
+    model, _, batch, window = throughput.training_step(
         family, preset, jit_compile=False, precision="float32",
         vocab_size=vocab_size, batch=3, window=4)
     return model, batch, window
@@ -24,7 +25,7 @@ BOTH = ("batched", "per_step")
 
 
 def _counts(family):
-    """The model, its rows, the step's FLOPs as train_throughput counts
+    """The model, its rows, the step's FLOPs as keras_ordered.training.throughput counts
     them, and the FLOPs of each program (both parts, per step, batched)."""
     model, batch, window = _model(family)
     rows = batch * window
@@ -32,7 +33,7 @@ def _counts(family):
         parts: step_bound.time_program(family, model, batch, window,
                                        parts)[1]
         for parts in (BOTH, ("per_step",), ("batched",))}
-    counted = train_throughput.FLOPS_PER_TOKEN[family](model) * rows
+    counted = throughput.FLOPS_PER_TOKEN[family](model) * rows
     return model, rows, counted, flops
 
 
@@ -69,7 +70,7 @@ def _executed_products(run):
     import tensorflow as tf
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-    profile_step = pytest.importorskip("profile_step")
+    profile_step = load_benchmark("profile_step")
     log_dir = tempfile.mkdtemp(prefix="step_bound_")
     tf.profiler.experimental.start(log_dir)
     run()

@@ -8,7 +8,8 @@ default `--precision` for it; float32 when absent), and what the recipes'
 `--help` quotes: `description`, `parameters` (with the
 10,000-word PTB vocabulary; tests/training/test_recipe_usability.py
 checks it). Measured times per epoch are in
-`benchmarks/records/preset_epoch_time/`, not in the presets.
+`keras_ordered.training.tasks.language_model.CPU_MINUTES_PER_EPOCH`, not
+in the presets.
 """
 
 PAPER_TRAINING = {
@@ -39,11 +40,11 @@ PRESETS = {
     "small": {
         "description": "A CPU-sized model (embedding 200, 400/400/200, "
         "chunk 10) with lighter dropout, trained in mixed_bfloat16 "
-        "(benchmarks/README.md has its figures).",
+        "(docs/models/onlstm.md has its figures).",
         "parameters": 4870200,  # with the 10,000-word PTB vocabulary
         # The recipe's default --precision for this preset: over 5 seeds
         # mixed_bfloat16 passes the rule for defaults against float32
-        # (benchmarks/records/onlstm_small_mixed_bfloat16/NOTE.md).
+        # (docs/models/onlstm.md, "Results").
         # `--precision float32` trains as the official code.
         "precision": "mixed_bfloat16",
         "model": {
@@ -59,16 +60,16 @@ PRESETS = {
     },
     # The learning-parity benchmark's shape trained for 6 epochs: it trades
     # perplexity for trees, its layer 2 parsing better than `small`'s over
-    # seeds (benchmarks/records/onlstm_small_parity_epochs6/NOTE.md).
+    # seeds (docs/models/onlstm.md, "Results: the `medium` preset").
     "medium": {
         "description": "A CPU-sized model (embedding 200, 600/600/200, "
         "chunk 10) with the paper's dropouts, no AR/TAR and fixed windows "
-        "of 70, trained in mixed_bfloat16 (benchmarks/README.md has its "
+        "of 70, trained in mixed_bfloat16 (docs/models/onlstm.md has its "
         "figures).",
         "parameters": 7727880,  # with the 10,000-word PTB vocabulary
         # As for `small`: mixed_bfloat16 passes the rule for defaults at
         # this shape (the learning-parity benchmark over 5 seeds a
-        # precision; benchmarks/records/learning_parity_mixed_bfloat16/NOTE.md).
+        # precision; docs/models/onlstm.md).
         "precision": "mixed_bfloat16",
         "model": {
             "embedding_dim": 200,

@@ -8,7 +8,8 @@ Each preset has `model` (its departures from the defaults of
 what the recipes' `--help` quotes: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
 tests/training/test_recipe_usability.py). Measured times per epoch are
-in `benchmarks/records/preset_epoch_time/`, not in the presets.
+in `keras_ordered.training.tasks.language_model.CPU_MINUTES_PER_EPOCH`,
+not in the presets.
 
 Notes on the training settings:
 
@@ -126,8 +127,7 @@ PRESETS = {
         },
     },
     # The quick path to a parsing model on a CPU (README, quick start): 2
-    # epochs in float32 (its seed study: benchmarks/README.md,
-    # `parsing_quality.py`).
+    # epochs in float32 (its seed study: docs/models/prpn.md).
     "quick": {
         "description": "A parsing model in 2 epochs on a CPU (embedding "
         "128, 2 layers of 128, parser 128 channels as the official code, "

@@ -133,14 +133,21 @@ def _duration(minutes):
 
 
 CPU_MINUTES_PER_EPOCH = {
+    # ON-LSTM `small` and `medium`: their recipe runs (the seed studies,
+    # in their presets' mixed_bfloat16); the others
+    # `benchmarks/preset_epoch_time.py --model onlstm`.
     "ONLSTMLanguageModel": {"ptb": 9.9, "small": 3.1, "medium": 4.5,
                             "tiny": 11.1},
+    # PRPN `quick` and `up`: their recipe runs (`quick`'s seed study, in
+    # float32); `small`: `preset_epoch_time.py --presets small --steps
+    # 20` on idle cores; the others `preset_epoch_time.py --model prpn`.
     "PRPNLanguageModel": {"ptb": 18.9, "up": 0.1, "small": 3.7,
                           "quick": 5.5, "tiny": 14.0},
 }
 """Minutes per epoch (training plus validation) of the presets on a 2-core
-CPU: the measurements of `benchmarks/records/preset_epoch_time/`, which
-`cpu_warning` quotes."""
+CPU (the AVX-512 EPYC of benchmarks/README.md), in each preset's default
+precision, which `cpu_warning` quotes. The package owns these figures:
+`benchmarks/preset_epoch_time.py` measures them again on any machine."""
 
 
 def cpu_warning(name, presets, minutes):
