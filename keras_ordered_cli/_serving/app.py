@@ -82,14 +82,17 @@ async def _json_errors(request, handler):
         return await handler(request)
     except rest.RequestError as error:
         return _error(error.status, error.message)
-    except web.HTTPRequestEntityTooLarge as error:
+    except web.HTTPRequestEntityTooLarge:
         return _error(413, f"The request body is larger than the limit of "
-                           f"{error.max_size} bytes: send fewer or shorter "
-                           "sentences per request.")
+                           f"{request.app['limits'].max_body} bytes: send "
+                           "fewer or shorter sentences per request.")
     except web.HTTPException as error:
         if error.status < 400:
             raise
         return _error(error.status, error.reason)
+    except Exception as error:  # a failed forward pass: this request only
+        message = " ".join(str(error).split())[:500] or type(error).__name__
+        return _error(500, f"The model failed on this request: {message}")
 
 
 def build_app(served, limits=None, batcher=None):
