@@ -411,17 +411,18 @@ def warm_up(served):
 
 
 def expand_specs(specs):
-    """`--model` values with shipped ensembles replaced by their members."""
+    """`--model` values with shipped ensembles replaced by their members,
+    and `MODEL:all` by `MODEL` (its `parse` signature gives every distance
+    of the model, `distance_<name>`)."""
     from keras_ordered import shipped
     from keras_ordered.parsing.ensemble import split_member
 
     expanded = []
     for spec in specs:
         members = shipped.ensemble_members(split_member(spec)[0])
-        if members is None:
-            expanded.append(spec)
-        else:
-            expanded.extend(members["members"])
+        for member in [spec] if members is None else members["members"]:
+            path, distance = split_member(member)
+            expanded.append(path if distance == "all" else member)
     return expanded
 
 
