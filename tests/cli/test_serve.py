@@ -224,3 +224,47 @@ def test_a_port_in_use_is_one_line():
     assert done.stderr.strip().splitlines()[-1].startswith(
         f"keras-ordered serve: error: Cannot listen on 127.0.0.1:{port}")
 
+
+
+def _printed_matches(printed, computed, where="answer"):
+    """Where a printed JSON answer differs from a computed one: a printed
+    decimal is the computed number rounded to its decimals."""
+    if isinstance(printed, str) and re.fullmatch(r"-?\d+\.\d+", printed):
+        decimals = len(printed.split(".")[1])
+        ok = abs(float(printed) - computed) <= 0.5 * 10**-decimals + 1e-5
+        return [] if ok else [f"{where}: printed {printed}, served {computed}"]
+    if isinstance(printed, dict):
+        if set(printed) != set(computed):
+            return [f"{where}: keys {sorted(printed)} != {sorted(computed)}"]
+        return [m for k in printed
+                for m in _printed_matches(printed[k], computed[k], f"{where}.{k}")]
+    if isinstance(printed, list):
+        if len(printed) != len(computed):
+            return [f"{where}: {len(printed)} values, served {len(computed)}"]
+        return [m for i, (p, c) in enumerate(zip(printed, computed))
+                for m in _printed_matches(p, c, f"{where}[{i}]")]
+    return [] if printed == computed else [f"{where}: {printed!r} != {computed!r}"]
+
+
+def test_the_documented_request_gets_the_documented_answers(server):
+    import json
+
+    from conftest import REPO
+
+    with open(os.path.join(REPO, "docs", "serving.md"), encoding="utf-8") as f:
+        page = f.read()
+    here = page.split("## Try it here", 1)[1].split("\n## ", 1)[0]
+    deploy = page.split("\n## TF Serving\n", 1)[1].split("\n## ", 1)[0]
+    (curl,) = re.findall(r"curl -d '(\{.*?\})' (\S+)", here)
+    assert curl in re.findall(r"curl -d '(\{.*?\})' (\S+)", deploy)
+    body, url = curl
+    path = "/" + url.split("/", 3)[3]
+    request = json.loads(body)
+    blocks = re.findall(r"```json\n(.*?)```", deploy, re.S)
+    for block, signature in zip(blocks, ("parse", "score")):
+        request["signature_name"] = signature
+        status, answer = server.post(path, request)
+        assert status == 200
+        printed = json.loads(block, parse_float=lambda text: text)
+        assert not _printed_matches(printed, answer), _printed_matches(
+            printed, answer)
