@@ -10,7 +10,7 @@ from keras_ordered_cli._serving import models
 
 pytestmark = pytest.mark.backends
 
-SENTENCES = ["the cat sat on the mat .", "", "a\x07b", "the cat " * 3,
+SENTENCES = ["the cat sat on the mat .", "", "a\x07b", "the cat " * 4,
              "dogs ran"]
 
 
@@ -26,13 +26,13 @@ def test_python_parse_answers_row_by_row(tiny):
     from keras_ordered.parsing import tree_to_brackets
 
     signature = models._python_parse_signature(
-        tiny, tiny.default_distance, max_length=5)["parse"]
+        tiny, tiny.default_distance, max_length=7)["parse"]
     out = signature.run(SENTENCES)
     assert out["valid"].tolist() == [True, False, False, False, True]
     assert out["error"][1] == b"empty sentence: give at least one word"
     assert out["error"][2].startswith(b"control character")
-    assert out["error"][3] == (b"sentence has 6 tokens, more than the limit "
-                               b"of 5: split it")
+    assert out["error"][3] == (b"sentence has 8 tokens, more than the limit "
+                               b"of 7: split it")
     assert out["length"].tolist() == [7, 0, 0, 0, 2]
     assert out["tokens"].shape == (5, 7)
     words = SENTENCES[0].split()
@@ -54,9 +54,9 @@ def test_traced_export_signature_answers_as_the_python_path(tiny):
     import tensorflow as tf
 
     traced = models._language_model_signatures(
-        tiny, tiny.default_distance, 5, tf)["parse"]
+        tiny, tiny.default_distance, 7, tf)["parse"]
     python = models._python_parse_signature(
-        tiny, tiny.default_distance, 5)["parse"]
+        tiny, tiny.default_distance, 7)["parse"]
     a, b = traced.run(SENTENCES), python.run(SENTENCES)
     assert set(a) == set(b) == set(traced.outputs)
     assert a["valid"].tolist() == b["valid"].tolist()
