@@ -22,6 +22,7 @@ Serving's signatures do:
 
 import os
 import re
+import shutil
 import sys
 
 import numpy as np
@@ -328,8 +329,13 @@ def _exported_then_loaded(model, spec, name, max_length):
     from keras_ordered.export import export_model
 
     folder = tempfile.mkdtemp(prefix="keras_ordered_serve_")
-    path = export_model(model, folder, max_length=max_length)
-    return _load_saved_model(path, name, VERSION, spec)
+    try:
+        path = export_model(model, folder, max_length=max_length)
+        served = _load_saved_model(path, name, VERSION, spec)
+        warm_up(served)  # its tables read their files now, once
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return served
 
 
 def load_served_model(spec, max_length):

@@ -268,3 +268,34 @@ def test_the_documented_request_gets_the_documented_answers(server):
         printed = json.loads(block, parse_float=lambda text: text)
         assert not _printed_matches(printed, answer), _printed_matches(
             printed, answer)
+
+
+def test_gfl_and_tdtreelstm_files_are_served_through_their_export(tmp_path):
+    from harness import tiny_gfl_parser
+    from harness import tiny_tdtreelstm_lm
+
+    tiny_gfl_parser().save(str(tmp_path / "gfl.keras"))
+    tiny_tdtreelstm_lm().save(str(tmp_path / "td.keras"))
+    with ServeProcess(["--model", str(tmp_path / "gfl.keras"), "--model",
+                       str(tmp_path / "td.keras")],
+                      env={"TMPDIR": str(tmp_path)}) as s:
+        status, gfl = s.post("/v1/models/gfl:predict",
+                             {"instances": ["The cat sat ."]})
+        assert status == 200
+        (row,) = gfl["predictions"]
+        assert row["tokens"] == ["The", "cat", "sat", "."] and row["valid"]
+        assert row["tree"].count("(XX ") == 4
+        status, td = s.post("/v1/models/td:predict", {
+            "signature_name": "score",
+            "instances": ["the\tDT\t2\ncat\tNN\t0", "a\tDT\t5"]})
+        assert status == 200
+        first, second = td["predictions"]
+        assert first["valid"] and first["heads"] == [2, 0]
+        assert first["sentence_log_prob"] < 0
+        assert not second["valid"] and second["error"]
+        # The page draws models of syntactic distances only.
+        assert s.get("/api/models") == (200, {
+            "models": [], "decoders": ["right", "left"], "max_sentences": 64})
+        # The temporary exports are gone once loaded.
+        assert not [p for p in tmp_path.iterdir()
+                    if p.name.startswith("keras_ordered_serve_")]
