@@ -262,14 +262,17 @@ async def _page_parse(request):
                 message = error.decode() if isinstance(error, bytes) else error
                 raise rest.RequestError(400, f"Line {number}: {message}.")
     loop = asyncio.get_running_loop()
+    own = [served[name].own_decoder for name in names]
     drawn = await loop.run_in_executor(
-        None, _draw_sentences, results, decoder)
+        None, _draw_sentences, results, decoder, own)
     return _json({"models": names, "decoder": decoder, "sentences": drawn})
 
 
-def _draw_sentences(results, decoder):
+def _draw_sentences(results, decoder, own_decoders=None):
     """Each sentence's tree, brackets and SVG drawing: one model's with its
-    distances as bars, or an ensemble's average with each span's votes."""
+    distances as bars, or an ensemble's average with each span's votes. A
+    model with a decoder of its own (`own_decoders`) gives the signature's
+    tree, without bars."""
     import numpy as np
 
     from keras_ordered.parsing import drawing
@@ -285,7 +288,15 @@ def _draw_sentences(results, decoder):
                  for w in first["tokens"][row][:n]]
         leaves = [escape(w) for w in words]
         trees, distances = [], []
-        for outputs in results:
+        own_decoders = own_decoders or [None] * len(results)
+        for outputs, own in zip(results, own_decoders):
+            if own:
+                tree = outputs["tree"][row]
+                tree = tree.decode() if isinstance(tree, bytes) else str(tree)
+                trees.append(trees_lib.replace_leaves(
+                    trees_lib.brackets_to_tree(tree), leaves))
+                distances.append(None)
+                continue
             d = np.asarray(outputs["distance"][row][:n], dtype="float64")
             distances.append(d)
             trees.append(trees_lib.replace_leaves(
@@ -294,7 +305,8 @@ def _draw_sentences(results, decoder):
         if len(results) == 1:
             tree = trees[0]
             entry["brackets"] = trees_lib.tree_to_brackets(tree)
-            entry["distances"] = [round(float(v), 6) for v in distances[0]]
+            if distances[0] is not None:
+                entry["distances"] = [round(float(v), 6) for v in distances[0]]
             entry["svg"] = drawing.draw_svg(tree, distances[0])
         else:
             averaged = average_tree(leaves, trees)

@@ -107,6 +107,9 @@ class ServedModel:
         source: what `--model` named, for messages.
         distance_names: the model's distances (the page parses with
             `distance`; empty for a model without distances).
+        own_decoder: None, or the decoder only this model's trees are
+            built with (a distance parser's `"gap"`): the page then draws
+            the signature's `tree`, whatever decoder it was asked for.
     """
 
     def __init__(self, name, version, signatures, source, distance_names=()):
@@ -115,6 +118,7 @@ class ServedModel:
         self.signatures = dict(signatures)
         self.source = source
         self.distance_names = list(distance_names)
+        self.own_decoder = None  # a model whose trees only its decoder builds
 
     @property
     def parses_distances(self):
@@ -244,15 +248,25 @@ def _language_model_signatures(model, distance, max_length, tf):
         list(model.vocabulary), numbers="digit-runs", lowercase=True,
         treebank=True, max_length=max_length)
     preprocessor(tf.constant(["a"]))
+    # A supervised distance parser builds its trees with its own decoder
+    # and has no word probabilities: `parse` only, as its export.
+    own = _own_decoder(model)
     functions = language_model._LanguageModelSignatures(
-        model, preprocessor, distance)
+        model, preprocessor, distance, **({"decoder": own} if own else {}))
     signatures = {}
-    for key in ("parse", "score"):
+    for key in ("parse",) if own else ("parse", "score"):
         traced = tf.function(getattr(functions, key),
                              input_signature=[language_model.SENTENCES_SPEC])
         concrete = traced.get_concrete_function()
         signatures[key] = _tf_signature(key, concrete, tf)
     return signatures
+
+
+def _own_decoder(model):
+    """The decoder a model's trees must be built with when it is not the
+    distances' usual ones (a distance parser's `"gap"`), else None."""
+    decoder = getattr(model, "default_decoder", None)
+    return decoder if decoder not in (None, "right", "left") else None
 
 
 def _python_parse_signature(model, distance, max_length):
@@ -303,8 +317,10 @@ def _python_parse_signature(model, distance, max_length):
                     result[key][i, :n] = distances[name][position]
                 chosen = distances[distance][position]
                 result["distance"][i, :n] = chosen
+                own = _own_decoder(model)
                 tree = with_leaves(trees_lib.distances_to_tree(
-                    tokens[i], chosen), tokens[i])
+                    tokens[i], chosen, **({"decoder": own} if own else {})),
+                    tokens[i])
                 result["tree"][i] = trees_lib.tree_to_brackets(tree).encode()
         return result
 
@@ -405,6 +421,7 @@ def load_served_model(spec, max_length):
         signatures = _python_parse_signature(model, distance, max_length)
     signatures["serving_default"] = signatures["parse"]
     served = ServedModel(name, VERSION, signatures, spec, available)
+    served.own_decoder = _own_decoder(model)
     served._keep = model
     return served
 
