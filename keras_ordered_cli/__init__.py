@@ -19,6 +19,8 @@ Subcommands:
   parses of a treebank's trees.
 - `keras-ordered export`: writes a SavedModel for TF Serving whose
   signatures take raw sentences.
+- `keras-ordered serve`: a parse page and TF Serving's REST API over
+  HTTP, on this machine.
 - `keras-ordered list-models`: the trained models shipped with the
   package.
 
@@ -79,6 +81,7 @@ SUBCOMMANDS = (
     "evaluate",
     "score",
     "export",
+    "serve",
     "list_models",
 )
 """Modules of `keras_ordered_cli` that each add one subcommand, in `--help`

@@ -8,6 +8,9 @@ signature's outputs as lists, and under `"modules"` the Keras or
 keras_ordered modules that loading and serving imported beyond those
 `import tensorflow` itself loads (TF 2.21 imports `keras`): a client that
 needs none of the package gets `[]`.
+
+`ServeProcess` runs `keras-ordered serve` in a process of its own, for the
+tests that send it HTTP requests.
 """
 
 import json
@@ -61,3 +64,88 @@ def serve_in_fresh_process(paths, inputs, signatures, timeout=300):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class ServeProcess:
+    """`keras-ordered serve ARGS --port 0` in a process of its own.
+
+    A context manager: on entry it waits for the line that gives the URL
+    (`self.url`, ending in `/`), on exit it sends Ctrl-C (SIGINT) and
+    keeps the exit status and stderr (`self.returncode`, `self.stderr`).
+    `get(path)` and `post(path, body)` return `(status, JSON answer)`.
+    """
+
+    def __init__(self, args, timeout=300, env=None):
+        self.args = list(args)
+        self.timeout = timeout
+        self.env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **(env or {}))
+        self.url = None
+        self.returncode = None
+        self.stderr = ""
+
+    def __enter__(self):
+        import shutil
+
+        command = shutil.which("keras-ordered") or "keras-ordered"
+        self.process = subprocess.Popen(
+            [command, "serve", *self.args, "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=self.env)
+        line = self.process.stdout.readline()
+        if not line.startswith("serving "):
+            self.process.kill()
+            _, err = self.process.communicate(timeout=30)
+            raise AssertionError(f"serve did not start: {line}{err[-3000:]}")
+        self.url = line.split(" at ", 1)[1].split(" ", 1)[0]
+        self.first_line = line
+        return self
+
+    def stop(self):
+        """Ctrl-C, then waits; returns the exit status."""
+        import signal
+
+        if self.returncode is None:
+            self.process.send_signal(signal.SIGINT)
+            _, self.stderr = self.process.communicate(timeout=60)
+            self.returncode = self.process.returncode
+        return self.returncode
+
+    def __exit__(self, *exc):
+        try:
+            self.stop()
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
+
+    def request(self, path, body=None, method=None):
+        import urllib.error
+        import urllib.request
+
+        data = body if body is None or isinstance(body, bytes) else (
+            body.encode("utf-8") if isinstance(body, str)
+            else json.dumps(body).encode("utf-8"))
+        request = urllib.request.Request(self.url + path.lstrip("/"), data=data,
+                                         method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def get(self, path):
+        return self.request(path)
+
+    def post(self, path, body):
+        return self.request(path, body, method="POST")
+
+    def raw(self, path):
+        """`(status, headers, bytes)` of a GET."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(self.url + path.lstrip("/"),
+                                        timeout=60) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()

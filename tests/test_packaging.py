@@ -73,14 +73,17 @@ def test_the_base_install_needs_no_backend_and_each_has_an_extra(wheel):
     assert not set(base) & {"tensorflow", "tensorflow-text", "tensorboard",
                             "jax", "torch", "keras-tuner"}, base
     assert set(metadata.get_all("Provides-Extra")) == {
-        "tensorflow", "jax", "torch", "draw", "dev"}
+        "tensorflow", "jax", "torch", "draw", "serve", "dev"}
     assert {"tensorflow", "tensorflow-text", "tensorboard",
             "keras-tuner"} <= set(requirements["tensorflow"])
     assert requirements["jax"] == ["jax"]
     assert requirements["torch"] == ["torch"]
     assert {"svgling", "cairosvg", "matplotlib"} == set(requirements["draw"])
-    # Drawing never brings a backend back.
+    # Drawing never brings a backend back, nor does serving.
     assert not set(requirements["draw"]) & set(BACKENDS)
+    assert {"aiohttp", "svgling"} == set(requirements["serve"])
+    assert not set(requirements["serve"]) & set(BACKENDS)
+    assert "selenium" in requirements["dev"]
 
 
 def test_the_wheel_holds_the_shipped_models_and_their_cards(wheel):
@@ -98,6 +101,9 @@ def test_the_wheel_holds_the_shipped_models_and_their_cards(wheel):
                 inside = f"keras_ordered/saved_models/{ensemble}/{file_name}"
                 assert inside in names, inside
         assert not [n for n in names if n.endswith("make_card.py")]
+        # The parse page of `serve` loads only the files the wheel holds.
+        for asset in ("index.html", "page.js", "page.css"):
+            assert f"keras_ordered_cli/_serving/assets/{asset}" in names, asset
 
 
 def test_an_installed_wheel_parses_from_outside_the_clone(wheel, tmp_path):

@@ -1,0 +1,258 @@
+"""Parsing speed of `keras-ordered parse --file` and `evaluate-parsing`
+beside the official ON-LSTM evaluation loop, with the same weights, as JSON.
+
+The official code (`--official DIR`, `../shared/reference`: never part of
+the package, read at run time) builds its ON-LSTM language model (the
+paper's sizes: embeddings 400, 3 layers of 1150, chunks of 10) with
+PyTorch's random initialisation (`--seed`) over the vocabulary of the
+WSJ-sample sentences, and its `test_phrase_grammar.test` parses the
+sentences one at a time, as the script does (its `Corpus` replaced by the
+sentences read here: `<eos>` words `<eos>`, the tokens of its
+`word_tags`). The same weights, converted by
+`keras_ordered.models.onlstm.from_official_state_dict`, are saved as a
+`.keras` file, and the package's commands run on the same sentences in
+processes of their own:
+
+- `keras-ordered parse --file F --no-tokenize` (one line per sentence, the
+  official loop's words),
+- `keras-ordered evaluate-parsing --treebank DIR --protocol on-lstm`.
+
+Each command's rate is given twice: over its whole run (start-up, model
+loading and TensorFlow's tracing included) and net of a run on one
+sentence (the start-up subtracted). The trees of `parse` are compared with
+the official loop's, sentence by sentence. The models' weights are
+random: the trees say nothing about syntax, only whether both parse alike.
+
+    python benchmarks/parse_speed_official.py --official ../shared/reference \\
+        --treebank ../shared/data/wsj_sample/mrg --record \\
+        benchmarks/records/parse_speed_official/onlstm_amx_xeon.json
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import types
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def official_brackets(tree):
+    """The official loop's nested lists as the package's brackets."""
+    if isinstance(tree, str):
+        return tree
+    return "(" + " ".join(official_brackets(t) for t in tree) + ")"
+
+
+def _let_the_official_modules_import():
+    """What importing `test_phrase_grammar` needs beyond its files: its
+    `data_ptb` lists the files of nltk's `ptb` corpus when imported (an
+    empty corpus folder is given: the sentences come from here), and its
+    `parse_comparison` imports `gflags`, whose flags the loop never reads
+    (a module of no-op functions stands in when it is not installed)."""
+    import importlib.util
+
+    import nltk
+
+    root = tempfile.mkdtemp(prefix="empty_nltk_data_")
+    os.makedirs(os.path.join(root, "corpora", "ptb"))
+    open(os.path.join(root, "corpora", "ptb", "allcats.txt"), "w").close()
+    nltk.data.path.insert(0, root)
+    if importlib.util.find_spec("gflags") is None:
+        stub = types.ModuleType("gflags")
+        stub.__getattr__ = lambda name: (lambda *a, **k: None)
+        sys.modules["gflags"] = stub
+
+
+def run_official(folder, records, seed, sizes):
+    """The official model and its evaluation loop over `records`; returns
+    (model, vocabulary, trees, seconds)."""
+    import numpy as np
+    import torch
+
+    source = os.path.join(folder, "onlstm")
+    sys.path.insert(0, source)
+    _let_the_official_modules_import()
+    import ON_LSTM  # noqa: F401  (the official modules, unchanged)
+    import model as official_model
+    import test_phrase_grammar as official_test
+
+    vocabulary = ["<unk>", "<eos>"] + sorted(
+        {w for r in records for w in r.words} - {"<unk>", "<eos>"})
+    torch.manual_seed(seed)
+    model = official_model.RNNModel(
+        "LSTM", len(vocabulary), sizes["emb"], sizes["hidden"],
+        sizes["chunk"], sizes["layers"], dropout=0, dropouth=0, dropouti=0,
+        dropoute=0, wdrop=0, tie_weights=True)
+    model.eval()
+    corpus = types.SimpleNamespace(
+        dictionary=types.SimpleNamespace(
+            word2idx={w: i for i, w in enumerate(vocabulary)}),
+        test_sens=[["<eos>"] + list(r.words) + ["<eos>"] for r in records],
+        test_trees=[r.tree for r in records],
+        test_nltktrees=[r.tree for r in records])
+    official_test.args = argparse.Namespace(wsj10=False)
+    # The loop's trees: the top-level calls of its build_tree.
+    trees, depth = [], [0]
+    build = official_test.build_tree
+
+    def recording_build_tree(distances, words):
+        depth[0] += 1
+        try:
+            tree = build(distances, words)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0:
+            trees.append(tree)
+        return tree
+
+    official_test.build_tree = recording_build_tree
+    start = time.perf_counter()
+    with torch.no_grad():
+        official_test.test(model, corpus, False)
+    seconds = time.perf_counter() - start
+    state = {k: v.detach().numpy().astype(np.float32)
+             for k, v in model.state_dict().items()}
+    return state, vocabulary, [official_brackets(t) for t in trees], seconds
+
+
+def timed(command):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return done.stdout, seconds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--official", default="../shared/reference")
+    parser.add_argument("--treebank", default=None)
+    parser.add_argument("--limit", type=int, default=None,
+                        help="Parse only the first N sentences.")
+    parser.add_argument("--seed", type=int, default=1111)
+    parser.add_argument("--emb", type=int, default=400)
+    parser.add_argument("--hidden", type=int, default=1150)
+    parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument("--chunk", type=int, default=10)
+    parser.add_argument("--record")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
+    from keras_ordered.datasets.treebank import load_treebank
+    from keras_ordered.models.onlstm import from_official_state_dict
+    from keras_ordered.parsing import brackets_to_tree
+    from keras_ordered.parsing import tree_to_brackets
+
+    treebank = args.treebank or os.path.join(
+        os.environ.get("KERAS_ORDERED_DATA", "../shared/data"),
+        "wsj_sample", "mrg")
+    records = load_treebank(treebank, max_sentences=args.limit)
+    sizes = {"emb": args.emb, "hidden": args.hidden, "layers": args.layers,
+             "chunk": args.chunk}
+    state, vocabulary, official_trees, official_seconds = run_official(
+        args.official, records, args.seed, sizes)
+
+    folder = tempfile.mkdtemp(prefix="parse_speed_")
+    try:
+        model = from_official_state_dict(state, vocabulary=vocabulary,
+                                         weight_drop=0.0)
+        path = os.path.join(folder, "onlstm.keras")
+        model.save(path)
+        lines = os.path.join(folder, "sentences.txt")
+        with open(lines, "w", encoding="utf-8") as f:
+            f.write("".join(" ".join(r.words) + "\n" for r in records))
+        one = os.path.join(folder, "one.txt")
+        with open(one, "w", encoding="utf-8") as f:
+            f.write(" ".join(records[0].words) + "\n")
+        script = shutil.which("keras-ordered") or "keras-ordered"
+        parse = [script, "parse", "--model", path, "--no-tokenize",
+                 "--distance", "forget", "--layer", "2", "--file"]
+        printed, parse_seconds = timed(parse + [lines])
+        _, parse_one = timed(parse + [one])
+        evaluate = [script, "evaluate-parsing", "--model", path, "--protocol",
+                    "on-lstm", "--layer", "2", "--distance", "forget",
+                    "--json", "--treebank"]
+        limit = ["--limit", str(args.limit)] if args.limit else []
+        _, evaluate_seconds = timed(evaluate + [treebank] + limit)
+        _, evaluate_one = timed(evaluate + [treebank, "--limit", "1"])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def canonical(text):
+        return tree_to_brackets(brackets_to_tree(text)) if "(" in text else text
+
+    ours = [canonical(line) for line in printed.splitlines()]
+    theirs = [canonical(tree) for tree in official_trees]
+    same = sum(a == b for a, b in zip(ours, theirs))
+    n = len(records)
+
+    def rates(seconds, one_seconds):
+        net = seconds - one_seconds
+        return {"seconds": round(seconds, 2),
+                "sentences_per_s": round(n / seconds, 1),
+                "seconds_one_sentence": round(one_seconds, 2),
+                "sentences_per_s_net_of_start": (
+                    round((n - 1) / net, 1) if net > 0 else None)}
+
+    official_rate = n / official_seconds
+    parse_rates = rates(parse_seconds, parse_one)
+    evaluate_rates = rates(evaluate_seconds, evaluate_one)
+    result = {
+        "benchmark": "parse_speed_official",
+        "cpu": cpu_name(),
+        "cpus": os.cpu_count(),
+        "model": dict(sizes, family="on-lstm",
+                      weights=f"random, torch seed {args.seed}"),
+        "sentences": n,
+        "treebank": treebank,
+        "official_test_phrase_grammar": {
+            "seconds": round(official_seconds, 2),
+            "sentences_per_s": round(official_rate, 1)},
+        "parse_file": parse_rates,
+        "evaluate_parsing": evaluate_rates,
+        "times_official": {
+            "parse_file": round(parse_rates["sentences_per_s"] / official_rate, 2),
+            "parse_file_net_of_start": (
+                round(parse_rates["sentences_per_s_net_of_start"]
+                      / official_rate, 2)
+                if parse_rates["sentences_per_s_net_of_start"] else None),
+            "evaluate_parsing": round(
+                evaluate_rates["sentences_per_s"] / official_rate, 2),
+            "evaluate_parsing_net_of_start": (
+                round(evaluate_rates["sentences_per_s_net_of_start"]
+                      / official_rate, 2)
+                if evaluate_rates["sentences_per_s_net_of_start"] else None),
+        },
+        "same_trees": f"{same} of {n}",
+        "first_differences": [
+            {"official": b, "parse": a} for a, b in zip(ours, theirs)
+            if a != b][:3],
+    }
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.record:
+        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
+                    exist_ok=True)
+        with open(args.record, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
