@@ -13,10 +13,12 @@ from keras_ordered import saving
 from keras_ordered import shipped
 from keras_ordered_cli import main
 from keras_ordered.datasets.treebank import WSJ_SAMPLE_SPLITS as SPLITS
+from keras_ordered.models import DistanceParser
 from keras_ordered.models import ONLSTMLanguageModel
 from keras_ordered.models import PRPNLanguageModel
 
 CLASSES = {
+    "DistanceParser": DistanceParser,
     "ONLSTMLanguageModel": ONLSTMLanguageModel,
     "PRPNLanguageModel": PRPNLanguageModel,
 }
