@@ -31,7 +31,6 @@ random: the trees say nothing about syntax, only whether both parse alike.
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -39,16 +38,12 @@ import tempfile
 import time
 import types
 
+from keras_ordered._cpu import describe_cpu
+
 
 def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    """The CPU, in the words of every record."""
+    return describe_cpu()
 
 
 def official_brackets(tree):

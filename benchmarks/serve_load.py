@@ -23,12 +23,13 @@ import asyncio
 import glob
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
 import time
+
+from keras_ordered._cpu import describe_cpu
 
 import numpy as np
 
@@ -62,14 +63,8 @@ def resident_mib(pid):
 
 
 def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    """The CPU, in the words of every record."""
+    return describe_cpu()
 
 
 def start_server(model, extra=()):

@@ -68,6 +68,9 @@ def main(argv=None):
                         metavar="PATH", help="a student's model.keras "
                         "(repeat for several seeds)")
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="only the first N sentences of each split "
+                        "(quick checks; the figures are then partial)")
     parser.add_argument("--record", metavar="FILE")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -82,7 +85,7 @@ def main(argv=None):
         "splits": {},
     }
     for split in SPLITS:
-        records = load_treebank_split(args.treebank, split)[0]
+        records = load_treebank_split(args.treebank, split)[0][:args.limit]
         sentences = [list(r.words) for r in records]
         ((_, _, member_trees, teacher_trees),) = ensemble.rows(
             records, batch_size=args.batch_size)
@@ -113,7 +116,7 @@ def main(argv=None):
         print(f"{split}: done", file=sys.stderr)
     # Speed: the development split's sentences as words, read as written.
     sentences = [list(r.words) for r in
-                 load_treebank_split(args.treebank, "dev")[0]]
+                 load_treebank_split(args.treebank, "dev")[0][:args.limit]]
     _, teacher_rate = timed(ensemble.predictor(args.batch_size), sentences)
     speed = {"sentences": len(sentences),
              "teacher_sentences_per_second": round(teacher_rate, 1),

@@ -316,25 +316,6 @@ def _split_point(distances, start, end, decoder):
     return end - 1 - int(np.argmax(distances[start:end][::-1]))
 
 
-def _top_down_gap(words, distances):
-    """The gap decoder's parse of `words`, with an explicit stack."""
-    built = {}
-    stack = [(0, len(words), None)]
-    while stack:
-        start, end, split = stack.pop()
-        if end - start == 1:
-            built[start, end] = words[start]
-            continue
-        if split is None:
-            split = _split_point(distances, start, end, "gap")
-            stack.extend([(start, end, split), (split, end, None),
-                          (start, split, None)])
-            continue
-        built[start, end] = _unlabeled_tree()(
-            UNLABELED, [built.pop((start, split)), built.pop((split, end))])
-    return built[0, len(words)]
-
-
 def _top_down(words, distances, decoder="right"):
     """The greedy top-down parse of `words`, with an explicit stack.
 
@@ -343,8 +324,6 @@ def _top_down(words, distances, decoder="right"):
     assemble them when both are built. No Python recursion, so any
     sentence length works.
     """
-    if decoder == "gap":
-        return _top_down_gap(words, distances)
     built = {}
     stack = [(0, len(words), None)]
     while stack:
@@ -354,11 +333,20 @@ def _top_down(words, distances, decoder="right"):
             continue
         if split is None:
             split = _split_point(distances, start, end, decoder)
+            if decoder == "gap":
+                # (left, right), split between words split - 1 and split.
+                stack.extend([(start, end, split), (split, end, None),
+                              (start, split, None)])
+                continue
             stack.append((start, end, split))
             if split + 1 < end:
                 stack.append((split + 1, end, None))
             if split > start:
                 stack.append((start, split, None))
+            continue
+        if decoder == "gap":
+            built[start, end] = _unlabeled_tree()(
+                UNLABELED, [built.pop((start, split)), built.pop((split, end))])
             continue
         head = words[split]
         if decoder == "right":

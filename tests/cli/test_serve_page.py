@@ -17,8 +17,20 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from serving_client import ServeProcess  # noqa: E402
+def _serving_client():
+    """tests/serving_client.py, loaded by its path: this file also runs as
+    a script (the screenshot's command), where tests/ is not importable."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "serving_client.py")
+    spec = importlib.util.spec_from_file_location("serving_client", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ServeProcess = _serving_client().ServeProcess
 
 pytestmark = pytest.mark.slow
 

@@ -84,6 +84,11 @@ def _recipe_parser(script):
                                    "runs/" + script[:-len(".py")]), presets
     from keras_ordered.models import lstm
 
+    if script == "ptb_distance_parser.py":
+        from keras_ordered.models import distance_parser
+        from keras_ordered.training.tasks import distance_parser as task
+
+        return task.build_parser(), distance_parser.PRESETS
     presets = {"ptb_onlstm.py": onlstm.PRESETS, "ptb_prpn.py": prpn.PRESETS,
                "ptb_lstm.py": lstm.PRESETS}
     assert script in presets, f"README names an unknown recipe {script}"

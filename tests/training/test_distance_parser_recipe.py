@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import load_benchmark
 from conftest import require_data
 
 import keras_ordered_cli as cli
@@ -145,3 +146,26 @@ def test_the_student_exports_a_parse_signature_with_the_same_trees(
     expected = distance_predictor(model)([s.split() for s in sentences])
     assert [t.decode() for t in out["tree"].numpy()] == [
         tree_to_brackets(t) for t in expected]
+
+
+@pytest.mark.slow
+def test_student_trees_benchmark_scores_teacher_members_and_students(
+        student_run, tmp_path, capsys):
+    output, _, _, sample = student_run
+    student = str(output / "model.keras")
+    record = tmp_path / "record.json"
+    script = load_benchmark("student_trees")
+    assert script.main(["--treebank", sample, "--teacher", "prpn_ptb_quick",
+                        "prpn_ptb_small", "--student", student, "--student",
+                        student, "--limit", "40", "--record",
+                        str(record), "--markdown"]) == 0
+    table = capsys.readouterr().out
+    result = json.loads(record.read_text())
+    dev = result["splits"]["dev"]
+    assert dev["sentences"] == 40 and len(dev["members"]) == 2
+    assert dev["best_member_sentence_f1"] == max(
+        m["sentence_f1"] for m in dev["members"].values())
+    # The same student twice: no spread, the same speed figures' keys.
+    assert dev["students_sentence_f1"]["std"] == 0.0
+    assert set(result["speed"]["students"]) == {student}
+    assert "| dev |" in table and "x)." in table
