@@ -17,11 +17,13 @@ READ = '''
 from keras_ordered.datasets.treebank import load_treebank_files
 from keras_ordered.parsing.evaluate import model_distances
 from keras_ordered.parsing.trees import distances_to_tree
+from keras_ordered.parsing.trees import model_decoder
 import glob
 files = sorted(glob.glob(ARGS["treebank"] + "/*.mrg"))
 records = load_treebank_files(files)[:ARGS["count"]]
 cls = {"PRPNLanguageModel": keras_ordered.models.PRPNLanguageModel,
-       "ONLSTMLanguageModel": keras_ordered.models.ONLSTMLanguageModel}
+       "ONLSTMLanguageModel": keras_ordered.models.ONLSTMLanguageModel,
+       "DistanceParser": keras_ordered.models.DistanceParser}
 for shipped_name, class_name in ARGS["models"]:
     model = cls[class_name].from_preset(shipped_name)
     # One forward pass; the trees are built from its distances, as
@@ -31,7 +33,8 @@ for shipped_name, class_name in ARGS["models"]:
         flat = np.concatenate([np.asarray(d, "float32")
                                for d in distances[name]])
         save(**{f"{shipped_name}:distances:{name}": flat})
-        brackets = [str(distances_to_tree(list(r.words), d))
+        brackets = [str(distances_to_tree(list(r.words), d,
+                                          decoder=model_decoder(model)))
                     for r, d in zip(records, distances[name])]
         save(**{f"{shipped_name}:trees:{name}": np.array(brackets)})
 '''
