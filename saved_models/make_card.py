@@ -251,8 +251,8 @@ def models_table(cards):
     ]
     for card in cards:
         test = card["parsing"]["splits"]["test"]
-        f1 = (f"**{test['sentence_f1']}**" if card["parser"]
-              else str(test["sentence_f1"]))
+        f1 = (f"**{test['sentence_f1']:.2f}**" if card["parser"]
+              else f"{test['sentence_f1']:.2f}")
         role = "parser" if card["parser"] else "language model"
         if card["name"] == DEFAULT_PARSER:
             role += " (the default of `parse`)"
