@@ -92,7 +92,7 @@ async def load(url, name, sentences, clients, requests, max_seconds):
     connector = aiohttp.TCPConnector(limit=clients)
     timeout = aiohttp.ClientTimeout(total=120)
 
-    async def client(index, session):
+    async def client(index, http):
         for n in range(requests):
             if time.perf_counter() > deadline:
                 return
@@ -100,7 +100,7 @@ async def load(url, name, sentences, clients, requests, max_seconds):
             body = {"signature_name": "parse", "instances": [sentence]}
             start = time.perf_counter()
             try:
-                async with session.post(endpoint, json=body) as response:
+                async with http.post(endpoint, json=body) as response:
                     answer = await response.json()
                     ok = (response.status == 200
                           and answer["predictions"][0]["valid"])
@@ -111,9 +111,9 @@ async def load(url, name, sentences, clients, requests, max_seconds):
                 errors.append(str(answer)[:200])
 
     async with aiohttp.ClientSession(connector=connector,
-                                     timeout=timeout) as session:
+                                     timeout=timeout) as http:
         start = time.perf_counter()
-        await asyncio.gather(*[client(i, session) for i in range(clients)])
+        await asyncio.gather(*[client(i, http) for i in range(clients)])
         wall = time.perf_counter() - start
     return latencies, errors, wall
 

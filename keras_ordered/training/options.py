@@ -321,11 +321,11 @@ def config_from_options(config_class, args, **fields):
     """The typed config of parsed options: every field with option
     metadata, plus `RunConfig`'s (`output`, `seed`, `verbose`, `tf32`,
     `strategy`) where the parser has them, plus `fields`."""
+    run_fields = {f.name for f in dataclasses.fields(RunConfig)}
     values = {}
     for field in dataclasses.fields(config_class):
         if hasattr(args, field.name) and (
-                "option" in field.metadata
-                or field.name in {f.name for f in dataclasses.fields(RunConfig)}):
+                "option" in field.metadata or field.name in run_fields):
             values[field.name] = getattr(args, field.name)
     values.update(fields)
     return config_class(**values)
