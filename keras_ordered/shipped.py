@@ -82,7 +82,9 @@ def suggestion(name):
 
     For messages about a model that was not found: a misspelt shipped
     name (`prpn_ptb_quik`) gets `Did you mean the shipped model
-    'prpn_ptb_quick'?`; every hint points to `keras-ordered list-models`.
+    'prpn_ptb_quick'?`, and a shipped name given where a file was expected
+    says to load it with `keras_ordered.saving.load_shipped`; the other
+    hints point to `keras-ordered list-models`.
 
     Args:
         name: what the user gave as a model (a name or a path).
@@ -107,6 +109,11 @@ def suggestion(name):
     base = os.path.basename(os.path.normpath(str(name)))
     if base.endswith(".keras"):
         base = base[: -len(".keras")]
+    if str(name) in names:
+        return (
+            f" {name!r} is a shipped model, not a file: load it with "
+            f"`keras_ordered.saving.load_shipped({str(name)!r})`."
+        )
     close = difflib.get_close_matches(base, names, n=2, cutoff=0.6)
     if close:
         quoted = " or ".join(repr(n) for n in close)

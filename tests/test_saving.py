@@ -216,6 +216,14 @@ def test_missing_model_suggests_the_closest_shipped_name(tmp_path, monkeypatch):
         "Did you mean the shipped model 'prpn_ptb_quick'? (`keras-ordered "
         "list-models` lists them.)"
     )
+    # A shipped name given to the file loader points to load_shipped
+    # rather than suggesting the very name it was given.
+    with pytest.raises(FileNotFoundError) as info:
+        saving.load_model("prpn_ptb_quick")
+    assert check_one_line(info.value, "prpn_ptb_quick").endswith(
+        "'prpn_ptb_quick' is a shipped model, not a file: load it with "
+        "`keras_ordered.saving.load_shipped('prpn_ptb_quick')`."
+    )
     with pytest.raises(FileNotFoundError) as info:
         saving.load_model("nothing_like_it")
     assert str(info.value).endswith(
