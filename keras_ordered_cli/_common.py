@@ -450,11 +450,19 @@ def is_ensemble(specs):
     return standalone_module("shipped").ensemble_members(name) is not None
 
 
-def load_ensemble(specs, args):
+def load_ensemble(specs, weights=None, decoder=None, tie="right"):
     """A `keras_ordered.parsing.TreeEnsemble` of the `--model` members
     (`keras_ordered.saving.load_ensemble`): `--weights`, `--decoder` and
     `--tie` replace a shipped ensemble's own. A line on stderr notes
     members whose vocabularies differ (each reads the words its own way).
+
+    Args:
+        specs: the `--model` values (paths, shipped names,
+            `MODEL:DISTANCE` members).
+        weights: the `--weights`, or None (the ensemble's own, or 1 each).
+        decoder: the `--decoder` (`left` or `gap` replace the ensemble's;
+            None, `right` and `both` keep it).
+        tie: the `--tie` (`left` replaces the ensemble's).
 
     Raises:
         CommandError: a member that is not a model of syntactic distances,
@@ -463,12 +471,11 @@ def load_ensemble(specs, args):
     """
     from keras_ordered.saving import load_ensemble as load
 
-    decoder = getattr(args, "decoder", None)
     try:
         ensemble = load(
-            specs, weights=args.weights,
+            specs, weights=weights,
             decoder=decoder if decoder in ("left", "gap") else None,  # "both": rows
-            tie="left" if args.tie == "left" else None)
+            tie="left" if tie == "left" else None)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     models = {id(m.model): m for m in ensemble.members}

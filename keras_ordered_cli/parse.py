@@ -450,7 +450,8 @@ def _check_ensemble_options(args):
 def _parse_ensemble(args, all_lines, sentences, numbers, source, paths,
                     folder_to_make, skipped):
     """The ensemble's trees of `sentences`, printed or drawn."""
-    ensemble = _common.load_ensemble(args.model, args)
+    ensemble = _common.load_ensemble(args.model, weights=args.weights,
+                                     decoder=args.decoder, tie=args.tie)
     models = len({id(member.model) for member in ensemble.members})
     bar = _common.progress_bar(len(sentences) * models, "parsing")
     with bar:
