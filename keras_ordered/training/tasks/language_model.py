@@ -248,19 +248,8 @@ def main(argv, *, model_class, description, default_output, get_preset=None,
     presets = model_class.preset_table if presets is None else presets
     return run_recipe(
         build_parser(description, presets, default_output), train, argv,
-        on_error=_worker_error, model_class=model_class,
-        get_preset=get_preset, presets=presets,
+        model_class=model_class, get_preset=get_preset, presets=presets,
     )
-
-
-def _worker_error(args, error):
-    """A multi-worker run's TensorFlow error: one paragraph, status 1."""
-    if args.strategy != "multi-worker" or not isinstance(
-        error, tf.errors.OpError
-    ):
-        return None
-    print_worker_error(error)
-    return 1
 
 
 def _default(name):
@@ -268,14 +257,42 @@ def _default(name):
 
 
 def train(args, *, model_class, get_preset=None, presets=None):
-    """Trains, evaluates and saves a language model as `args` say.
+    """Trains, evaluates and saves a language model as the options say.
+
+    Args:
+        args: the parsed options of `build_parser`.
+        model_class, get_preset, presets: as `main`'s.
 
     Returns:
-        0, after printing and writing `results.json` to `args.output`.
+        0, after printing and writing `results.json` to `--output`.
     """
     experiment = LanguageModelExperiment.from_options(args, model_class,
                                                       get_preset)
-    return Runner(LanguageModelTask(experiment, presets)).run()
+    return run_experiment(experiment, presets)
+
+
+def run_experiment(experiment, presets=None):
+    """Runs a `LanguageModelExperiment`; returns the exit status.
+
+    Args:
+        experiment: a `keras_ordered.training.config.LanguageModelExperiment`.
+        presets: the family's presets, for the CPU-time warning (None:
+            no warning).
+
+    Returns:
+        0 after the run; 1 after a worker's TensorFlow error under the
+        multi-worker strategy, reported as one paragraph
+        (`keras_ordered.training.distributed.print_worker_error`).
+    """
+    try:
+        return Runner(LanguageModelTask(experiment, presets)).run()
+    except Exception as error:
+        if experiment.strategy != "multi-worker" or not isinstance(
+            error, tf.errors.OpError
+        ):
+            raise
+        print_worker_error(error)
+        return 1
 
 
 class LanguageModelTask(Task):
