@@ -3,7 +3,7 @@
 Standard library only at import time: `keras-ordered --help` imports this
 module, and must not import `keras_ordered` (which imports TensorFlow,
 Keras, NumPy and nltk). Whatever needs them is imported inside the
-functions, after `import_tensorflow(args)`.
+functions, after `import_tensorflow(verbose)`.
 """
 
 import contextlib
@@ -50,7 +50,7 @@ class UsageError(CommandError):
     """A wrong combination of options: reported with the subcommand's usage."""
 
 
-def import_tensorflow(args):
+def import_tensorflow(verbose=False):
     """Imports `keras_ordered` (and TensorFlow) quietly, unless `--verbose`.
 
     Every subcommand calls this before it imports anything of
@@ -65,12 +65,11 @@ def import_tensorflow(args):
     log left to silence, and the process's environment stays as it is.
 
     Args:
-        args: the parsed `argparse.Namespace` (its `verbose` attribute), or
-            None.
+        verbose: bool, `--verbose`: show TensorFlow's start-up log.
     """
     if "keras_ordered" in sys.modules:
         return
-    if getattr(args, "verbose", False):
+    if verbose:
         os.environ["KERAS_ORDERED_TF_LOGS"] = "1"
     else:
         os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
