@@ -51,7 +51,7 @@ def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
     from keras_ordered.training.evaluation import evaluate_stream
     from keras_ordered.training.evaluation import perplexity
 
-    vocabulary = [f"w{i}" for i in range(20)]
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(18)]
     model = LSTMLanguageModel.from_preset("tiny", vocabulary)
     model.compile()
     ids = np.random.default_rng(0).integers(0, 20, size=200)
