@@ -135,19 +135,19 @@ class EvaluateParsingRequest:
     """
 
     treebank: str
-    split: str = None
-    limit: int = None
+    split: str | None = None
+    limit: int | None = None
     json: bool = False
     models: tuple = ()
     ensemble: bool = False
-    weights: tuple = None
+    weights: tuple | None = None
     tie: str = "right"
-    layer: int = None
-    distance: str = None
+    layer: int | None = None
+    distance: str | None = None
     protocols: tuple = ()
     random_seeds: int = 5
     baselines: tuple = ()
-    decoder: str = None
+    decoder: str | None = None
     shift: int = 0
     batch_size: int = 64
     seed: int = 0

@@ -119,25 +119,25 @@ class ParseRequest:
     """
 
     sentences: tuple = ()
-    file: str = None
+    file: str | None = None
     max_length: int = DEFAULT_MAX_LENGTH
     tokenize: bool = True
     on_error: str = "fail"
     format: str = "brackets"
-    output: str = None
+    output: str | None = None
     distances: bool = False
     labels: bool = False
-    baseline: str = None
+    baseline: str | None = None
     seed: int = 0
     models: tuple = ()
     ensemble: bool = False
-    weights: tuple = None
+    weights: tuple | None = None
     tie: str = "right"
     votes: bool = False
-    layer: int = None
-    distance: str = None
-    beam_size: int = None
-    decoder: str = None
+    layer: int | None = None
+    distance: str | None = None
+    beam_size: int | None = None
+    decoder: str | None = None
     batch_size: int = 64
 
     @classmethod
