@@ -66,7 +66,7 @@ from keras_ordered.parsing import baseline_predictor  # noqa: E402
 from keras_ordered.parsing import evaluate_model  # noqa: E402
 from keras_ordered.parsing import evaluate_parsing  # noqa: E402
 from keras_ordered.training.batching import BPTTBatches  # noqa: E402
-from keras_ordered.training.tasks.language_model import perplexity  # noqa: E402
+from keras_ordered.training.evaluation import perplexity  # noqa: E402
 
 from keras_ordered.parsing.studies import read_records  # noqa: E402
 from keras_ordered.parsing.studies import rule_lines  # noqa: E402

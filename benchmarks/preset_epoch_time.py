@@ -7,8 +7,8 @@ the validation pass (the recipe's evaluation batch, fixed windows), then
 scales both to one epoch of the PTB training text and one pass over the
 validation text. The recipes' `--help` names this command (the time
 depends on the machine); their warning for a preset too long for a CPU
-quotes the figures of `keras_ordered.training.tasks.language_model.
-CPU_MINUTES_PER_EPOCH`, measured so.
+quotes the figures of
+`keras_ordered.training.cpu_time.CPU_MINUTES_PER_EPOCH`, measured so.
 
     python benchmarks/preset_epoch_time.py --model prpn --presets quick small
     python benchmarks/preset_epoch_time.py --model onlstm --data ../shared/data/ptb

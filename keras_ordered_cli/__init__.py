@@ -41,7 +41,7 @@ status, raises `CommandError` for an input error, `UsageError` for a wrong
 combination of options). It imports only the standard library at module
 level (and `keras_ordered_options`): `keras-ordered --help` loads every subcommand
 module, and imports neither `keras_ordered` nor TensorFlow. `main` imports
-`keras_ordered` quietly (`_common.import_tensorflow(args)`) before it calls
+`keras_ordered` quietly (`_common.import_tensorflow(verbose)`) before it calls
 `run`, which imports what it needs inside the function; a module that
 sets `NEEDS_TENSORFLOW = False` (`list-models`) runs without it.
 
@@ -176,7 +176,7 @@ def main(argv=None):
         with _common.stop_on_ctrl_c(args.command):
             if not getattr(args, "needs_tensorflow", True):
                 return args.run(args)
-            _common.import_tensorflow(args)
+            _common.import_tensorflow(getattr(args, "verbose", False))
             from keras_ordered import backend
 
             # Models run with float32 products in float32 on a GPU too (no

@@ -3,7 +3,7 @@
 Standard library only at import time: `keras-ordered --help` imports this
 module, and must not import `keras_ordered` (which imports TensorFlow,
 Keras, NumPy and nltk). Whatever needs them is imported inside the
-functions, after `import_tensorflow(args)`.
+functions, after `import_tensorflow(verbose)`.
 """
 
 import contextlib
@@ -50,7 +50,7 @@ class UsageError(CommandError):
     """A wrong combination of options: reported with the subcommand's usage."""
 
 
-def import_tensorflow(args):
+def import_tensorflow(verbose=False):
     """Imports `keras_ordered` (and TensorFlow) quietly, unless `--verbose`.
 
     Every subcommand calls this before it imports anything of
@@ -65,12 +65,11 @@ def import_tensorflow(args):
     log left to silence, and the process's environment stays as it is.
 
     Args:
-        args: the parsed `argparse.Namespace` (its `verbose` attribute), or
-            None.
+        verbose: bool, `--verbose`: show TensorFlow's start-up log.
     """
     if "keras_ordered" in sys.modules:
         return
-    if getattr(args, "verbose", False):
+    if verbose:
         os.environ["KERAS_ORDERED_TF_LOGS"] = "1"
     else:
         os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
@@ -450,11 +449,19 @@ def is_ensemble(specs):
     return standalone_module("shipped").ensemble_members(name) is not None
 
 
-def load_ensemble(specs, args):
+def load_ensemble(specs, weights=None, decoder=None, tie="right"):
     """A `keras_ordered.parsing.TreeEnsemble` of the `--model` members
     (`keras_ordered.saving.load_ensemble`): `--weights`, `--decoder` and
     `--tie` replace a shipped ensemble's own. A line on stderr notes
     members whose vocabularies differ (each reads the words its own way).
+
+    Args:
+        specs: the `--model` values (paths, shipped names,
+            `MODEL:DISTANCE` members).
+        weights: the `--weights`, or None (the ensemble's own, or 1 each).
+        decoder: the `--decoder` (`left` or `gap` replace the ensemble's;
+            None, `right` and `both` keep it).
+        tie: the `--tie` (`left` replaces the ensemble's).
 
     Raises:
         CommandError: a member that is not a model of syntactic distances,
@@ -463,12 +470,11 @@ def load_ensemble(specs, args):
     """
     from keras_ordered.saving import load_ensemble as load
 
-    decoder = getattr(args, "decoder", None)
     try:
         ensemble = load(
-            specs, weights=args.weights,
+            specs, weights=weights,
             decoder=decoder if decoder in ("left", "gap") else None,  # "both": rows
-            tie="left" if args.tie == "left" else None)
+            tie="left" if tie == "left" else None)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     models = {id(m.model): m for m in ensemble.members}

@@ -53,6 +53,7 @@ Behind options (docs/evaluation.md, "Protocols"):
   `shift`, `default_distance` and `distances`.
 """
 
+import dataclasses
 import json
 import os
 
@@ -90,6 +91,116 @@ METRIC_KEYS = (
     "gold_depth",
 )
 """The metrics of each row of the JSON object, in order."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluateParsingRequest:
+    """What `keras-ordered evaluate-parsing` is asked to do, read once from
+    its options; the evaluation after that never sees them.
+
+    Args:
+        treebank: str, the folder of .mrg files (`--treebank`).
+        split: str or None, a split of `SPLIT_NAMES` (`--split`).
+        limit: int or None, the first N sentences only (`--limit`).
+        json: bool, print one JSON object (`--json`).
+        models: tuple of str, the `--model` paths or names, as given.
+        ensemble: bool, average the models' trees (`--ensemble`, a
+            `MODEL:DISTANCE` member, or a shipped ensemble: `from_args`
+            decides).
+        weights: the members' `--weights`, or None.
+        tie: str, the ensemble's `--tie` rule (`right`, `left`, `both`).
+        layer: int or None, `--layer`.
+        distance: str or None, `--distance`.
+        protocols: tuple of str, the `--protocol` names, once each
+            (`all` expanded).
+        random_seeds: int, `--random-seeds`.
+        baselines: tuple of str, the `--baseline` names, once each.
+        decoder: str or None, `--decoder` (None: each model's own).
+        shift: int, `--shift`.
+        batch_size: int, `--batch-size`.
+        seed: int, `--seed`.
+
+    Example:
+
+    ```python
+    from keras_ordered_cli import build_parser
+    from keras_ordered_cli.evaluate_parsing import EvaluateParsingRequest
+
+    args = build_parser().parse_args(
+        ["evaluate-parsing", "--treebank", "trees", "--baseline",
+         "right-branching", "random", "random"])
+    request = EvaluateParsingRequest.from_args(args)
+    print(request.baselines)  # ('right-branching', 'random')
+    ```
+    """
+
+    treebank: str
+    split: str = None
+    limit: int = None
+    json: bool = False
+    models: tuple = ()
+    ensemble: bool = False
+    weights: tuple = None
+    tie: str = "right"
+    layer: int = None
+    distance: str = None
+    protocols: tuple = ()
+    random_seeds: int = 5
+    baselines: tuple = ()
+    decoder: str = None
+    shift: int = 0
+    batch_size: int = 64
+    seed: int = 0
+
+    @classmethod
+    def from_args(cls, args):
+        """The request of parsed `evaluate-parsing` options.
+
+        Args:
+            args: the `argparse.Namespace` of `evaluate-parsing`.
+
+        Returns:
+            An `EvaluateParsingRequest`.
+
+        Raises:
+            UsageError: neither `--model`, `--baseline` nor `--protocol`.
+            CommandError: options that do not go together (one line).
+        """
+        protocols = _dedup(args.protocol)
+        if "all" in protocols:
+            protocols = list(PROTOCOL_NAMES)
+        request = cls(
+            treebank=args.treebank, split=args.split, limit=args.limit,
+            json=args.json, models=tuple(args.model or ()),
+            ensemble=args.ensemble,
+            weights=(None if args.weights is None else tuple(args.weights)),
+            tie=args.tie, layer=args.layer, distance=args.distance,
+            protocols=tuple(protocols), random_seeds=args.random_seeds,
+            baselines=tuple(_dedup(args.baseline)), decoder=args.decoder,
+            shift=args.shift, batch_size=args.batch_size, seed=args.seed,
+        )
+        request.check()
+        return dataclasses.replace(request,
+                                   ensemble=_ensemble_requested(request))
+
+    def check(self):
+        """Refuses options that need `--model` without it.
+
+        Raises:
+            UsageError: neither `--model`, `--baseline` nor `--protocol`.
+            CommandError: `--shift`, `--decoder left|gap|both`, `--layer`
+                or `--distance` without `--model`.
+        """
+        if not self.models and not self.baselines and not self.protocols:
+            raise UsageError("give --model PATH, --baseline NAME, or both.")
+        if self.shift and not self.models:
+            raise CommandError("--shift needs --model.")
+        if self.decoder not in (None, "right") and not self.models:
+            raise CommandError("--decoder needs --model: the baselines are "
+                               "trees, not distances.")
+        if not self.models and (self.layer is not None
+                                or self.distance is not None):
+            raise CommandError("--layer and --distance need --model.")
 
 
 def add_parser(subparsers):
@@ -278,15 +389,15 @@ def _dedup(values):
     return list(dict.fromkeys(values or ()))
 
 
-def _select_models(args):
+def _select_models(request):
     """Loads each `--model`; returns `[(path, model, default, names)]`."""
     models = []
-    for path in _dedup(args.model):
+    for path in _dedup(request.models):
         model = _common.load_model(path)
         available = _common.model_distances(model, path)
         default = getattr(model, "default_distance", None)
         names = _common.select_distance_names(
-            available, default, layer=args.layer, kind=args.distance
+            available, default, layer=request.layer, kind=request.distance
         )
         models.append((path, model, default, names))
     return models
@@ -304,16 +415,16 @@ def _row(name, decoder, choice):
     return name if choice in (None, "right") else f"{name} ({decoder})"
 
 
-def _decoder_entry(args, models):
+def _decoder_entry(request, models):
     """The JSON `decoder`: `--decoder`'s, else each model's own."""
-    if args.decoder is not None:
-        return args.decoder
+    if request.decoder is not None:
+        return request.decoder
     from keras_ordered.parsing.trees import model_decoder
 
     return "/".join(sorted({model_decoder(model) for _, model, _, _ in models}))
 
 
-def _decoded_trees(records, model, names, args, progress):
+def _decoded_trees(records, model, names, request, progress):
     """`{row name: trees}` of each distance and decoder of `--decoder`,
     the model reading the sentences once."""
     from keras_ordered.parsing.evaluate import model_distances
@@ -321,13 +432,13 @@ def _decoded_trees(records, model, names, args, progress):
     from keras_ordered.parsing.trees import model_decoder
 
     distances = model_distances(records, model, names=names,
-                                batch_size=args.batch_size, shift=args.shift,
+                                batch_size=request.batch_size, shift=request.shift,
                                 progress=progress)
     sentences = [list(r.words) for r in records]
     trees = {}
     for name in names:
-        for decoder in _decoders(args.decoder):
-            trees[_row(name, decoder, args.decoder)] = [
+        for decoder in _decoders(request.decoder):
+            trees[_row(name, decoder, request.decoder)] = [
                 distances_to_tree(words, d,
                                   decoder=model_decoder(model, decoder))
                 for words, d in zip(sentences, distances[name])
@@ -363,7 +474,7 @@ def _mean_std(entries, key="sentence_f1"):
     return mean, std
 
 
-def _protocol_blocks(args, protocols, records, punct_records, model_runs,
+def _protocol_blocks(request, protocols, records, punct_records, model_runs,
                      baselines):
     """Scores every protocol; returns `(json_dict, text_lines)`."""
     from keras_ordered.parsing import metrics
@@ -375,7 +486,7 @@ def _protocol_blocks(args, protocols, records, punct_records, model_runs,
 
     bucket_lengths = [len(r.words) for r in records]
     buckets = [metrics.bucket_name(b) for b in metrics.LENGTH_BUCKETS]
-    seeds = list(range(args.seed, args.seed + args.random_seeds))
+    seeds = list(range(request.seed, request.seed + request.random_seeds))
     cache = {}
 
     def baseline_trees(name, seed, punctuation):
@@ -487,156 +598,217 @@ def _protocol_blocks(args, protocols, records, punct_records, model_runs,
     return result, lines
 
 
-def run(args):
+def run(request):
     """Runs `keras-ordered evaluate-parsing`; returns the exit status."""
-    protocols = _dedup(args.protocol)
-    if "all" in protocols:
-        protocols = list(PROTOCOL_NAMES)
-    if not args.model and not args.baseline and not protocols:
-        raise UsageError("give --model PATH, --baseline NAME, or both.")
-    if args.shift and not args.model:
-        raise CommandError("--shift needs --model.")
-    if args.decoder not in (None, "right") and not args.model:
-        raise CommandError("--decoder needs --model: the baselines are "
-                           "trees, not distances.")
-    if not args.model and (args.layer is not None or args.distance is not None):
-        raise CommandError("--layer and --distance need --model.")
-    baselines = _dedup(args.baseline)  # once each, in order
-    ensemble = _ensemble_requested(args, protocols)
+    return evaluate(EvaluateParsingRequest.from_args(request))
 
-    from keras_ordered.datasets import treebank as treebank_lib
 
-    files, layout = treebank_lib.treebank_split_files(args.treebank, args.split)
-    directory = os.path.dirname(files[0])
-    if layout == "ldc":
-        directory = os.path.dirname(directory)
-    # Fail on a bad model before reading trees.
-    models = [] if ensemble else _select_models(args)
-    ensemble = _common.load_ensemble(args.model, args) if ensemble else None
+def evaluate(request):
+    """Scores the trees an `EvaluateParsingRequest` asks for and prints the
+    table or the JSON object; returns the exit status (0).
 
+    Args:
+        request: an `EvaluateParsingRequest`.
+
+    Returns:
+        0.
+
+    Raises:
+        CommandError: a model, member or treebank that cannot be read (one
+            line).
+    """
     from keras_ordered.parsing.baselines import baseline_predictor
     from keras_ordered.parsing.evaluate import evaluate_parsing
-    from keras_ordered.parsing.evaluate import evaluate_trees
 
-    need_punct = any(
-        PROTOCOL_PUNCTUATION.get(name, False) for name in protocols
-    )
-    if layout == "folder" and args.split is None and not protocols:
-        # A plain folder, no split and no protocol: `load_treebank` reads
-        # every tree of the folder; no protocol needs the punctuated copy.
-        records = treebank_lib.load_treebank(directory,
-                                             max_sentences=args.limit)
-        punct_records = None
+    files, layout = _treebank_files(request)
+    # Fail on a bad model before reading trees.
+    ensemble = None
+    models = []
+    if request.ensemble:
+        ensemble = _common.load_ensemble(
+            list(request.models), weights=request.weights,
+            decoder=request.decoder, tie=request.tie)
     else:
-        pairs = treebank_lib.load_treebank_files(
-            files, punctuation=True,
-            max_length=10 if args.split == "wsj10" else None,
-            max_sentences=args.limit,
-        )
-        records = [pair[0] for pair in pairs]
-        punct_records = [pair[1] for pair in pairs]
-
+        models = _select_models(request)
+    directory, records, punct_records = _read_treebank(request, files,
+                                                       layout)
     result = {"treebank": directory}
-    if args.split is not None:
-        result["split"] = args.split
+    if request.split is not None:
+        result["split"] = request.split
     rows = []
-    model_runs = []
-    for path, model, default, names in models:
-        with _common.progress_bar(len(records), f"parsing with {path}") as bar:
-            trees = _decoded_trees(records, model, names, args, bar.update)
-        rows_of_run = list(trees)
-        chosen = default if default in names else names[0]
-        run_entry = {
-            "path": path, "default": default, "names": rows_of_run,
-            "trees": trees,
-            "defaults": {
-                _row("default", decoder, args.decoder):
-                _row(chosen, decoder, args.decoder)
-                for decoder in _decoders(args.decoder)
-            },
-            "scores": {n: evaluate_trees(records, trees[n])
-                       for n in rows_of_run},
-        }
-        if need_punct:
-            with _common.progress_bar(
-                    len(punct_records), f"parsing with {path} (punctuation)"
-            ) as bar:
-                run_entry["punct_trees"] = _decoded_trees(
-                    punct_records, model, names, args, bar.update)
-        model_runs.append(run_entry)
-
+    model_runs = [_model_run(request, records, punct_records, *model)
+                  for model in models]
     if ensemble is not None:
         result["ensemble"], ensemble_rows = _ensemble_scores(
-            ensemble, records, args)
+            ensemble, records, request)
         rows.extend(ensemble_rows)
-    if len(model_runs) == 1:
-        only = model_runs[0]
-        result["model"] = only["path"]
-        result["shift"] = args.shift
-        result["decoder"] = _decoder_entry(args, models)
-        result["default_distance"] = only["default"]
-        result["distances"] = {
-            name: _metrics_only(scores) for name, scores in only["scores"].items()
-        }
-        rows.extend(only["scores"].items())
-    elif model_runs:
-        from keras_ordered.parsing.evaluate import summarize_runs
-        from keras_ordered.parsing.evaluate import trees_self_f1
-
-        result["models"] = [
-            {"model": r["path"], "default_distance": r["default"],
-             "distances": {n: _metrics_only(s) for n, s in r["scores"].items()}}
-            for r in model_runs
-        ]
-        result["shift"] = args.shift
-        result["decoder"] = _decoder_entry(args, models)
-        shared = _shared_distances(model_runs)
-        result["summary"] = {
-            name: summarize_runs(
-                [r["scores"][n] for r, n in zip(model_runs, per_run)]
-            )
-            for name, per_run in shared
-        }
-        result["self_f1"] = {
-            name: trees_self_f1(
-                [r["trees"][n] for r, n in zip(model_runs, per_run)]
-            )
-            for name, per_run in shared
-        }
+    if model_runs:
+        result.update(_model_results(request, models, model_runs))
+        if len(model_runs) == 1:
+            rows.extend(model_runs[0]["scores"].items())
         for index, r in enumerate(model_runs, 1):
-            rows.extend((f"[{index}] {n}", s) for n, s in r["scores"].items())
+            if len(model_runs) > 1:
+                rows.extend((f"[{index}] {n}", s)
+                            for n, s in r["scores"].items())
+    baselines = list(request.baselines)  # once each, in order
     if baselines:
         result["baselines"] = {}
         for baseline in baselines:
             scores = evaluate_parsing(
-                records, baseline_predictor(baseline, seed=args.seed)
+                records, baseline_predictor(baseline, seed=request.seed)
             )
             entry = _metrics_only(scores)
             if baseline == "random":
-                entry = {"seed": args.seed, **entry}
+                entry = {"seed": request.seed, **entry}
             result["baselines"][baseline] = entry
-            rows.append((_row_name(baseline, args.seed), scores))
+            rows.append((_row_name(baseline, request.seed), scores))
     if not rows:  # --protocol alone: the table shows the baselines
         for baseline in _common.BASELINE_NAMES:
             scores = evaluate_parsing(
-                records, baseline_predictor(baseline, seed=args.seed)
+                records, baseline_predictor(baseline, seed=request.seed)
             )
-            rows.append((_row_name(baseline, args.seed), scores))
+            rows.append((_row_name(baseline, request.seed), scores))
 
     protocol_lines = []
-    if protocols:
+    if request.protocols:
         result["protocols"], protocol_lines = _protocol_blocks(
-            args, protocols, records, punct_records, model_runs,
+            request, request.protocols, records, punct_records, model_runs,
             baselines or list(_common.BASELINE_NAMES),
         )
 
-    if args.json:
+    if request.json:
         print(json.dumps(result))
         return 0
-    first = rows[0][1]
+    other_decoder = bool(model_runs) and request.decoder not in (None,
+                                                                 "right")
+    print(format_table(
+        rows, _header(request, directory, rows[0][1], ensemble, model_runs),
+        note=DECODER_NOTE if other_decoder else "",
+    ))
+    if len(model_runs) > 1:
+        print(format_summary(result["summary"], result["self_f1"],
+                             len(model_runs)))
+    if protocol_lines:
+        print("\n".join(protocol_lines))
+    return 0
+
+
+def _treebank_files(request):
+    """The .mrg files of `--treebank` and `--split`, and their layout."""
+    from keras_ordered.datasets import treebank as treebank_lib
+
+    return treebank_lib.treebank_split_files(request.treebank, request.split)
+
+
+def _read_treebank(request, files, layout):
+    """The gold trees of the request.
+
+    Returns:
+        `(directory, records, punct_records)`: the folder the table
+        names, the records without punctuation, and the same sentences
+        with it (None when no protocol needs them).
+    """
+    from keras_ordered.datasets import treebank as treebank_lib
+
+    directory = os.path.dirname(files[0])
+    if layout == "ldc":
+        directory = os.path.dirname(directory)
+    if layout == "folder" and request.split is None and not request.protocols:
+        # A plain folder, no split and no protocol: `load_treebank` reads
+        # every tree of the folder; no protocol needs the punctuated copy.
+        records = treebank_lib.load_treebank(directory,
+                                             max_sentences=request.limit)
+        return directory, records, None
+    pairs = treebank_lib.load_treebank_files(
+        files, punctuation=True,
+        max_length=10 if request.split == "wsj10" else None,
+        max_sentences=request.limit,
+    )
+    return (directory, [pair[0] for pair in pairs],
+            [pair[1] for pair in pairs])
+
+
+def _model_run(request, records, punct_records, path, model, default, names):
+    """One model's trees and scores: `{"path", "default", "names",
+    "trees", "defaults", "scores"}`, and `"punct_trees"` when a protocol
+    keeps punctuation."""
+    from keras_ordered.parsing.evaluate import evaluate_trees
+
+    with _common.progress_bar(len(records), f"parsing with {path}") as bar:
+        trees = _decoded_trees(records, model, names, request, bar.update)
+    rows_of_run = list(trees)
+    chosen = default if default in names else names[0]
+    run_entry = {
+        "path": path, "default": default, "names": rows_of_run,
+        "trees": trees,
+        "defaults": {
+            _row("default", decoder, request.decoder):
+            _row(chosen, decoder, request.decoder)
+            for decoder in _decoders(request.decoder)
+        },
+        "scores": {n: evaluate_trees(records, trees[n])
+                   for n in rows_of_run},
+    }
+    if any(PROTOCOL_PUNCTUATION.get(name, False)
+           for name in request.protocols):
+        with _common.progress_bar(
+                len(punct_records), f"parsing with {path} (punctuation)"
+        ) as bar:
+            run_entry["punct_trees"] = _decoded_trees(
+                punct_records, model, names, request, bar.update)
+    return run_entry
+
+
+def _model_results(request, models, model_runs):
+    """The JSON keys of the models' rows: `model`, `shift`, `decoder`,
+    `default_distance`, `distances` for one model; `models`, `shift`,
+    `decoder`, `summary`, `self_f1` for several."""
+    if len(model_runs) == 1:
+        only = model_runs[0]
+        return {
+            "model": only["path"], "shift": request.shift,
+            "decoder": _decoder_entry(request, models),
+            "default_distance": only["default"],
+            "distances": {name: _metrics_only(scores)
+                          for name, scores in only["scores"].items()},
+        }
+    from keras_ordered.parsing.evaluate import summarize_runs
+    from keras_ordered.parsing.evaluate import trees_self_f1
+
+    shared = _shared_distances(model_runs)
+    return {
+        "models": [
+            {"model": r["path"], "default_distance": r["default"],
+             "distances": {n: _metrics_only(s)
+                           for n, s in r["scores"].items()}}
+            for r in model_runs
+        ],
+        "shift": request.shift,
+        "decoder": _decoder_entry(request, models),
+        "summary": {
+            name: summarize_runs(
+                [r["scores"][n] for r, n in zip(model_runs, per_run)])
+            for name, per_run in shared
+        },
+        "self_f1": {
+            name: trees_self_f1(
+                [r["trees"][n] for r, n in zip(model_runs, per_run)])
+            for name, per_run in shared
+        },
+    }
+
+
+TIE_LINES = {"right": "towards right-branching",
+             "left": "towards left-branching", "both": "a row each"}
+"""How the header names each `--tie`."""
+
+
+def _header(request, directory, first, ensemble, model_runs):
+    """The lines above the table: the treebank, the models or the
+    ensemble, `--shift` and `--decoder`."""
     header = [
         f"treebank: {directory}"
-        + (f" (split {args.split})" if args.split else "")
+        + (f" (split {request.split})" if request.split else "")
         + f" ({first['sentences']} sentences, "
         f"{first['wsj10_sentences']} of at most 10 words)"
     ]
@@ -644,7 +816,7 @@ def run(args):
         header.append(
             f"ensemble of {len(ensemble.members)} members, weights "
             f"{','.join(f'{w:g}' for w in ensemble.weights)}; tie rule "
-            f"{args.tie} ({'towards right-branching' if args.tie == 'right' else 'towards left-branching' if args.tie == 'left' else 'a row each'})")
+            f"{request.tie} ({TIE_LINES[request.tie]})")
     elif len(model_runs) == 1:
         default = model_runs[0]["default"]
         header.append(
@@ -657,41 +829,33 @@ def run(args):
             header.append(f"model [{index}]: {r['path']}"
                           + (f" (default distance: {r['default']})"
                              if r["default"] else ""))
-    if model_runs and args.shift:
-        header.append(f"distances read {args.shift} position(s) later "
+    if model_runs and request.shift:
+        header.append(f"distances read {request.shift} position(s) later "
                       "(--shift)")
-    if model_runs and args.decoder not in (None, "right"):
-        header.append(DECODER_LINES[args.decoder])
-    print(format_table(
-        rows, header,
-        note=(DECODER_NOTE if model_runs and args.decoder not in (None, "right")
-              else ""),
-    ))
-    if len(model_runs) > 1:
-        print(format_summary(result["summary"], result["self_f1"],
-                             len(model_runs)))
-    if protocol_lines:
-        print("\n".join(protocol_lines))
-    return 0
+    if model_runs and request.decoder not in (None, "right"):
+        header.append(DECODER_LINES[request.decoder])
+    return header
 
 
-def _ensemble_requested(args, protocols):
-    """Whether the run averages trees; refuses what does not go with it."""
-    wanted = args.ensemble or (
-        args.model and any(_common.split_member(m)[1] for m in args.model)
-    ) or (args.model and len(args.model) == 1
-          and _common.is_ensemble(args.model))
+def _ensemble_requested(request):
+    """Whether the run averages trees (`--ensemble`, a `MODEL:DISTANCE`
+    member, a shipped ensemble); refuses what does not go with it."""
+    models = list(request.models)
+    wanted = request.ensemble or (
+        models and any(_common.split_member(m)[1] for m in models)
+    ) or (len(models) == 1 and _common.is_ensemble(models))
     if not wanted:
-        for option, given in (("--weights", args.weights is not None),
-                              ("--tie", args.tie != "right")):
+        for option, given in (("--weights", request.weights is not None),
+                              ("--tie", request.tie != "right")):
             if given:
                 raise CommandError(f"{option} applies to --ensemble.")
         return False
-    if not args.model:
+    if not request.models:
         raise CommandError("--ensemble needs --model members.")
-    for option, given in (("--protocol", protocols), ("--shift", args.shift),
-                          ("--layer", args.layer is not None),
-                          ("--distance", args.distance is not None)):
+    for option, given in (("--protocol", request.protocols),
+                          ("--shift", request.shift),
+                          ("--layer", request.layer is not None),
+                          ("--distance", request.distance is not None)):
         if given:
             raise CommandError(
                 f"{option} does not apply to an ensemble (name each member's "
@@ -699,7 +863,7 @@ def _ensemble_requested(args, protocols):
     return True
 
 
-def _ensemble_scores(ensemble, records, args):
+def _ensemble_scores(ensemble, records, request):
     """Scores of each member and of the ensemble, per decoder and tie.
 
     Returns:
@@ -708,31 +872,31 @@ def _ensemble_scores(ensemble, records, args):
     """
     from keras_ordered.parsing.evaluate import evaluate_trees
 
-    ties = list(_common.TIE_RULES) if args.tie == "both" else [args.tie]
+    ties = list(_common.TIE_RULES) if request.tie == "both" else [request.tie]
     models = {id(member.model) for member in ensemble.members}
     with _common.progress_bar(len(records) * len(models),
                               "parsing with the members") as bar:
-        computed = ensemble.rows(records, _decoders(args.decoder), ties,
-                                 batch_size=args.batch_size,
+        computed = ensemble.rows(records, _decoders(request.decoder), ties,
+                                 batch_size=request.batch_size,
                                  progress=bar.update)
     rows, scores = [], {}
     for decoder, tie, member_trees, averaged in computed:
         if tie == ties[0]:
             for member, trees in zip(ensemble.members, member_trees):
                 name = _row(member.name, ensemble.member_decoder(
-                    member, decoder), args.decoder)
+                    member, decoder), request.decoder)
                 if name not in scores:
                     scores[name] = evaluate_trees(records, trees)
                     rows.append((name, scores[name]))
-        name = _row("ensemble", decoder, args.decoder) + (
-            f", ties {tie}" if args.tie == "both" else "")
+        name = _row("ensemble", decoder, request.decoder) + (
+            f", ties {tie}" if request.tie == "both" else "")
         scores[name] = evaluate_trees(records, averaged)
         rows.append((name, scores[name]))
     entry = {
         "members": [m.name for m in ensemble.members],
         "weights": ensemble.weights,
-        "decoder": args.decoder or ensemble.decoder,
-        "tie": args.tie,
+        "decoder": request.decoder or ensemble.decoder,
+        "tie": request.tie,
         "rows": {name: _metrics_only(s) for name, s in scores.items()},
     }
     return entry, rows

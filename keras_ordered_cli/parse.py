@@ -60,6 +60,7 @@ keras-ordered parse --model gfl.keras "The cat sat on the mat."
 ```
 """
 
+import dataclasses
 import sys
 
 from keras_ordered_cli import _common
@@ -72,6 +73,125 @@ from keras_ordered_cli._common import UsageError
 NAME = "parse"
 DEFAULT_MAX_LENGTH = MAX_SENTENCE_LENGTH
 ON_ERROR = ("fail", "skip")
+
+
+@dataclasses.dataclass(frozen=True)
+class ParseRequest:
+    """What `keras-ordered parse` is asked to do, read once from its
+    options; the parsing after that never sees them.
+
+    Args:
+        sentences: tuple of str, the sentences given as arguments.
+        file: str or None, `--file` (`-`: stdin).
+        max_length: int, `--max-length`.
+        tokenize: bool, split the sentences into words (not
+            `--no-tokenize`).
+        on_error: str, `--on-error` (`fail` or `skip`).
+        format: str, `--format`.
+        output: str or None, `--output` (svg and png).
+        distances: bool, `--distances`.
+        labels: bool, `--labels`.
+        baseline: str or None, `--baseline`.
+        seed: int, `--seed`.
+        models: tuple of str, the `--model` values.
+        ensemble: bool, whether the models ask for tree averaging
+            (several, a `MODEL:DISTANCE` member, a shipped ensemble).
+        weights: the `--weights`, or None.
+        tie: str, `--tie`.
+        votes: bool, `--votes`.
+        layer: int or None, `--layer`.
+        distance: str or None, `--distance`.
+        beam_size: int or None, `--beam-size`.
+        decoder: str or None, `--decoder` (None: the model's own).
+        batch_size: int, `--batch-size`.
+
+    Example:
+
+    ```python
+    from keras_ordered_cli import build_parser
+    from keras_ordered_cli.parse import ParseRequest
+
+    args = build_parser().parse_args(
+        ["parse", "--baseline", "right-branching", "The cat sat ."])
+    request = ParseRequest.from_args(args)
+    print(request.baseline, request.model)  # right-branching None
+    ```
+    """
+
+    sentences: tuple = ()
+    file: str = None
+    max_length: int = DEFAULT_MAX_LENGTH
+    tokenize: bool = True
+    on_error: str = "fail"
+    format: str = "brackets"
+    output: str = None
+    distances: bool = False
+    labels: bool = False
+    baseline: str = None
+    seed: int = 0
+    models: tuple = ()
+    ensemble: bool = False
+    weights: tuple = None
+    tie: str = "right"
+    votes: bool = False
+    layer: int = None
+    distance: str = None
+    beam_size: int = None
+    decoder: str = None
+    batch_size: int = 64
+
+    @classmethod
+    def from_args(cls, args):
+        """The request of parsed `parse` options, checked.
+
+        Args:
+            args: the `argparse.Namespace` of `parse`.
+
+        Returns:
+            A `ParseRequest`.
+
+        Raises:
+            UsageError, CommandError: options that do not go together (one
+                line).
+        """
+        request = cls(
+            sentences=tuple(args.sentences or ()), file=args.file,
+            max_length=args.max_length, tokenize=args.tokenize,
+            on_error=args.on_error, format=args.format, output=args.output,
+            distances=args.distances, labels=args.labels,
+            baseline=args.baseline, seed=args.seed,
+            models=tuple(args.model or ()),
+            weights=(None if args.weights is None else tuple(args.weights)),
+            tie=args.tie, votes=args.votes, layer=args.layer,
+            distance=args.distance, beam_size=args.beam_size,
+            decoder=args.decoder, batch_size=args.batch_size,
+        )
+        _check_drawing_options(request)
+        request = dataclasses.replace(
+            request, ensemble=_check_ensemble_options(request))
+        request.check()
+        return request
+
+    @property
+    def model(self):
+        """The one `--model` of a run without an ensemble, or None."""
+        return self.models[0] if self.models and not self.ensemble else None
+
+    def check(self):
+        """Refuses `--layer`, `--distance`, `--beam-size` and `--decoder`
+        with `--baseline`.
+
+        Raises:
+            CommandError: one line naming the options.
+        """
+        if self.baseline and (self.layer is not None
+                              or self.distance is not None):
+            raise CommandError("--layer and --distance need --model.")
+        if self.baseline and self.beam_size is not None:
+            raise CommandError("--beam-size needs --model (a GFL parser).")
+        if self.baseline and self.decoder is not None:
+            raise CommandError("--decoder needs --model: a baseline's trees "
+                               "are not made from distances.")
 
 
 def add_parser(subparsers):
@@ -217,11 +337,11 @@ def _read_stdin():
     return _split_lines(stream.read()), "<stdin>"
 
 
-def read_lines(args):
+def read_lines(request):
     """The input's lines, and what to call the input in messages.
 
     Args:
-        args: the parsed arguments (`sentences`, `file`).
+        request: a `ParseRequest` (its `sentences` and `file`).
 
     Returns:
         A pair `(lines, source)`: the lines (`bytes` or `str`, one per
@@ -229,23 +349,23 @@ def read_lines(args):
         `"argument"` for sentences given as arguments, else the name of
         the file (`"'f.txt'"`) or `"<stdin>"`.
     """
-    if args.sentences and args.file:
+    if request.sentences and request.file:
         raise CommandError(
             "Give the sentences either as arguments or with --file, not both."
         )
-    if args.sentences:
-        return list(args.sentences), "argument"
-    if args.file:
-        if args.file == "-":
+    if request.sentences:
+        return list(request.sentences), "argument"
+    if request.file:
+        if request.file == "-":
             return _read_stdin()
         try:
-            with open(args.file, "rb") as f:
+            with open(request.file, "rb") as f:
                 data = f.read()
         except OSError as error:
             raise CommandError(
-                f"Cannot read {args.file!r}: {error.strerror or error}."
+                f"Cannot read {request.file!r}: {error.strerror or error}."
             ) from None
-        return _split_lines(data), repr(args.file)
+        return _split_lines(data), repr(request.file)
     if sys.stdin is None or sys.stdin.isatty():
         raise CommandError(
             "No sentence given: pass sentences as arguments, with --file, "
@@ -373,12 +493,12 @@ def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
     return sentences, len(problems)
 
 
-def _why(name, available, default, args):
+def _why(name, available, default, request):
     """Why `name` was used, for the line on stderr."""
-    if args.layer is not None or args.distance is not None:
+    if request.layer is not None or request.distance is not None:
         given = " ".join(
             f"--{option} {value}"
-            for option, value in (("layer", args.layer), ("distance", args.distance))
+            for option, value in (("layer", request.layer), ("distance", request.distance))
             if value is not None
         )
         return f"picked by {given}"
@@ -389,72 +509,72 @@ def _why(name, available, default, args):
     return "the model's first distance; --layer/--distance pick another"
 
 
-def _check_drawing_options(args):
+def _check_drawing_options(request):
     """Refuses options that do not go with `--format`, in one line."""
-    to_files = args.format in _draw.FILE_FORMATS
-    if args.output is not None and not to_files:
+    to_files = request.format in _draw.FILE_FORMATS
+    if request.output is not None and not to_files:
         raise UsageError(
             "--output applies to --format svg and png (the other formats "
             "print on stdout)."
         )
-    if to_files and args.output is None:
+    if to_files and request.output is None:
         raise UsageError(
-            f"--format {args.format} writes files: give --output FILE (or a "
+            f"--format {request.format} writes files: give --output FILE (or a "
             "folder, for several sentences)."
         )
-    if args.distances and args.format == "brackets":
+    if request.distances and request.format == "brackets":
         raise UsageError(
             "--distances draws bars under the words: use it with --format "
             "text, svg or png."
         )
-    if args.labels and args.format != "brackets":
+    if request.labels and request.format != "brackets":
         raise UsageError(
             "--labels applies to --format brackets (the drawings label "
             "every constituent X)."
         )
-    if args.distances and args.baseline:
+    if request.distances and request.baseline:
         raise CommandError(
             "--distances draws a model's syntactic distances; a baseline "
             "has none: drop --distances, or parse with --model."
         )
-    _draw.check_extras(args.format)
+    _draw.check_extras(request.format)
 
 
-def _check_ensemble_options(args):
+def _check_ensemble_options(request):
     """Whether `--model` asks for an ensemble; refuses the options that
     do not go with the choice, in one line."""
-    ensemble = _common.is_ensemble(args.model)
+    ensemble = _common.is_ensemble(list(request.models))
     if not ensemble:
-        args.model = args.model[0] if args.model else None
-        for option, given in (("--weights", args.weights is not None),
-                              ("--tie", args.tie != "right"),
-                              ("--votes", args.votes)):
+        for option, given in (("--weights", request.weights is not None),
+                              ("--tie", request.tie != "right"),
+                              ("--votes", request.votes)):
             if given:
                 raise CommandError(
                     f"{option} applies to ensembles: give several --model "
                     "(or MODEL:DISTANCE members, or a shipped ensemble).")
         return False
-    if args.layer is not None or args.distance is not None:
+    if request.layer is not None or request.distance is not None:
         raise CommandError(
             "--layer and --distance pick one model's distance: name each "
             "member's as MODEL:DISTANCE (e.g. onlstm_ptb_small:layer2/forget).")
-    if args.distances:
+    if request.distances:
         raise CommandError(
             "--distances draws one model's distances; an ensemble's tree "
             "comes from its members' votes: use --votes.")
-    if args.beam_size is not None:
+    if request.beam_size is not None:
         raise CommandError("--beam-size applies to GFL parsers only.")
     return True
 
 
-def _parse_ensemble(args, all_lines, sentences, numbers, source, paths,
+def _parse_ensemble(request, all_lines, sentences, numbers, source, paths,
                     folder_to_make, skipped):
     """The ensemble's trees of `sentences`, printed or drawn."""
-    ensemble = _common.load_ensemble(args.model, args)
+    ensemble = _common.load_ensemble(list(request.models), weights=request.weights,
+                                     decoder=request.decoder, tie=request.tie)
     models = len({id(member.model) for member in ensemble.members})
     bar = _common.progress_bar(len(sentences) * models, "parsing")
     with bar:
-        parsed = ensemble.parse(sentences, batch_size=args.batch_size,
+        parsed = ensemble.parse(sentences, batch_size=request.batch_size,
                                 progress=bar.update)
     _common.note(
         f"averaged the trees of {len(ensemble.members)} members "
@@ -463,35 +583,44 @@ def _parse_ensemble(args, all_lines, sentences, numbers, source, paths,
     from keras_ordered.parsing import trees as trees_lib
 
     escaped = [[_common.escape(w) for w in tokens] for tokens in sentences]
-    trees = [p.voted_tree(words) if args.votes
+    trees = [p.voted_tree(words) if request.votes
              else _common.with_leaves(p.tree, tokens)
              for p, words, tokens in zip(parsed, escaped, sentences)]
-    if args.format == "brackets":
+    if request.format == "brackets":
         _print_aligned(all_lines, [
-            trees_lib.tree_to_brackets(tree, labels=args.labels or args.votes)
+            trees_lib.tree_to_brackets(tree, labels=request.labels or request.votes)
             for tree in trees
         ])
     else:
-        _show(args, source, all_lines, numbers,
+        _show(request, source, all_lines, numbers,
               [(tree, None) for tree in trees], paths, folder_to_make)
     return 1 if skipped else 0
 
 
 def run(args):
     """Runs `keras-ordered parse`; returns the exit status."""
-    _check_drawing_options(args)
-    ensemble = _check_ensemble_options(args)
-    if args.baseline and (args.layer is not None or args.distance is not None):
-        raise CommandError("--layer and --distance need --model.")
-    if args.baseline and args.beam_size is not None:
-        raise CommandError("--beam-size needs --model (a GFL parser).")
-    if args.baseline and args.decoder is not None:
-        raise CommandError("--decoder needs --model: a baseline's trees "
-                           "are not made from distances.")
-    lines, source = read_lines(args)
-    all_lines, skipped = tokenize(lines, source, args.max_length,
-                                  treebank=args.tokenize,
-                                  on_error=args.on_error)
+    return parse(ParseRequest.from_args(args))
+
+
+def parse(request):
+    """Parses the sentences a `ParseRequest` names and prints or draws
+    their trees.
+
+    Args:
+        request: a `ParseRequest`.
+
+    Returns:
+        The exit status: 0, or 1 when a sentence was skipped
+        (`--on-error skip`) or none was left.
+
+    Raises:
+        CommandError: an input, a model or an option that cannot be used
+            (one line).
+    """
+    lines, source = read_lines(request)
+    all_lines, skipped = tokenize(lines, source, request.max_length,
+                                  treebank=request.tokenize,
+                                  on_error=request.on_error)
     sentences = [tokens for tokens in all_lines if tokens is not None]
     if not sentences:
         _print_aligned(all_lines, [])
@@ -499,79 +628,83 @@ def run(args):
     numbers = [number for number, tokens in enumerate(all_lines, start=1)
                if tokens is not None]
     paths = folder_to_make = None
-    if args.format in _draw.FILE_FORMATS:
+    if request.format in _draw.FILE_FORMATS:
         # Checked before the model loads: a bad --output fails at once.
-        paths, folder_to_make = _draw.output_paths(args.output, numbers,
-                                                   args.format)
-    if ensemble:
-        return _parse_ensemble(args, all_lines, sentences, numbers, source,
+        paths, folder_to_make = _draw.output_paths(request.output, numbers,
+                                                   request.format)
+    if request.ensemble:
+        return _parse_ensemble(request, all_lines, sentences, numbers, source,
                                paths, folder_to_make, skipped)
     bar = _common.progress_bar(len(sentences), "parsing")
 
-    if args.baseline:
+    if request.baseline:
         from keras_ordered.parsing.baselines import baseline_predictor
 
-        predict = baseline_predictor(args.baseline, seed=args.seed)
+        predict = baseline_predictor(request.baseline, seed=request.seed)
     else:
-        if args.model is None:
+        model_name = request.model
+        if model_name is None:
             from keras_ordered import shipped
 
-            args.model = shipped.DEFAULT_PARSER
-            if not shipped.is_shipped(args.model):
+            model_name = shipped.DEFAULT_PARSER
+            if not shipped.is_shipped(model_name):
                 raise CommandError(
                     f"No --model given, and the default shipped model "
-                    f"{args.model!r} is not at {shipped.saved_models_dir()} "
+                    f"{model_name!r} is not at {shipped.saved_models_dir()} "
                     f"(set ${shipped.SAVED_MODELS_ENV}, or pass --model "
                     "FILE or --baseline NAME)."
                 )
             _common.note(
-                f"model: the shipped {args.model} (--model picks another)"
+                f"model: the shipped {model_name} (--model picks another)"
             )
-        model = _common.load_model(args.model)
+        model = _common.load_model(model_name)
         from keras_ordered_cli import _gfl
 
         if _gfl.is_gfl_parser(model):
-            if args.decoder is not None:
+            if request.decoder is not None:
                 raise CommandError("--decoder applies to models of "
                                    "syntactic distances, not GFL parsers.")
-            if args.distances:
+            if request.distances:
                 raise CommandError(
                     "--distances draws a model's syntactic distances; "
-                    f"{args.model} is a GFL parser, which has none: drop "
+                    f"{model_name} is a GFL parser, which has none: drop "
                     "--distances."
                 )
-            parsed = _gfl.parse(model, sentences, args)
-            if args.format == "brackets":
+            parsed = _gfl.parse(
+                model, sentences, model_name=model_name,
+                beam_size=request.beam_size, batch_size=request.batch_size,
+                layer=request.layer, distance=request.distance)
+            if request.format == "brackets":
                 _print_aligned(all_lines, parsed)
             else:
                 import nltk
 
-                _show(args, source, all_lines, numbers,
+                _show(request, source, all_lines, numbers,
                       [(nltk.Tree.fromstring(tree), None) for tree in parsed],
                       paths, folder_to_make)
             return 1 if skipped else 0
-        if args.beam_size is not None:
+        if request.beam_size is not None:
             raise CommandError("--beam-size applies to GFL parsers only.")
         from keras_ordered.parsing.evaluate import distance_predictor
 
         if callable(getattr(model, "token_ids", None)):
             _note_unknown_sentences(model, sentences, numbers, source)
-        available = _common.model_distances(model, args.model)
+        available = _common.model_distances(model, model_name)
         default = getattr(model, "default_distance", None)
         (name,) = _common.select_distance_names(
             available,
             default,
-            layer=args.layer,
-            kind=args.distance,
+            layer=request.layer,
+            kind=request.distance,
             single=True,
         )
         from keras_ordered.parsing.trees import model_decoder
 
-        decoder = model_decoder(model, args.decoder)
-        predict = distance_predictor(model, name, batch_size=args.batch_size,
+        decoder = model_decoder(model, request.decoder)
+        predict = distance_predictor(model, name, batch_size=request.batch_size,
                                      progress=bar.update,
                                      decoder=decoder,
-                                     with_distances=args.distances)
+                                     with_distances=request.distances)
 
     from keras_ordered.parsing import trees as trees_lib
 
@@ -579,24 +712,24 @@ def run(args):
     # `SyntacticDistanceMixin.token_ids`).
     with bar:
         trees = predict(sentences)
-    if not args.baseline:
+    if not request.baseline:
         _common.note(
-            f"parsed with {name} ({_why(name, available, default, args)})"
+            f"parsed with {name} ({_why(name, available, default, request)})"
             + (f", {decoder} decoder" if decoder != "right" else "")
         )
-    if args.distances:
+    if request.distances:
         trees, distances = zip(*trees)
     else:
         distances = [None] * len(trees)
     trees = [_common.with_leaves(tree, tokens)
              for tokens, tree in zip(sentences, trees)]
-    if args.format == "brackets":
+    if request.format == "brackets":
         _print_aligned(all_lines, [
-            trees_lib.tree_to_brackets(tree, labels=args.labels)
+            trees_lib.tree_to_brackets(tree, labels=request.labels)
             for tree in trees
         ])
     else:
-        _show(args, source, all_lines, numbers, list(zip(trees, distances)),
+        _show(request, source, all_lines, numbers, list(zip(trees, distances)),
               paths, folder_to_make)
     return 1 if skipped else 0
 
@@ -628,11 +761,11 @@ def _note_unknown_sentences(model, sentences, numbers, source):
             )
 
 
-def _show(args, source, lines, numbers, drawn, paths, folder_to_make):
+def _show(request, source, lines, numbers, drawn, paths, folder_to_make):
     """Prints the text drawings, or writes the SVG / PNG files.
 
     Args:
-        args: the parsed arguments (`format`).
+        request: the `ParseRequest` (its `format`).
         source: what to call the input in messages (`read_lines`).
         lines: every input line's tokens, None for blank or skipped ones.
         numbers: the input line number of each sentence.
@@ -641,8 +774,8 @@ def _show(args, source, lines, numbers, drawn, paths, folder_to_make):
     """
     items = [(tree, distances, line_name(source, number))
              for (tree, distances), number in zip(drawn, numbers)]
-    if args.format in _draw.FILE_FORMATS:
-        _draw.write_drawings(items, args.format, paths, folder_to_make,
+    if request.format in _draw.FILE_FORMATS:
+        _draw.write_drawings(items, request.format, paths, folder_to_make,
                              written=lambda path: print(path, flush=True))
         return
     drawings = [_draw.render(tree, distances, "text", name)

@@ -65,8 +65,8 @@ def test_perplexity(model, data, preset):
     preset's test batch size, windows of its BPTT length, from zero
     state)."""
     from keras_ordered.datasets import ptb
-    from keras_ordered.training.tasks.language_model import perplexity
-    from keras_ordered.training.tasks.language_model import evaluate_stream
+    from keras_ordered.training.evaluation import perplexity
+    from keras_ordered.training.evaluation import evaluate_stream
 
     (_, _, test_ids), _ = ptb.load_data(data)
     settings = type(model).get_preset(preset)["training"]

@@ -25,8 +25,8 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--output", default="runs/example")
 parser.add_argument("--verbose", type=int, default=None)
 
-def task(args):
-    if not args.output:
+def task(options):
+    if not options.output:
         raise ValueError("--output must not be empty.")
     return 0
 
@@ -56,7 +56,7 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
         argv: list of arguments (None: `sys.argv[1:]`).
         interrupted: function `(args)` called after Ctrl-C: prints what
             the run keeps and how to resume, returns 130 (default:
-            `backup_interrupted`, for recipes run by
+            `backup_interrupted` of `--output`, for recipes run by
             `keras_ordered.training.runner.Runner`, whose backups are in
             `OUTPUT/backup`).
         on_error: function `(args, error)` for any other exception: returns
@@ -73,7 +73,11 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
         args.verbose = 1 if sys.stdout.isatty() else 2
     if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
-    interrupted = interrupted or backup_interrupted
+    if interrupted is None:
+        output = args.output
+
+        def interrupted(_):
+            return backup_interrupted(output)
     # On JAX or PyTorch, Keras still seeds TensorFlow and writes TensorBoard
     # summaries through it when it is installed: import it now, quietly.
     backend.import_installed_tensorflow()
@@ -95,10 +99,17 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
         return status
 
 
-def backup_interrupted(args):
+def backup_interrupted(output):
     """After Ctrl-C: the latest backup in `OUTPUT/backup` is whole (a save
-    cut short is removed); says where it stands and how to resume; 130."""
-    backup = TrainingBackup(os.path.join(args.output, "backup"))
+    cut short is removed); says where it stands and how to resume; 130.
+
+    Args:
+        output: str, the run's `--output` folder.
+
+    Returns:
+        130, after one paragraph on stderr.
+    """
+    backup = TrainingBackup(os.path.join(output, "backup"))
     backup.remove_partial_saves()
     meta = backup.latest()
     if meta is None:

@@ -17,6 +17,7 @@ from keras_ordered.models import PRPNLanguageModel
 from keras_ordered.models import onlstm
 from keras_ordered.models import prpn
 from keras_ordered.training import runner
+from keras_ordered.training import cpu_time
 from keras_ordered.training.tasks import language_model
 from keras_ordered.training.callbacks import StepLogger
 from keras_ordered.training.callbacks import read_epoch_history
@@ -88,7 +89,7 @@ def test_preset_sizes_quoted_in_help_are_the_models(family):
         # (`CPU_MINUTES_PER_EPOCH`), not in the presets; every preset has
         # one.
         assert "cpu_minutes_per_epoch" not in preset
-        measured = language_model.CPU_MINUTES_PER_EPOCH[model_class.__name__]
+        measured = cpu_time.CPU_MINUTES_PER_EPOCH[model_class.__name__]
         assert measured[name] > 0
     assert set(measured) == set(presets)
 
@@ -98,20 +99,20 @@ def test_paper_preset_on_a_cpu_warns_with_the_time_and_the_alternative(
 ):
     presets = onlstm.PRESETS
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: [])
-    minutes = language_model.CPU_MINUTES_PER_EPOCH
-    warning = language_model.cpu_warning(
+    minutes = cpu_time.CPU_MINUTES_PER_EPOCH
+    warning = cpu_time.cpu_warning(
         "ptb", presets, minutes["ONLSTMLanguageModel"])
     assert "no GPU is visible" in warning
     assert "per epoch on a CPU" in warning and "days" in warning
     assert "--preset small" in warning
-    prpn_warning = language_model.cpu_warning(
+    prpn_warning = cpu_time.cpu_warning(
         "ptb", prpn.PRESETS, minutes["PRPNLanguageModel"])
     assert "--preset quick" in prpn_warning
     # CPU-sized presets do not warn, and nothing warns with a GPU.
-    assert language_model.cpu_warning(
+    assert cpu_time.cpu_warning(
         "small", presets, minutes["ONLSTMLanguageModel"]) is None
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind: ["g"])
-    assert language_model.cpu_warning(
+    assert cpu_time.cpu_warning(
         "ptb", presets, minutes["ONLSTMLanguageModel"]) is None
 
 

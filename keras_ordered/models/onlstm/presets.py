@@ -8,7 +8,7 @@ default `--precision` for it; float32 when absent), and what the recipes'
 `--help` quotes: `description`, `parameters` (with the
 10,000-word PTB vocabulary; tests/training/test_recipe_usability.py
 checks it). Measured times per epoch are in
-`keras_ordered.training.tasks.language_model.CPU_MINUTES_PER_EPOCH`, not
+`keras_ordered.training.cpu_time.CPU_MINUTES_PER_EPOCH`, not
 in the presets.
 """
 

@@ -8,7 +8,7 @@ Each preset has `model` (its departures from the defaults of
 what the recipes' `--help` quotes: `description`,
 `parameters` (with the 10,000-word PTB vocabulary; checked by
 tests/training/test_recipe_usability.py). Measured times per epoch are
-in `keras_ordered.training.tasks.language_model.CPU_MINUTES_PER_EPOCH`,
+in `keras_ordered.training.cpu_time.CPU_MINUTES_PER_EPOCH`,
 not in the presets.
 
 Notes on the training settings:

@@ -13,8 +13,12 @@ are short drivers over `main(...)` here. `LanguageModelTask` gives
 4. callbacks: NT-ASGD or the plateau schedule, and the parsing F1 per
    epoch; backups every `--save-freq` windows;
 5. the training windows from the one a backup stopped at;
-6. evaluation: validation and test perplexity (`evaluate_stream`) and
-   parsing F1 of the best checkpoint, against right-branching.
+6. evaluation: validation and test perplexity
+   (`keras_ordered.training.evaluation.evaluate_stream`) and parsing F1
+   of the best checkpoint, against right-branching.
+
+The CPU-time warning of step 1 and its measured table are in
+`keras_ordered.training.cpu_time`.
 
 The runner does the rest (the dtype policy, the callbacks every run has,
 the resume, the loop, the float32 copy, `model.keras` and
@@ -23,7 +27,6 @@ their defaults from the experiment's fields, the exit status from
 `keras_ordered.training.driver.run_recipe`.
 """
 
-import math
 import sys
 import textwrap
 import types
@@ -42,17 +45,19 @@ from keras_ordered.training import options
 from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
-from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.callbacks import make_plateau
 from keras_ordered.training.config import LanguageModelExperiment
 from keras_ordered.training.config import default_of
 from keras_ordered.training.config import preset_precision
+from keras_ordered.training.cpu_time import CPU_MINUTES_PER_EPOCH
+from keras_ordered.training.cpu_time import cpu_warning
 from keras_ordered.training.distributed import is_chief
 from keras_ordered.training.distributed import is_multi_worker
-from keras_ordered.training.distributed import model_scope
 from keras_ordered.training.distributed import print_worker_error
 from keras_ordered.training.distributed import split_cpu
 from keras_ordered.training.driver import run_recipe
+from keras_ordered.training.evaluation import evaluate_stream
+from keras_ordered.training.evaluation import perplexity
 from keras_ordered.training.optimizers import make_optimizer
 from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
@@ -118,72 +123,6 @@ def describe_presets(presets, default="ptb"):
                                    initial_indent=" " * 9,
                                    subsequent_indent=" " * 9))
     return "\n".join(lines)
-
-
-def _duration(minutes):
-    if minutes < 1:
-        return f"{minutes * 60:.0f} s"
-    if minutes < 10:
-        return f"{minutes:.1f} min"
-    if minutes < 90:
-        return f"{minutes:.0f} min"
-    if minutes < 48 * 60:
-        return f"{minutes / 60:.1f} h"
-    return f"{minutes / 60 / 24:.0f} days"
-
-
-CPU_MINUTES_PER_EPOCH = {
-    # ON-LSTM `small` and `medium`: their recipe runs (the seed studies,
-    # in their presets' mixed_bfloat16); the others
-    # `benchmarks/preset_epoch_time.py --model onlstm`.
-    "ONLSTMLanguageModel": {"ptb": 9.9, "small": 3.1, "medium": 4.5,
-                            "tiny": 11.1},
-    # PRPN `quick` and `up`: their recipe runs (`quick`'s seed study, in
-    # float32); `small`: `preset_epoch_time.py --presets small --steps
-    # 20` on idle cores; the others `preset_epoch_time.py --model prpn`.
-    "PRPNLanguageModel": {"ptb": 18.9, "up": 0.1, "small": 3.7,
-                          "quick": 5.5, "tiny": 14.0},
-}
-"""Minutes per epoch (training plus validation) of the presets on a 2-core
-CPU (the AVX-512 EPYC of benchmarks/README.md), in each preset's default
-precision, which `cpu_warning` quotes. The package owns these figures:
-`benchmarks/preset_epoch_time.py` measures them again on any machine."""
-
-
-def cpu_warning(name, presets, minutes):
-    """A warning when a preset would run for many hours without a GPU.
-
-    Args:
-        name: the preset's name.
-        presets: the family's presets (their epochs).
-        minutes: preset name -> measured minutes per epoch on a CPU (the
-            family's `CPU_MINUTES_PER_EPOCH`).
-
-    Returns:
-        The warning, or None when a GPU is visible, or when the preset's
-        whole training takes less than 3 hours on a CPU (by its measured
-        time per epoch).
-    """
-    epochs = presets[name]["training"]["epochs"]
-    if not minutes.get(name) or minutes[name] * epochs < 180:
-        return None
-    if backend.gpu_visible():
-        return None
-    alternatives = [
-        f"--preset {other} (~{_duration(minutes[other])} per "
-        f"epoch, {p['training']['epochs']} epoch(s))"
-        for other, p in presets.items()
-        if other in ("small", "quick") and minutes.get(other)
-    ]
-    return (
-        f"warning: no GPU is visible. Preset {name!r} takes about "
-        f"{_duration(minutes[name])} per epoch on a CPU, so its {epochs} "
-        f"epochs would take about {_duration(minutes[name] * epochs)}. On a "
-        "CPU, try "
-        f"{' or '.join(alternatives) or 'a smaller preset'}. (Times per "
-        "epoch measured on a 2-core CPU with benchmarks/preset_epoch_time.py; "
-        "measure yours the same way.)"
-    )
 
 
 def build_parser(description, presets, default_output):
@@ -309,19 +248,8 @@ def main(argv, *, model_class, description, default_output, get_preset=None,
     presets = model_class.preset_table if presets is None else presets
     return run_recipe(
         build_parser(description, presets, default_output), train, argv,
-        on_error=_worker_error, model_class=model_class,
-        get_preset=get_preset, presets=presets,
+        model_class=model_class, get_preset=get_preset, presets=presets,
     )
-
-
-def _worker_error(args, error):
-    """A multi-worker run's TensorFlow error: one paragraph, status 1."""
-    if args.strategy != "multi-worker" or not isinstance(
-        error, tf.errors.OpError
-    ):
-        return None
-    print_worker_error(error)
-    return 1
 
 
 def _default(name):
@@ -329,14 +257,42 @@ def _default(name):
 
 
 def train(args, *, model_class, get_preset=None, presets=None):
-    """Trains, evaluates and saves a language model as `args` say.
+    """Trains, evaluates and saves a language model as the options say.
+
+    Args:
+        args: the parsed options of `build_parser`.
+        model_class, get_preset, presets: as `main`'s.
 
     Returns:
-        0, after printing and writing `results.json` to `args.output`.
+        0, after printing and writing `results.json` to `--output`.
     """
     experiment = LanguageModelExperiment.from_options(args, model_class,
                                                       get_preset)
-    return Runner(LanguageModelTask(experiment, presets)).run()
+    return run_experiment(experiment, presets)
+
+
+def run_experiment(experiment, presets=None):
+    """Runs a `LanguageModelExperiment`; returns the exit status.
+
+    Args:
+        experiment: a `keras_ordered.training.config.LanguageModelExperiment`.
+        presets: the family's presets, for the CPU-time warning (None:
+            no warning).
+
+    Returns:
+        0 after the run; 1 after a worker's TensorFlow error under the
+        multi-worker strategy, reported as one paragraph
+        (`keras_ordered.training.distributed.print_worker_error`).
+    """
+    try:
+        return Runner(LanguageModelTask(experiment, presets)).run()
+    except Exception as error:
+        if experiment.strategy != "multi-worker" or not isinstance(
+            error, tf.errors.OpError
+        ):
+            raise
+        print_worker_error(error)
+        return 1
 
 
 class LanguageModelTask(Task):
@@ -699,41 +655,3 @@ def _compare_with_right_branching(model, parsing, final_scores, results):
             "development trees best (benchmarks/parsing_quality.py; the "
             "multi-seed recipe of docs/models/prpn.md).", file=sys.stderr,
         )
-
-
-def evaluate_stream(model, ids, batch_size, bptt, max_steps=None, verbose=0,
-                    sentence_level=False, eos=0, bos=None, loop=None):
-    """Mean token loss of a text read as `batch_size` streams from zero state
-    (or, with `sentence_level`, sentence by sentence from zero states).
-
-    Reconfigures the model's evaluation state for `batch_size` (the paper
-    evaluates with batch 10 on validation and 1 on test). With `loop` (a
-    `CustomTrainingLoop`, multi-worker runs) it evaluates through it
-    instead of `model.evaluate`.
-    """
-    train_vars = getattr(model, "_bptt", None)
-    clip = model.clip_norm
-    train_batch = None
-    if train_vars is not None and train_vars.train is not None:
-        train_batch = int(train_vars.train[0].shape[0]) * (
-            backend.replicas_in_sync()
-        )
-    with model_scope(model):
-        model.configure_bptt(train_batch, batch_size, clip_norm=clip)
-    model.test_function = None  # re-trace with the new state variables
-    if sentence_level:
-        batches = SentenceBatches(ids, batch_size, eos, shuffle=False,
-                                  bos_id=bos)
-    else:
-        batches = BPTTBatches(ids, batch_size, bptt, variable_length=False)
-    dataset = batches.dataset(0, steps_per_epoch=max_steps)
-    if loop is not None:
-        return float(loop.evaluate(dataset)["loss"])
-    logs = model.evaluate(dataset, verbose=verbose, return_dict=True,
-                          callbacks=[StopOnCtrlC()])
-    return float(logs["loss"])
-
-
-def perplexity(loss):
-    """`exp(loss)`, capped to stay finite for very bad models."""
-    return float(math.exp(min(loss, 50.0)))
