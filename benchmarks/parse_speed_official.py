@@ -1,21 +1,29 @@
 """Parsing speed of `keras-ordered parse --file` and `evaluate-parsing`
-beside the official ON-LSTM evaluation loop, with the same weights, as JSON.
+beside the official ON-LSTM or PRPN evaluation loop, with the same
+weights, as JSON.
 
 The official code (`--official DIR`, `../shared/reference`: never part of
-the package, read at run time) builds its ON-LSTM language model (the
-paper's sizes: embeddings 400, 3 layers of 1150, chunks of 10) with
-PyTorch's random initialisation (`--seed`) over the vocabulary of the
-WSJ-sample sentences, and its `test_phrase_grammar.test` parses the
-sentences one at a time, as the script does (its `Corpus` replaced by the
-sentences read here: `<eos>` words `<eos>`, the tokens of its
-`word_tags`). The same weights, converted by
-`keras_ordered.models.onlstm.from_official_state_dict`, are saved as a
-`.keras` file, and the package's commands run on the same sentences in
-processes of their own:
+the package, read at run time) builds its language model (`--family`:
+ON-LSTM at the paper's sizes, embeddings 400, 3 layers of 1150, chunks of
+10; or PRPN at its paper's, embeddings 800, 2 layers of 1200, 15 slots,
+look-back 5, hard gates) with PyTorch's random initialisation (`--seed`)
+over the vocabulary of the WSJ-sample sentences, and its
+`test_phrase_grammar.test` parses the sentences one at a time, as the
+script does (its `Corpus` replaced by the sentences read here: `<eos>`
+words `<eos>` for ON-LSTM, `<s>` words `</s>` for PRPN, the tokens of
+their `word_tags`). PRPN's loop reads only sentences of at most 10 words
+(WSJ10), so its sentences are those. PRPN's files are Python 2: the
+harness of `DIR/harness/ref_prpn_torch.py` imports its model, and the
+print statements of its `test_phrase_grammar.py` become calls (lib2to3's
+print fixer) as it is read. The same weights, converted by
+`keras_ordered.models.onlstm.from_official_state_dict` (or `.prpn.`), are
+saved as a `.keras` file, and the package's commands run on the same
+sentences in processes of their own:
 
 - `keras-ordered parse --file F --no-tokenize` (one line per sentence, the
   official loop's words),
-- `keras-ordered evaluate-parsing --treebank DIR --protocol on-lstm`.
+- `keras-ordered evaluate-parsing --treebank DIR --protocol on-lstm` (or
+  `--protocol prpn --split wsj10`: the loop's sentences).
 
 Each command's rate is given twice: over its whole run (start-up, model
 loading and TensorFlow's tracing included) and net of a run on one
@@ -26,6 +34,9 @@ random: the trees say nothing about syntax, only whether both parse alike.
     python benchmarks/parse_speed_official.py --official ../shared/reference \\
         --treebank ../shared/data/wsj_sample/mrg --record \\
         benchmarks/records/parse_speed_official/onlstm_amx_xeon.json
+    python benchmarks/parse_speed_official.py --official ../shared/reference \\
+        --treebank ../shared/data/wsj_sample/mrg --family prpn --record \\
+        benchmarks/records/parse_speed_official/prpn_amx_xeon.json
 """
 
 import argparse
@@ -73,10 +84,48 @@ def _let_the_official_modules_import():
         sys.modules["gflags"] = stub
 
 
-def run_official(folder, records, seed, sizes):
-    """The official model and its evaluation loop over `records`; returns
-    (model, vocabulary, trees, seconds)."""
+def _recording_trees(official_test):
+    """Wraps the module's recursive `build_tree` so that the top-level
+    calls' trees are kept (in the returned list)."""
+    trees, depth = [], [0]
+    build = official_test.build_tree
+
+    def recording_build_tree(distances, words):
+        depth[0] += 1
+        try:
+            tree = build(distances, words)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0:
+            trees.append(tree)
+        return tree
+
+    official_test.build_tree = recording_build_tree
+    return trees
+
+
+def _timed_loop(official_test, model, corpus):
+    """Runs the official `test` (no printing); returns (trees, seconds)."""
+    import torch
+
+    trees = _recording_trees(official_test)
+    start = time.perf_counter()
+    with torch.no_grad():
+        official_test.test(model, corpus, False)
+    seconds = time.perf_counter() - start
+    return [official_brackets(t) for t in trees], seconds
+
+
+def _state(model):
     import numpy as np
+
+    return {k: v.detach().numpy().astype(np.float32)
+            for k, v in model.state_dict().items()}
+
+
+def run_official(folder, records, seed, sizes):
+    """The official ON-LSTM model and its evaluation loop over `records`;
+    returns (state dict, vocabulary, trees, seconds)."""
     import torch
 
     source = os.path.join(folder, "onlstm")
@@ -101,28 +150,73 @@ def run_official(folder, records, seed, sizes):
         test_trees=[r.tree for r in records],
         test_nltktrees=[r.tree for r in records])
     official_test.args = argparse.Namespace(wsj10=False)
-    # The loop's trees: the top-level calls of its build_tree.
-    trees, depth = [], [0]
-    build = official_test.build_tree
+    trees, seconds = _timed_loop(official_test, model, corpus)
+    return _state(model), vocabulary, trees, seconds
 
-    def recording_build_tree(distances, words):
-        depth[0] += 1
-        try:
-            tree = build(distances, words)
-        finally:
-            depth[0] -= 1
-        if depth[0] == 0:
-            trees.append(tree)
-        return tree
 
-    official_test.build_tree = recording_build_tree
-    start = time.perf_counter()
-    with torch.no_grad():
-        official_test.test(model, corpus, False)
-    seconds = time.perf_counter() - start
-    state = {k: v.detach().numpy().astype(np.float32)
-             for k, v in model.state_dict().items()}
-    return state, vocabulary, [official_brackets(t) for t in trees], seconds
+def python3_module(path, name):
+    """The Python 2 file at `path` as a module: its print statements made
+    calls by lib2to3's print fixer (the only Python 2 syntax of PRPN's
+    `test_phrase_grammar.py`), the rest read as written."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lib2to3 is deprecated, not gone
+        from lib2to3 import refactor
+
+        tool = refactor.RefactoringTool(["lib2to3.fixes.fix_print"])
+        with open(path, encoding="utf-8") as f:
+            source = str(tool.refactor_string(f.read() + "\n", path))
+    module = types.ModuleType(name)
+    module.__file__ = path
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
+
+
+PRPN_MAX_WORDS = 10
+"""The official PRPN loop skips sentences of more than 10 words."""
+
+
+def run_official_prpn(folder, records, seed, sizes):
+    """The official PRPN model (built through the reference harness's
+    patches for today's PyTorch) and its evaluation loop over `records`;
+    returns (state dict, vocabulary, trees, seconds)."""
+    import torch
+
+    sys.path.insert(0, os.path.join(folder, "harness"))
+    import ref_prpn_torch
+
+    official_model, _, _ = ref_prpn_torch.load_reference(
+        None, src_dir=os.path.join(folder, "prpn"))
+    # The loop's module imports `data_ptb` (Python 2: cPickle, and nltk's
+    # full PTB at import) for nothing it runs: an empty module stands in.
+    sys.modules.setdefault("data_ptb", types.ModuleType("data_ptb"))
+    official_test = python3_module(
+        os.path.join(folder, "prpn", "test_phrase_grammar.py"),
+        "test_phrase_grammar")
+    vocabulary = ["<eos>", "<unk>", "<s>"] + sorted(
+        {w for r in records for w in r.words} - {"<eos>", "<unk>", "<s>"})
+    index = {w: i for i, w in enumerate(vocabulary)}
+    index["</s>"] = index["<eos>"]  # the official sentence end
+    torch.manual_seed(seed)
+    model = official_model.PRPN(
+        len(vocabulary), sizes["emb"], sizes["hidden"], sizes["layers"],
+        sizes["slots"], sizes["lookback"], 0.1, 0.0, 0.0, 0.0, True, True, 0)
+    model.eval()
+    corpus = types.SimpleNamespace(
+        dictionary=index,
+        train_sens=[["<s>"] + list(r.words) + ["</s>"] for r in records],
+        train_trees=[r.tree for r in records])
+    trees, seconds = _timed_loop(official_test, model, corpus)
+    return _state(model), vocabulary, trees, seconds
+
+
+FAMILIES = {
+    "on-lstm": {"emb": 400, "hidden": 1150, "layers": 3, "chunk": 10},
+    "prpn": {"emb": 800, "hidden": 1200, "layers": 2, "slots": 15,
+             "lookback": 5},
+}
+"""Each family's paper sizes (the defaults of `--emb`, `--hidden`, ...)."""
 
 
 def timed(command):
@@ -142,32 +236,52 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, default=None,
                         help="Parse only the first N sentences.")
     parser.add_argument("--seed", type=int, default=1111)
-    parser.add_argument("--emb", type=int, default=400)
-    parser.add_argument("--hidden", type=int, default=1150)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--chunk", type=int, default=10)
+    parser.add_argument("--family", choices=sorted(FAMILIES),
+                        default="on-lstm")
+    for size in sorted({k for sizes in FAMILIES.values() for k in sizes}):
+        parser.add_argument(f"--{size}", type=int, default=None,
+                            help="(default: the family's paper size)")
     parser.add_argument("--record")
     args = parser.parse_args(argv)
     os.environ.setdefault("KERAS_ORDERED_QUIET", "1")
     from keras_ordered.datasets.treebank import load_treebank
-    from keras_ordered.models.onlstm import from_official_state_dict
     from keras_ordered.parsing import brackets_to_tree
     from keras_ordered.parsing import tree_to_brackets
 
     treebank = args.treebank or os.path.join(
         os.environ.get("KERAS_ORDERED_DATA", "../shared/data"),
         "wsj_sample", "mrg")
-    records = load_treebank(treebank, max_sentences=args.limit)
-    sizes = {"emb": args.emb, "hidden": args.hidden, "layers": args.layers,
-             "chunk": args.chunk}
-    state, vocabulary, official_trees, official_seconds = run_official(
-        args.official, records, args.seed, sizes)
+    sizes = {k: v if getattr(args, k) is None else getattr(args, k)
+             for k, v in FAMILIES[args.family].items()}
+    prpn = args.family == "prpn"
+    if prpn:
+        # The loop's sentences: at most 10 words (evaluate-parsing's
+        # wsj10 split).
+        every = load_treebank(treebank)
+        records = [r for r in every
+                   if len(r.words) <= PRPN_MAX_WORDS][:args.limit]
+        treebank_limit = args.limit  # of the wsj10 split's sentences
+        from keras_ordered.models.prpn import from_official_state_dict
+
+        state, vocabulary, official_trees, official_seconds = (
+            run_official_prpn(args.official, records, args.seed, sizes))
+        model = from_official_state_dict(
+            state, vocabulary=vocabulary, num_slots=sizes["slots"])
+        choice, split = [], ["--split", "wsj10"]
+    else:
+        records = load_treebank(treebank, max_sentences=args.limit)
+        treebank_limit = args.limit
+        from keras_ordered.models.onlstm import from_official_state_dict
+
+        state, vocabulary, official_trees, official_seconds = run_official(
+            args.official, records, args.seed, sizes)
+        model = from_official_state_dict(state, vocabulary=vocabulary,
+                                         weight_drop=0.0)
+        choice, split = ["--distance", "forget", "--layer", "2"], []
 
     folder = tempfile.mkdtemp(prefix="parse_speed_")
     try:
-        model = from_official_state_dict(state, vocabulary=vocabulary,
-                                         weight_drop=0.0)
-        path = os.path.join(folder, "onlstm.keras")
+        path = os.path.join(folder, "model.keras")
         model.save(path)
         lines = os.path.join(folder, "sentences.txt")
         with open(lines, "w", encoding="utf-8") as f:
@@ -177,20 +291,23 @@ def main(argv=None):
             f.write(" ".join(records[0].words) + "\n")
         script = shutil.which("keras-ordered") or "keras-ordered"
         parse = [script, "parse", "--model", path, "--no-tokenize",
-                 "--distance", "forget", "--layer", "2", "--file"]
+                 *choice, "--file"]
         printed, parse_seconds = timed(parse + [lines])
         _, parse_one = timed(parse + [one])
         evaluate = [script, "evaluate-parsing", "--model", path, "--protocol",
-                    "on-lstm", "--layer", "2", "--distance", "forget",
-                    "--json", "--treebank"]
-        limit = ["--limit", str(args.limit)] if args.limit else []
+                    args.family, *choice, *split, "--json", "--treebank"]
+        limit = ["--limit", str(treebank_limit)] if treebank_limit else []
         _, evaluate_seconds = timed(evaluate + [treebank] + limit)
         _, evaluate_one = timed(evaluate + [treebank, "--limit", "1"])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
     def canonical(text):
-        return tree_to_brackets(brackets_to_tree(text)) if "(" in text else text
+        if "(" not in text:
+            return text  # the official loop's one-word sentence: the word
+        tree = brackets_to_tree(text)
+        leaves = tree.leaves()
+        return tree_to_brackets(tree) if len(leaves) > 1 else leaves[0]
 
     ours = [canonical(line) for line in printed.splitlines()]
     theirs = [canonical(tree) for tree in official_trees]
@@ -212,7 +329,7 @@ def main(argv=None):
         "benchmark": "parse_speed_official",
         "cpu": cpu_name(),
         "cpus": os.cpu_count(),
-        "model": dict(sizes, family="on-lstm",
+        "model": dict(sizes, family=args.family,
                       weights=f"random, torch seed {args.seed}"),
         "sentences": n,
         "treebank": treebank,

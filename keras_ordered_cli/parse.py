@@ -67,6 +67,7 @@ from keras_ordered_cli import _common
 from keras_ordered_options import MAX_SENTENCE_LENGTH
 
 from keras_ordered_cli import _draw
+from keras_ordered_cli import _lines
 from keras_ordered_cli._common import CommandError
 from keras_ordered_cli._common import UsageError
 
@@ -323,55 +324,37 @@ def add_parser(subparsers):
     return parser
 
 
-def _split_lines(data):
-    """The lines of a whole input (`bytes` or `str`), line feeds removed."""
-    newline = b"\n" if isinstance(data, bytes) else "\n"
-    lines = data.split(newline)
-    if lines[-1] == newline[:0]:  # the text ends with a line feed, or is empty
-        lines.pop()
-    return lines
-
-
-def _read_stdin():
-    stream = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can
-    return _split_lines(stream.read()), "<stdin>"
-
-
-def read_lines(request):
-    """The input's lines, and what to call the input in messages.
+def open_lines(request):
+    """The input, to be read a chunk of lines at a time.
 
     Args:
         request: a `ParseRequest` (its `sentences` and `file`).
 
     Returns:
-        A pair `(lines, source)`: the lines (`bytes` or `str`, one per
-        line of the input, in order, not yet decoded or checked), and
-        `"argument"` for sentences given as arguments, else the name of
-        the file (`"'f.txt'"`) or `"<stdin>"`.
+        A `keras_ordered_cli._lines.ArgumentLines` for sentences given as
+        arguments, else a `FileLines` of the file or of stdin (its
+        `source`, `"'f.txt'"` or `"<stdin>"`, names it in messages). Close
+        it when done (stdin's copy is a temporary file).
     """
     if request.sentences and request.file:
         raise CommandError(
             "Give the sentences either as arguments or with --file, not both."
         )
     if request.sentences:
-        return list(request.sentences), "argument"
-    if request.file:
-        if request.file == "-":
-            return _read_stdin()
+        return _lines.ArgumentLines(request.sentences)
+    if request.file and request.file != "-":
         try:
-            with open(request.file, "rb") as f:
-                data = f.read()
+            return _lines.FileLines(request.file, repr(request.file))
         except OSError as error:
             raise CommandError(
                 f"Cannot read {request.file!r}: {error.strerror or error}."
             ) from None
-        return _split_lines(data), repr(request.file)
-    if sys.stdin is None or sys.stdin.isatty():
+    if not request.file and (sys.stdin is None or sys.stdin.isatty()):
         raise CommandError(
             "No sentence given: pass sentences as arguments, with --file, "
             "or one per line on stdin."
         )
-    return _read_stdin()
+    return _lines.FileLines("-", "<stdin>")
 
 
 def line_name(source, number):
@@ -429,7 +412,8 @@ def _nltk_tokenize(lines, treebank=True):
     return [tokenizer.tokenize(line) for line in lines]
 
 
-def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
+def tokenize(lines, source, max_length, treebank=True, on_error="fail",
+             first=1, notes=True):
     """Checks and tokenizes each input line.
 
     A line is bad when it is not valid UTF-8, holds a control character
@@ -444,7 +428,8 @@ def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
     here and served.
 
     Args:
-        lines: the lines of `read_lines` (`str` or `bytes`).
+        lines: a chunk of the input's lines (`str` or `bytes`, see
+            `open_lines`).
         source: `"argument"`, or the name of the file or `<stdin>`, for
             the messages.
         max_length: the most tokens a sentence may have.
@@ -452,6 +437,8 @@ def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
             does (else split at whitespace only).
         on_error: `"fail"`: a bad line raises `CommandError` naming it;
             `"skip"`: it is named on stderr and gives no tokens.
+        first: the input line number of `lines[0]` (for the messages).
+        notes: whether skipped lines are named on stderr.
 
     Returns:
         A pair `(sentences, skipped)`: one entry per line, its list of
@@ -459,13 +446,12 @@ def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
         lines skipped.
 
     Raises:
-        CommandError: a bad line (with `on_error="fail"`), or no line to
-            parse at all.
+        CommandError: a bad line (with `on_error="fail"`).
     """
     tokenize_python = _tokenizer()
     texts = []
     problems = {}
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=first):
         text, problem = _checked_text(line, source)
         texts.append(text)
         if problem is not None:
@@ -480,16 +466,14 @@ def tokenize(lines, source, max_length, treebank=True, on_error="fail"):
                 f"{max_length}: split it into sentences, or raise "
                 "--max-length"
             )
-            problems[i + 1] = problem
+            problems[first + i] = problem
         elif words:
             sentences[i] = words
     if on_error == "fail" and problems:
         number = min(problems)
         raise CommandError(f"{line_name(source, number)} {problems[number]}.")
-    for number in sorted(problems):
+    for number in sorted(problems) if notes else ():
         _common.note(f"{line_name(source, number)} {problems[number]}; skipped.")
-    if not problems and all(words is None for words in sentences):
-        raise CommandError("No sentence given: the input is empty.")
     return sentences, len(problems)
 
 
@@ -566,35 +550,159 @@ def _check_ensemble_options(request):
     return True
 
 
-def _parse_ensemble(request, all_lines, sentences, numbers, source, paths,
-                    folder_to_make, skipped):
-    """The ensemble's trees of `sentences`, printed or drawn."""
+def _ensemble_parser(request, bar):
+    """`(parse_chunk, finish, passes)` of an ensemble (see
+    `_chunk_parser`)."""
     ensemble = _common.load_ensemble(list(request.models), weights=request.weights,
                                      decoder=request.decoder, tie=request.tie)
-    models = len({id(member.model) for member in ensemble.members})
-    bar = _common.progress_bar(len(sentences) * models, "parsing")
-    with bar:
-        parsed = ensemble.parse(sentences, batch_size=request.batch_size,
-                                progress=bar.update)
-    _common.note(
-        f"averaged the trees of {len(ensemble.members)} members "
-        f"({', '.join(member.name for member in ensemble.members)}), "
-        f"{ensemble.decoder} decoder, ties towards {ensemble.tie}-branching")
     from keras_ordered.parsing import trees as trees_lib
 
-    escaped = [[_common.escape(w) for w in tokens] for tokens in sentences]
-    trees = [p.voted_tree(words) if request.votes
-             else _common.with_leaves(p.tree, tokens)
-             for p, words, tokens in zip(parsed, escaped, sentences)]
-    if request.format == "brackets":
-        _print_aligned(all_lines, [
-            trees_lib.tree_to_brackets(tree, labels=request.labels or request.votes)
-            for tree in trees
-        ])
+    def parse_chunk(sentences, numbers, source):
+        del numbers, source  # the members' words need no note
+        parsed = ensemble.parse(sentences, batch_size=request.batch_size,
+                                progress=bar.update)
+        escaped = [[_common.escape(w) for w in tokens] for tokens in sentences]
+        trees = [p.voted_tree(words) if request.votes
+                 else _common.with_leaves(p.tree, tokens)
+                 for p, words, tokens in zip(parsed, escaped, sentences)]
+        if request.format == "brackets":
+            return [trees_lib.tree_to_brackets(
+                tree, labels=request.labels or request.votes) for tree in trees]
+        return [(tree, None) for tree in trees]
+
+    def finish():
+        _common.note(
+            f"averaged the trees of {len(ensemble.members)} members "
+            f"({', '.join(member.name for member in ensemble.members)}), "
+            f"{ensemble.decoder} decoder, ties towards {ensemble.tie}-branching")
+
+    models = len({id(member.model) for member in ensemble.members})
+    return parse_chunk, finish, models
+
+
+def _gfl_parser(request, model, model_name):
+    """`(parse_chunk, finish)` of a GFL parser (see `_chunk_parser`)."""
+    from keras_ordered_cli import _gfl
+
+    if request.decoder is not None:
+        raise CommandError("--decoder applies to models of "
+                           "syntactic distances, not GFL parsers.")
+    if request.distances:
+        raise CommandError(
+            "--distances draws a model's syntactic distances; "
+            f"{model_name} is a GFL parser, which has none: drop "
+            "--distances."
+        )
+
+    def parse_chunk(sentences, numbers, source):
+        del numbers, source
+        parsed = _gfl.parse(
+            model, sentences, model_name=model_name,
+            beam_size=request.beam_size, batch_size=request.batch_size,
+            layer=request.layer, distance=request.distance)
+        if request.format == "brackets":
+            return parsed
+        import nltk
+
+        return [(nltk.Tree.fromstring(tree), None) for tree in parsed]
+
+    return parse_chunk, lambda: None
+
+
+def _default_model():
+    """The shipped default parser's name (a note says so), or a one-line
+    error when it is not there."""
+    from keras_ordered import shipped
+
+    name = shipped.DEFAULT_PARSER
+    if not shipped.is_shipped(name):
+        raise CommandError(
+            f"No --model given, and the default shipped model "
+            f"{name!r} is not at {shipped.saved_models_dir()} "
+            f"(set ${shipped.SAVED_MODELS_ENV}, or pass --model "
+            "FILE or --baseline NAME)."
+        )
+    _common.note(f"model: the shipped {name} (--model picks another)")
+    return name
+
+
+def _chunk_parser(request, bar):
+    """What parses the sentences, loaded once for every chunk.
+
+    Args:
+        request: the `ParseRequest`.
+        bar: the progress bar (`_common.progress_bar`), updated with each
+            forward pass.
+
+    Returns:
+        `(parse_chunk, finish, passes)`: `parse_chunk(sentences, numbers,
+        source)` gives each sentence's bracketed string (`--format
+        brackets`) or `(tree, distances or None)` (the drawings);
+        `finish()` writes the closing note on stderr; `passes` is the
+        number of forward passes over each sentence (the bar's unit).
+    """
+    if request.ensemble:
+        return _ensemble_parser(request, bar)
+    from keras_ordered.parsing import trees as trees_lib
+
+    if request.baseline:
+        from keras_ordered.parsing.baselines import baseline_predictor
+
+        predict = baseline_predictor(request.baseline, seed=request.seed)
+        finish = lambda: None  # noqa: E731
+        unknown_words = None
     else:
-        _show(request, source, all_lines, numbers,
-              [(tree, None) for tree in trees], paths, folder_to_make)
-    return 1 if skipped else 0
+        model_name = request.model or _default_model()
+        model = _common.load_model(model_name)
+        from keras_ordered_cli import _gfl
+
+        if _gfl.is_gfl_parser(model):
+            return (*_gfl_parser(request, model, model_name), 1)
+        if request.beam_size is not None:
+            raise CommandError("--beam-size applies to GFL parsers only.")
+        from keras_ordered.parsing.evaluate import distance_predictor
+        from keras_ordered.parsing.trees import model_decoder
+
+        available = _common.model_distances(model, model_name)
+        default = getattr(model, "default_distance", None)
+        (name,) = _common.select_distance_names(
+            available,
+            default,
+            layer=request.layer,
+            kind=request.distance,
+            single=True,
+        )
+        decoder = model_decoder(model, request.decoder)
+        predict = distance_predictor(model, name, batch_size=request.batch_size,
+                                     progress=bar.update,
+                                     decoder=decoder,
+                                     with_distances=request.distances)
+        unknown_words = (model if callable(getattr(model, "token_ids", None))
+                         else None)
+
+        def finish():
+            _common.note(
+                f"parsed with {name} ({_why(name, available, default, request)})"
+                + (f", {decoder} decoder" if decoder != "right" else ""))
+
+    def parse_chunk(sentences, numbers, source):
+        if unknown_words is not None:
+            _note_unknown_sentences(unknown_words, sentences, numbers, source)
+        # The model reads the words as written (it normalises them
+        # itself, `SyntacticDistanceMixin.token_ids`).
+        trees = predict(sentences)
+        if request.distances:
+            trees, distances = zip(*trees)
+        else:
+            distances = [None] * len(trees)
+        trees = [_common.with_leaves(tree, tokens)
+                 for tokens, tree in zip(sentences, trees)]
+        if request.format == "brackets":
+            return [trees_lib.tree_to_brackets(tree, labels=request.labels)
+                    for tree in trees]
+        return list(zip(trees, distances))
+
+    return parse_chunk, finish, 1
 
 
 def run(args):
@@ -605,6 +713,12 @@ def run(args):
 def parse(request):
     """Parses the sentences a `ParseRequest` names and prints or draws
     their trees.
+
+    With `--format brackets` the input is read, checked, parsed and
+    printed a chunk of lines at a time (`_lines.CHUNK_LINES`), so a file
+    of any length runs in flat memory; when it holds more than one chunk,
+    a first pass checks every line before anything is printed. The
+    drawings read the whole input at once.
 
     Args:
         request: a `ParseRequest`.
@@ -617,120 +731,84 @@ def parse(request):
         CommandError: an input, a model or an option that cannot be used
             (one line).
     """
-    lines, source = read_lines(request)
-    all_lines, skipped = tokenize(lines, source, request.max_length,
-                                  treebank=request.tokenize,
-                                  on_error=request.on_error)
-    sentences = [tokens for tokens in all_lines if tokens is not None]
-    if not sentences:
-        _print_aligned(all_lines, [])
-        return 1
-    numbers = [number for number, tokens in enumerate(all_lines, start=1)
-               if tokens is not None]
-    paths = folder_to_make = None
-    if request.format in _draw.FILE_FORMATS:
-        # Checked before the model loads: a bad --output fails at once.
-        paths, folder_to_make = _draw.output_paths(request.output, numbers,
-                                                   request.format)
-    if request.ensemble:
-        return _parse_ensemble(request, all_lines, sentences, numbers, source,
-                               paths, folder_to_make, skipped)
-    bar = _common.progress_bar(len(sentences), "parsing")
+    lines = open_lines(request)
+    try:
+        return _parse_lines(request, lines)
+    finally:
+        lines.close()
 
-    if request.baseline:
-        from keras_ordered.parsing.baselines import baseline_predictor
 
-        predict = baseline_predictor(request.baseline, seed=request.seed)
+def _tokenized(request, chunk, source, first, notes=True):
+    return tokenize(chunk, source, request.max_length,
+                    treebank=request.tokenize, on_error=request.on_error,
+                    first=first, notes=notes)
+
+
+def _count_sentences(request, lines, size):
+    """The first pass over an input of several chunks: checks every line
+    (a bad one raises, with `--on-error fail`) and returns the number of
+    sentences and of lines skipped."""
+    sentences = skipped = 0
+    for first, chunk in lines.chunks(size):
+        tokens, bad = _tokenized(request, chunk, lines.source, first,
+                                 notes=False)
+        sentences += sum(t is not None for t in tokens)
+        skipped += bad
+    return sentences, skipped
+
+
+def _parse_lines(request, lines):
+    """`parse` over the lines of an open input."""
+    size = _lines.CHUNK_LINES if request.format == "brackets" else None
+    source = lines.source
+    chunks = lines.chunks(size)
+    first_chunk = next(chunks, (1, []))
+    several = next(chunks, None) is not None
+    if several:
+        total, skipped = _count_sentences(request, lines, size)
+        chunks = lines.chunks(size)
     else:
-        model_name = request.model
-        if model_name is None:
-            from keras_ordered import shipped
-
-            model_name = shipped.DEFAULT_PARSER
-            if not shipped.is_shipped(model_name):
-                raise CommandError(
-                    f"No --model given, and the default shipped model "
-                    f"{model_name!r} is not at {shipped.saved_models_dir()} "
-                    f"(set ${shipped.SAVED_MODELS_ENV}, or pass --model "
-                    "FILE or --baseline NAME)."
-                )
-            _common.note(
-                f"model: the shipped {model_name} (--model picks another)"
-            )
-        model = _common.load_model(model_name)
-        from keras_ordered_cli import _gfl
-
-        if _gfl.is_gfl_parser(model):
-            if request.decoder is not None:
-                raise CommandError("--decoder applies to models of "
-                                   "syntactic distances, not GFL parsers.")
-            if request.distances:
-                raise CommandError(
-                    "--distances draws a model's syntactic distances; "
-                    f"{model_name} is a GFL parser, which has none: drop "
-                    "--distances."
-                )
-            parsed = _gfl.parse(
-                model, sentences, model_name=model_name,
-                beam_size=request.beam_size, batch_size=request.batch_size,
-                layer=request.layer, distance=request.distance)
+        tokens, skipped = _tokenized(request, first_chunk[1], source,
+                                     first_chunk[0])
+        total = sum(t is not None for t in tokens)
+        chunks = iter([(first_chunk[0], tokens)])
+    if total == 0 and not skipped:
+        raise CommandError("No sentence given: the input is empty.")
+    parse_chunk = bar = None
+    try:
+        for first, chunk in chunks:
+            all_lines = (_tokenized(request, chunk, source, first)[0]
+                         if several else chunk)
+            sentences = [tokens for tokens in all_lines if tokens is not None]
+            if not sentences:
+                _print_aligned(all_lines, [])
+                continue
+            numbers = [number for number, tokens
+                       in enumerate(all_lines, start=first)
+                       if tokens is not None]
+            if parse_chunk is None:
+                paths = folder_to_make = None
+                if request.format in _draw.FILE_FORMATS:
+                    # Checked before the model loads: a bad --output fails
+                    # at once (the drawings come in one chunk).
+                    paths, folder_to_make = _draw.output_paths(
+                        request.output, numbers, request.format)
+                bar = _common.progress_bar(total, "parsing")
+                parse_chunk, finish, passes = _chunk_parser(request, bar)
+                bar.total = total * passes
+            outputs = parse_chunk(sentences, numbers, source)
             if request.format == "brackets":
-                _print_aligned(all_lines, parsed)
+                _print_aligned(all_lines, outputs)
+                sys.stdout.flush()  # each chunk's trees as they come
             else:
-                import nltk
-
-                _show(request, source, all_lines, numbers,
-                      [(nltk.Tree.fromstring(tree), None) for tree in parsed],
-                      paths, folder_to_make)
-            return 1 if skipped else 0
-        if request.beam_size is not None:
-            raise CommandError("--beam-size applies to GFL parsers only.")
-        from keras_ordered.parsing.evaluate import distance_predictor
-
-        if callable(getattr(model, "token_ids", None)):
-            _note_unknown_sentences(model, sentences, numbers, source)
-        available = _common.model_distances(model, model_name)
-        default = getattr(model, "default_distance", None)
-        (name,) = _common.select_distance_names(
-            available,
-            default,
-            layer=request.layer,
-            kind=request.distance,
-            single=True,
-        )
-        from keras_ordered.parsing.trees import model_decoder
-
-        decoder = model_decoder(model, request.decoder)
-        predict = distance_predictor(model, name, batch_size=request.batch_size,
-                                     progress=bar.update,
-                                     decoder=decoder,
-                                     with_distances=request.distances)
-
-    from keras_ordered.parsing import trees as trees_lib
-
-    # The model reads the words as written (it normalises them itself,
-    # `SyntacticDistanceMixin.token_ids`).
-    with bar:
-        trees = predict(sentences)
-    if not request.baseline:
-        _common.note(
-            f"parsed with {name} ({_why(name, available, default, request)})"
-            + (f", {decoder} decoder" if decoder != "right" else "")
-        )
-    if request.distances:
-        trees, distances = zip(*trees)
-    else:
-        distances = [None] * len(trees)
-    trees = [_common.with_leaves(tree, tokens)
-             for tokens, tree in zip(sentences, trees)]
-    if request.format == "brackets":
-        _print_aligned(all_lines, [
-            trees_lib.tree_to_brackets(tree, labels=request.labels)
-            for tree in trees
-        ])
-    else:
-        _show(request, source, all_lines, numbers, list(zip(trees, distances)),
-              paths, folder_to_make)
+                _show(request, source, all_lines, numbers, outputs, paths,
+                      folder_to_make)
+    finally:
+        if bar is not None:
+            bar.close()
+    if parse_chunk is None:
+        return 1  # every line was skipped
+    finish()
     return 1 if skipped else 0
 
 

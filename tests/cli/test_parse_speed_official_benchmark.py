@@ -1,6 +1,6 @@
 """benchmarks/parse_speed_official.py on a few sentences and a small
-model: the official ON-LSTM loop and `keras-ordered parse` give the same
-trees from the same weights, and every rate is reported."""
+model: the official ON-LSTM and PRPN loops and `keras-ordered parse` give
+the same trees from the same weights, and every rate is reported."""
 
 import importlib.util
 import os
@@ -35,6 +35,34 @@ def test_same_trees_as_the_official_loop_and_each_rate(tmp_path):
         assert result["times_official"][key] > 0
     assert result["official_test_phrase_grammar"]["sentences_per_s"] > 0
     assert record.exists()
+
+
+def test_prpn_same_trees_as_the_official_python2_loop(tmp_path):
+    # PRPN's test_phrase_grammar.py is Python 2: read through lib2to3's
+    # print fixer, its loop parses the WSJ10 sentences (at most 10 words).
+    treebank = require_data("wsj_sample", "mrg")
+    for path in (("prpn", "test_phrase_grammar.py"),
+                 ("harness", "ref_prpn_torch.py")):
+        if not os.path.exists(os.path.join(OFFICIAL, *path)):
+            pytest.skip(f"no official PRPN code in {OFFICIAL}")
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("the official code needs torch")
+    benchmark = load_benchmark("parse_speed_official")
+    result = benchmark.main([
+        "--official", OFFICIAL, "--treebank", treebank, "--family", "prpn",
+        "--limit", "5", "--emb", "20", "--hidden", "40"])
+    assert result["model"]["family"] == "prpn"
+    assert result["sentences"] == 5
+    assert result["same_trees"] == "5 of 5", result["first_differences"]
+    assert result["official_test_phrase_grammar"]["sentences_per_s"] > 0
+
+
+def test_python2_prints_become_calls(tmp_path):
+    source = tmp_path / "old.py"
+    source.write_text("def f(x):\n    print 'value: %d' % x\n    return x\n")
+    module = load_benchmark("parse_speed_official").python3_module(
+        str(source), "old")
+    assert module.f(3) == 3
 
 
 def test_official_trees_are_read_as_brackets():
