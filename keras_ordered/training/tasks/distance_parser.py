@@ -59,7 +59,7 @@ silver validation trees; the gold dev and test trees are read only by the
 final evaluation (results.json).
 
 presets (keras_ordered.models.distance_parser.PRESETS): small (the
-student; CPU), fast (a lighter student), tiny (tests).
+student; CPU), compact and fast (lighter students), tiny (tests).
 
   python recipes/ptb_distance_parser.py --data ../shared/data/ptb \\
       --treebank ../shared/data/wsj_sample/mrg --teacher ensemble_ptb
