@@ -56,6 +56,7 @@ Behind options (docs/evaluation.md, "Protocols"):
 import json
 import os
 
+from keras_ordered_options import PROTOCOL_PUNCTUATION
 from keras_ordered_options import SPLIT_NAMES
 from keras_ordered_cli import _common
 from keras_ordered_cli import _options
@@ -64,15 +65,9 @@ from keras_ordered_cli._common import UsageError
 
 NAME = "evaluate-parsing"
 
-
-PROTOCOL_PUNCTUATION = {
-    "on-lstm": False, "prpn": False, "compound-pcfg": False, "evalb": False,
-    "sentence-punct": True, "corpus-punct": True,
-}
-"""`--protocol`'s names, and whether each keeps punctuation (those of
-`keras_ordered.parsing.evaluate.PROTOCOLS`, without importing it)."""
-
 PROTOCOL_NAMES = tuple(PROTOCOL_PUNCTUATION)
+"""`--protocol`'s names (`keras_ordered_options.PROTOCOL_PUNCTUATION`,
+which `keras_ordered.parsing.evaluate.PROTOCOLS` reads too)."""
 
 METRIC_KEYS = (
     "sentences",

@@ -47,6 +47,15 @@ SPLIT_NAMES = ("train", "dev", "test", "wsj10")
 """The splits of a treebank folder (`keras_ordered.datasets.treebank`,
 `evaluate-parsing --split`)."""
 
+PROTOCOL_PUNCTUATION = {
+    "on-lstm": False, "prpn": False, "compound-pcfg": False, "evalb": False,
+    "sentence-punct": True, "corpus-punct": True,
+}
+"""The evaluation protocols by name (`keras_ordered.parsing.evaluate.
+PROTOCOLS`, `evaluate-parsing --protocol`), and whether each scores the
+trees with their punctuation (the command then reads the treebank with
+it)."""
+
 MAX_SENTENCE_LENGTH = 400
 """The longest sentence, in tokens, that keras-ordered reads by default:
 the one limit of `keras-ordered parse --max-length`, `keras-ordered export

@@ -522,7 +522,7 @@ def search(config, hypermodel_class):
     policy = training_policy(preset_precision(config.precision, preset),
                              config.mixed_precision)
     hypermodel = hypermodel_class(
-        vocabulary, preset=config.preset, tune=config.tune,
+        vocabulary, preset=config.preset, tune=config.tune or None,
         objective=config.objective, treebank=config.treebank,
         parse_sentences=config.parse_sentences, seed=config.seed,
         policy=policy, tf32=config.tf32,

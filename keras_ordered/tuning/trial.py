@@ -23,6 +23,8 @@ Example:
 
 ```python
 # needs: ptb
+import keras_tuner
+
 from keras_ordered.training.config import RunConfig
 from keras_ordered.tuning.trial import TrialTask
 

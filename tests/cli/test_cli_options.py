@@ -78,6 +78,13 @@ def test_the_names_options_choose_among_are_the_packages():
     assert tuple(distance.choices) == keras_ordered_options.DISTANCE_KINDS
     split = commands["evaluate-parsing"]._option_string_actions["--split"]
     assert tuple(split.choices) == treebank.SPLIT_NAMES
+    from keras_ordered.parsing import evaluate
+
+    assert {name: protocol.punctuation for name, protocol in
+            evaluate.PROTOCOLS.items()} == keras_ordered_options.PROTOCOL_PUNCTUATION
+    protocol = commands["evaluate-parsing"]._option_string_actions[
+        "--protocol"]
+    assert tuple(protocol.choices) == tuple(evaluate.PROTOCOLS) + ("all",)
 
 
 def test_add_model_refuses_an_unknown_repeat():

@@ -41,8 +41,6 @@ from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import StopOnCtrlC
 from keras_ordered.training.callbacks import make_plateau
-from keras_ordered.training.config import LanguageModelExperiment
-from keras_ordered.training.config import preset_precision
 from keras_ordered.training.distributed import is_chief
 from keras_ordered.training.distributed import is_multi_worker
 from keras_ordered.training.distributed import model_scope
