@@ -67,7 +67,7 @@ def describe_presets(presets, default="ptb", family=None):
         describe_presets)
 
     text = describe_presets(prpn.PRESETS, family="prpn")
-    assert "--model prpn" in text and "[default]" in text
+    assert "--model prpn" in " ".join(text.split()) and "[default]" in text
     ```
     """
     family = family or "onlstm|prpn|lstm"
