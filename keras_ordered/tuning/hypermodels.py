@@ -216,8 +216,9 @@ class LanguageModelHyperModel(kt.HyperModel):
             callbacks: the tuner's callbacks (run after the runner's and
                 the trial's own).
             verbose: as `keras.Model.fit`.
-            output: str, the trial's folder (the search's tuner gives
-                keras-tuner's trial folder; None: a new temporary folder).
+            output: str, the trial's folder, where the runner keeps its
+                files (the search's tuner gives keras-tuner's trial folder;
+                None: a temporary folder, removed after the trial).
             **kwargs: refused (a clear error instead of an ignored option).
 
         Returns:
@@ -236,10 +237,16 @@ class LanguageModelHyperModel(kt.HyperModel):
                 "A search needs `validation_data` (the validation text's "
                 "token ids): the objective is measured on it."
             )
-        config = RunConfig(
-            output=output or tempfile.mkdtemp(prefix="keras_ordered_trial_"),
-            seed=self.seed, verbose=1 if verbose == "auto" else verbose,
-            tf32=self.tf32)
+        if output is None:
+            # A tuner of keras-tuner's own: the runner's files last the trial.
+            with tempfile.TemporaryDirectory(
+                    prefix="keras_ordered_trial_") as folder:
+                return self.fit(hp, model, x, validation_data, epochs,
+                                initial_epoch, steps_per_epoch,
+                                validation_steps, callbacks, verbose, folder)
+        config = RunConfig(output=output, seed=self.seed,
+                           verbose=1 if verbose == "auto" else verbose,
+                           tf32=self.tf32)
         task = TrialTask(config, self, hp, model, x, validation_data,
                          epochs=epochs, initial_epoch=initial_epoch,
                          steps_per_epoch=steps_per_epoch,
