@@ -284,6 +284,13 @@ def test_hyperband_continues_trials_prpn(tmp_path):
     assert len(continued) == 1
     values = continued[0]["hyperparameters"]
     assert values["tuner/initial_epoch"] == 1 and values["tuner/epochs"] == 2
+    # The runner trained the continued trial from epoch 1 (the weights of
+    # the trial it continues), one epoch, in the trial's own folder.
+    trial = json.load(open(tmp_path / "search" /
+                           f"trial_{continued[0]['trial_id']}" /
+                           "results.json"))
+    assert trial["start_epoch"] == 1 and trial["epochs_run"] == 2
+    assert len(trial["history"]["val_perplexity"]) == 1
     assert isinstance(load_model(tmp_path / "best_model.keras"),
                       PRPNLanguageModel)
 
