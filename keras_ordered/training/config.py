@@ -5,9 +5,9 @@ A run of a recipe is one frozen dataclass, read from the command line once
 `experiment_from_options`) or made by a named factory
 (`LanguageModelExperiment.from_preset`); the task and the runner read its
 fields, never the parsed options. Each setting is named here, once: a
-field's metadata (`_option`) gives its option's help, type and choices,
-and its default the option's (`keras_ordered.training.options.
-add_config_options` makes the options).
+field's metadata (`option_metadata`) gives its option's help, type and
+choices, and its default the option's
+(`keras_ordered.training.options.add_config_options` makes the options).
 
 - `RunConfig`: what `keras_ordered.training.runner.Runner` reads of any
   run: the output folder, the seed, the verbosity, the strategy.
@@ -20,7 +20,8 @@ add_config_options` makes the options).
 - `GFLTraining` / `GFLExperiment` and `TDTreeLSTMTraining` /
   `TDTreeLSTMExperiment`: the same for the GFL and TD-TreeLSTM recipes.
 
-Standard library only (the recipes' `--help` reads the defaults without
+Standard library only, with the `argparse` types of
+`keras_ordered_options` (the recipes' `--help` reads the fields without
 starting TensorFlow).
 
 Example:
@@ -66,10 +67,34 @@ decay: a departure), `sgd` plain SGD (NT-ASGD with `nonmono`)."""
 
 def option_metadata(help, **argparse_keywords):
     """A config field's option metadata: its `--help` text and `argparse`
-    keywords (`type`, `metavar`, `choices`, `nargs`, `action`, `const`;
-    `flag`: the option's name where it is not the field's). See
-    `keras_ordered.training.options.field_option`, which makes the
-    option; a field without it is no option of its own."""
+    keywords. See `keras_ordered.training.options.field_option`, which
+    makes the option; a field without it is no option of its own.
+
+    Args:
+        help: str, the option's help.
+        **argparse_keywords: `type`, `metavar`, `choices`, `nargs`,
+            `action`, `const`; and `flag`, the option's name where it is
+            not the field's (`--fixed-length` for `variable_length`).
+
+    Returns:
+        dict, for `dataclasses.field(metadata=...)`.
+
+    Example:
+
+    ```python
+    import dataclasses
+
+    from keras_ordered.training.config import option_metadata
+
+    @dataclasses.dataclass(frozen=True)
+    class Run:
+        steps: int = dataclasses.field(default=10, metadata=option_metadata(
+            "training steps", metavar="N"))
+
+    (field,) = dataclasses.fields(Run)
+    assert field.metadata["option"]["help"] == "training steps"
+    ```
+    """
     return {"option": {"help": help, **argparse_keywords}}
 
 
