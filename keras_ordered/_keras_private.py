@@ -1,9 +1,10 @@
-"""The private Keras APIs this package uses, in one place.
+"""The private Keras and keras-tuner APIs this package uses, in one place.
 
-Keras 3 keeps five things this package needs out of its public API.
-Each is imported here, and only here, so that a Keras release that moves
-one breaks this module with one clear error (naming the Keras version and
-what moved) instead of a traceback deep inside a layer:
+Keras 3, with keras-tuner, keeps eight things this package needs out of
+their public API. Each is imported or overridden here, and only here, so
+that a release that moves one breaks this module (and
+`tests/test_keras_private.py`) with one clear error instead of a
+traceback deep inside a layer or a search:
 
 - `DropoutRNNCell` (`keras.src.layers.rnn.dropout_rnn_cell`): the mixin of
   `keras.layers.LSTMCell` that draws a cell's dropout masks once per call
@@ -35,14 +36,32 @@ what moved) instead of a traceback deep inside a layer:
   writes each checkpoint to a temporary name and moves it into place (a
   kill during a save leaves the previous file whole). There is no public
   hook for where the file is written.
+- `Oracle._random_values` (how keras-tuner's oracles draw a new trial's
+  values: random search, Bayesian optimisation's first points,
+  Hyperband's first round): `FirstValuesHook` overrides it so that the
+  first trial of a search takes `first_values()` (the preset's values in
+  `keras_ordered.tuning.search`). `Oracle.populate_space`, the public
+  method, would also replace Hyperband's bracket bookkeeping.
+- `Oracle._save_trial`, `_get_trial_dir`, `_get_oracle_fname` and
+  `Tuner._get_tuner_fname`, `_is_worker` (where keras-tuner writes its
+  state files): `StateFilesHook` and `TunerStateFileHook` override the
+  first and the public `save` methods, so that every state file is written
+  by the class's `write_state(path, state)` (whole, in
+  `keras_ordered.tuning.search`). keras-tuner has no hook for how a file
+  is written.
+- `keras_tuner.Hyperband.__init__`, skipped: `HyperbandWithOracle` gives
+  keras-tuner's Hyperband tuner (epochs per round, continued trials) an
+  oracle made elsewhere by calling `keras_tuner.Tuner.__init__`, since
+  `Hyperband.__init__` only builds its own `HyperbandOracle`.
 
 Every override of a private method of Keras (or keras-tuner) is in this
 module; the classes that need one mix in its hook and implement a public
-method of their own.
+method of their own. The keras-tuner hooks import nothing of keras-tuner
+at import time (it is the `tensorflow` extra's).
 
-`tests/test_keras_private.py` checks that each still exists and behaves as
-these layers expect, and that a missing one fails here, naming the Keras
-version.
+`tests/test_keras_private.py` checks that each still exists (with the
+signature these hooks call) and behaves as these classes expect, and that
+a missing one fails here, naming the Keras version.
 
 The third private import once used (`RandomInitializer`, the base of
 `keras_ordered.layers.FanInUniform`) was replaced by the public
@@ -50,6 +69,7 @@ The third private import once used (`RandomInitializer`, the base of
 """
 
 import importlib
+import os
 
 import keras
 
@@ -183,3 +203,75 @@ class CheckpointSavingHook:
                 super()._save_model(epoch, batch, logs)
             finally:
                 self.filepath = target
+
+
+class FirstValuesHook:
+    """`keras_tuner.Oracle` mixin: the first trial of a search takes
+    `self.first_values()`, the others what the oracle draws.
+
+    keras-tuner's oracles draw a new trial's values in their private
+    `_random_values()`; this hook answers with the subclass's public
+    `first_values()` while the oracle has no trial yet (also after a
+    reload of an empty search). `tests/test_keras_private.py` checks that
+    a random search's first trial comes from it.
+    """
+
+    def _random_values(self):
+        if not self.trials:
+            return self.first_values()
+        return super()._random_values()
+
+
+class StateFilesHook:
+    """`keras_tuner.Oracle` mixin: `oracle.json` and every `trial.json`
+    are written by `self.write_state(path, state)`.
+
+    keras-tuner writes them in `save()` and its private `_save_trial(trial)`,
+    to the paths of its private `_get_oracle_fname()` and
+    `_get_trial_dir(trial_id)`.
+    """
+
+    def save(self):
+        """Writes the oracle's state with `write_state`."""
+        self.write_state(self._get_oracle_fname(), self.get_state())
+
+    def _save_trial(self, trial):
+        self.write_state(
+            os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"),
+            trial.get_state())
+
+
+class TunerStateFileHook:
+    """`keras_tuner.Tuner` mixin: the tuner's state file is written by
+    `self.write_state(path, state)` (and the oracle's by its own `save`).
+
+    keras-tuner writes it in `save()` to its private `_get_tuner_fname()`;
+    a worker of a distributed search (its private `_is_worker()`) leaves
+    the oracle's to the chief.
+    """
+
+    def save(self):
+        """Saves the oracle (on the chief) and the tuner's state."""
+        if not self._is_worker():
+            self.oracle.save()
+        self.write_state(self._get_tuner_fname(), self.get_state())
+
+
+class HyperbandWithOracle:
+    """`keras_tuner.Hyperband` mixin: `__init__(oracle, **kwargs)` takes an
+    oracle made elsewhere (a `HyperbandOracle` subclass).
+
+    `keras_tuner.Hyperband.__init__` builds its own `HyperbandOracle` and
+    passes it to `keras_tuner.Tuner.__init__`; this calls the latter with
+    the given oracle, keeping Hyperband's `run_trial` (epochs per round)
+    and its loading of a continued trial's checkpoint.
+
+    Args:
+        oracle: a `keras_tuner.oracles.HyperbandOracle`.
+        **kwargs: `keras_tuner.Tuner`'s (`hypermodel`, `directory`, ...).
+    """
+
+    def __init__(self, oracle, **kwargs):
+        import keras_tuner
+
+        keras_tuner.Tuner.__init__(self, oracle=oracle, **kwargs)

@@ -11,25 +11,14 @@ import os
 import signal
 import sys
 
+# The names the options choose among, which the package names too: one
+# definition, in the package that imports neither (`keras_ordered_options`).
+from keras_ordered_options import BASELINE_NAMES  # noqa: F401
+from keras_ordered_options import DECODERS  # noqa: F401
+from keras_ordered_options import DISTANCE_KINDS  # noqa: F401
+from keras_ordered_options import WORD_DECODERS  # noqa: F401
 from keras_ordered_options import non_negative_int  # noqa: F401
 from keras_ordered_options import positive_int  # noqa: F401
-
-BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
-"""The baselines' names (those of `keras_ordered.parsing.BASELINES`)."""
-
-DISTANCE_KINDS = ("forget", "input")
-"""What `--distance` picks in a layer: the forget or the input master gate."""
-
-DECODERS = ("right", "left", "gap")
-"""The top-down decoders of distances (those of
-`keras_ordered.parsing.DECODERS`): `right`, the published parser of PRPN
-and ON-LSTM (the word of the largest distance opens the right part),
-`left`, its mirror image (that word closes the left part), and `gap`, the
-parser of a distance parser (a span splits between two words)."""
-
-WORD_DECODERS = ("right", "left")
-"""What `evaluate-parsing --decoder both` compares (those of
-`keras_ordered.parsing.WORD_DECODERS`)."""
 
 DECODER_HELP = (
     "How the distances become a tree: right, the published top-down "
@@ -102,42 +91,6 @@ def load_model(path):
         return load_saved_model(path, compile=False)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
-
-
-def add_treebank_argument(parser):
-    """Adds `--treebank`, a folder of .mrg files."""
-    parser.add_argument(
-        "--treebank",
-        metavar="DIR",
-        help="Folder of .mrg files (default: "
-        "$KERAS_ORDERED_DATA/wsj_sample/mrg).",
-    )
-
-
-def add_model_arguments(parser):
-    """Adds `--layer`, `--distance`, `--seed` and `--batch-size`."""
-    parser.add_argument(
-        "--layer",
-        type=positive_int,
-        metavar="L",
-        help="Layer whose distances to use (1 = lowest), e.g. 2.",
-    )
-    parser.add_argument(
-        "--distance",
-        choices=DISTANCE_KINDS,
-        help="Which distance of the layer: from the forget or the input "
-        "master gate.",
-    )
-    parser.add_argument(
-        "--seed", type=non_negative_int, default=0,
-        help="Seed of the random baseline."
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=64,
-        help="Sentences per forward pass of the model.",
-    )
 
 
 def select_distance_names(available, default=None, layer=None, kind=None,

@@ -18,6 +18,7 @@ keras-ordered evaluate --treebank ../shared/data/wsj_sample/mrg \\
 """
 
 from keras_ordered_cli import _common
+from keras_ordered_cli import _options
 from keras_ordered_cli._common import CommandError
 
 NAME = "evaluate"
@@ -36,7 +37,7 @@ def add_parser(subparsers):
         "and -NONE- elements of the gold trees are removed first, as for "
         "training.",
     )
-    _common.add_treebank_argument(parser)
+    _options.add_treebank(parser)
     parser.add_argument(
         "--files",
         nargs="+",
@@ -46,31 +47,12 @@ def add_parser(subparsers):
         "(e.g. 'wsj_014*.mrg', or 23 in the full WSJ); a folder is read "
         "recursively (default: every .mrg file).",
     )
-    parser.add_argument(
-        "--model",
-        required=True,
-        metavar="PATH",
-        help="A saved GFL parser (.keras).",
-    )
-    parser.add_argument(
-        "--beam-size",
-        type=_common.positive_int,
-        metavar="K",
-        help="Beam search keeping K prefixes (the paper uses 10; default: "
-        "greedy decoding).",
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=_common.positive_int,
-        default=64,
-        help="Sentences decoded together (default 64).",
-    )
-    parser.add_argument(
-        "--limit",
-        type=_common.positive_int,
-        metavar="N",
-        help="Evaluate only the first N trees (quick checks).",
-    )
+    _options.add_model(parser, "A saved GFL parser (.keras).", required=True)
+    _options.add_beam_size(parser, "Beam search keeping K prefixes (the "
+                           "paper uses 10; default: greedy decoding).")
+    _options.add_batch_size(parser, "Sentences decoded together")
+    _options.add_limit(parser, "Evaluate only the first N trees (quick "
+                       "checks).")
     parser.add_argument(
         "-p",
         "--params",

@@ -57,23 +57,18 @@ import dataclasses
 import json
 import os
 
+from keras_ordered_options import PROTOCOL_PUNCTUATION
+from keras_ordered_options import SPLIT_NAMES
 from keras_ordered_cli import _common
+from keras_ordered_cli import _options
 from keras_ordered_cli._common import CommandError
 from keras_ordered_cli._common import UsageError
 
 NAME = "evaluate-parsing"
 
-SPLIT_NAMES = ("train", "dev", "test", "wsj10")
-"""`--split` (those of `keras_ordered.datasets.treebank.SPLIT_NAMES`)."""
-
-PROTOCOL_PUNCTUATION = {
-    "on-lstm": False, "prpn": False, "compound-pcfg": False, "evalb": False,
-    "sentence-punct": True, "corpus-punct": True,
-}
-"""`--protocol`'s names, and whether each keeps punctuation (those of
-`keras_ordered.parsing.evaluate.PROTOCOLS`, without importing it)."""
-
 PROTOCOL_NAMES = tuple(PROTOCOL_PUNCTUATION)
+"""`--protocol`'s names (`keras_ordered_options.PROTOCOL_PUNCTUATION`,
+which `keras_ordered.parsing.evaluate.PROTOCOLS` reads too)."""
 
 METRIC_KEYS = (
     "sentences",
@@ -214,21 +209,14 @@ def add_parser(subparsers):
         "distance of the model and per baseline). Give --model, --baseline "
         "or both.",
     )
-    _common.add_treebank_argument(parser)
+    _options.add_treebank(parser)
     parser.add_argument(
         "--json", action="store_true", help="Print one JSON object."
     )
-    parser.add_argument(
-        "--limit",
-        type=_common.positive_int,
-        metavar="N",
-        help="Evaluate only the first N sentences (quick checks).",
-    )
-    parser.add_argument(
-        "--model",
-        nargs="+",
-        action="extend",
-        metavar="PATH",
+    _options.add_limit(parser, "Evaluate only the first N sentences (quick "
+                       "checks).")
+    _options.add_model(
+        parser, repeat="extend",
         help="A saved model that yields syntactic distances (.keras), or "
         "a shipped model's name. Without --layer/--distance, every "
         "distance of the model is evaluated. Several models (runs of "
@@ -274,19 +262,13 @@ def add_parser(subparsers):
         help="With --protocol: the random baseline is the mean over N "
         "seeds (--seed, --seed + 1, ...; default 5).",
     )
-    parser.add_argument(
-        "--baseline",
-        action="extend",
-        nargs="+",
-        choices=_common.BASELINE_NAMES,
-        metavar="NAME",
+    _options.add_baseline(
+        parser, repeat=True,
         help="Also score trivial trees: one or more of "
         f"{', '.join(_common.BASELINE_NAMES)} (the option may be repeated).",
     )
-    parser.add_argument(
-        "--decoder",
-        choices=_common.DECODERS + ("both",),
-        default=None,
+    _options.add_decoder(
+        parser, more=("both",),
         help=_common.DECODER_HELP + " both: rows NAME (right) and NAME "
         "(left). Baselines do not change.",
     )
@@ -300,7 +282,7 @@ def add_parser(subparsers):
         "late parses better with --shift 1; default 0, the official "
         "reading).",
     )
-    _common.add_model_arguments(parser)
+    _options.add_distance_selection(parser)
     return parser
 
 

@@ -23,9 +23,9 @@ keras-ordered export --model runs/td_small_ld/model.keras --output exported/td
 ```
 """
 
-from keras_ordered_options import MAX_SENTENCE_LENGTH
 
 from keras_ordered_cli import _common
+from keras_ordered_cli import _options
 from keras_ordered_cli._common import CommandError
 
 NAME = "export"
@@ -46,10 +46,8 @@ def add_parser(subparsers):
         "`score` (serving_default) takes one Malt-TAB or CoNLL block per "
         "sentence and returns log P(S | T) per word and sentence.",
     )
-    parser.add_argument(
-        "--model",
-        required=True,
-        metavar="PATH",
+    _options.add_model(
+        parser, required=True,
         help="The .keras file of a model, or the name of a shipped model "
         "(keras-ordered list-models).",
     )
@@ -72,33 +70,16 @@ def add_parser(subparsers):
         action="store_true",
         help="Replace DIR/VERSION if it exists.",
     )
-    parser.add_argument(
-        "--layer",
-        type=_common.positive_int,
-        metavar="L",
-        help="Layer whose distances make the `tree` output (ON-LSTM).",
-    )
-    parser.add_argument(
-        "--distance",
-        choices=_common.DISTANCE_KINDS,
-        help="Forget or input master-gate distances for `tree` (ON-LSTM).",
-    )
-    parser.add_argument(
-        "--beam-size",
-        type=_common.positive_int,
-        metavar="K",
-        help="GFL parsers: decode with a beam of K in the served graph "
-        "(default: greedy decoding).",
-    )
-    parser.add_argument(
-        "--max-length",
-        type=_common.positive_int,
-        default=MAX_SENTENCE_LENGTH,
-        metavar="N",
-        help="Longest sentence the served model reads, in tokens (longer "
-        "ones get an error for that sentence; default "
-        f"{MAX_SENTENCE_LENGTH}, parse's limit too).",
-    )
+    _options.add_layer(
+        parser, "Layer whose distances make the `tree` output (ON-LSTM).")
+    _options.add_distance(
+        parser, "Forget or input master-gate distances for `tree` (ON-LSTM).")
+    _options.add_beam_size(
+        parser, "GFL parsers: decode with a beam of K in the served graph "
+        "(default: greedy decoding).")
+    _options.add_max_length(
+        parser, "the served model answers a longer one with an error for "
+        "that sentence.")
     parser.add_argument(
         "--numbers",
         choices=("digit-runs", "ptb", "keep"),
@@ -114,13 +95,9 @@ def add_parser(subparsers):
         help="Keep the case (for a model trained on cased text; a GFL "
         "parser follows its vocabulary's case unless this is given).",
     )
-    parser.add_argument(
-        "--no-tokenize",
-        dest="tokenize",
-        action="store_false",
-        help="Split sentences at whitespace only (clients send tokenized "
-        "text).",
-    )
+    _options.add_no_tokenize(
+        parser, "Split sentences at whitespace only (clients send tokenized "
+        "text).")
     return parser
 
 

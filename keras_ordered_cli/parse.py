@@ -64,7 +64,7 @@ import dataclasses
 import sys
 
 from keras_ordered_cli import _common
-from keras_ordered_options import MAX_SENTENCE_LENGTH
+from keras_ordered_cli import _options
 
 from keras_ordered_cli import _draw
 from keras_ordered_cli import _lines
@@ -72,7 +72,6 @@ from keras_ordered_cli._common import CommandError
 from keras_ordered_cli._common import UsageError
 
 NAME = "parse"
-DEFAULT_MAX_LENGTH = MAX_SENTENCE_LENGTH
 ON_ERROR = ("fail", "skip")
 
 
@@ -221,20 +220,11 @@ def add_parser(subparsers):
     parser.add_argument(
         "--file", metavar="F", help="Read sentences from F ('-' for stdin)."
     )
-    parser.add_argument(
-        "--no-tokenize",
-        dest="tokenize",
-        action="store_false",
-        help="Split the sentences at whitespace only (for text already "
-        "tokenized the PTB way).",
-    )
-    parser.add_argument(
-        "--max-length",
-        type=_common.positive_int,
-        default=DEFAULT_MAX_LENGTH,
-        help=f"Longest sentence accepted, in tokens (default "
-        f"{DEFAULT_MAX_LENGTH}, the limit export and the SavedModels share).",
-    )
+    _options.add_no_tokenize(
+        parser, "Split the sentences at whitespace only (for text already "
+        "tokenized the PTB way).")
+    _options.add_max_length(parser, "a longer one is refused (see "
+                            "--on-error).")
     parser.add_argument(
         "--on-error",
         choices=ON_ERROR,
@@ -280,10 +270,8 @@ def add_parser(subparsers):
         "GFL parsers have no distances.",
     )
     source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--model",
-        action="append",
-        metavar="PATH",
+    _options.add_model(
+        source, repeat="append",
         help="A saved model that yields syntactic distances (.keras), or "
         "the name of a shipped model (keras-ordered list-models). Without "
         "--layer/--distance, its default distance is used. A saved GFL "
@@ -294,25 +282,12 @@ def add_parser(subparsers):
         "members' trees are averaged, the tree with the most member votes "
         "for its spans (see --weights, --tie, --votes).",
     )
-    source.add_argument(
-        "--baseline",
-        choices=_common.BASELINE_NAMES,
-        help="Use trivial trees instead of a model.",
-    )
-    _common.add_model_arguments(parser)
-    parser.add_argument(
-        "--decoder",
-        choices=_common.DECODERS,
-        default=None,
-        help=_common.DECODER_HELP,
-    )
-    parser.add_argument(
-        "--beam-size",
-        type=_common.positive_int,
-        metavar="K",
-        help="GFL parsers only: beam search keeping K prefixes (the paper "
-        "uses 10; default: greedy decoding).",
-    )
+    _options.add_baseline(source, "Use trivial trees instead of a model.")
+    _options.add_distance_selection(parser)
+    _options.add_decoder(parser, _common.DECODER_HELP)
+    _options.add_beam_size(
+        parser, "GFL parsers only: beam search keeping K prefixes (the paper "
+        "uses 10; default: greedy decoding).")
     _common.add_ensemble_arguments(parser)
     parser.add_argument(
         "--votes",

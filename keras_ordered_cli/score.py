@@ -17,6 +17,7 @@ keras-ordered score --model runs/tdtreelstm_small/model.keras \\
 """
 
 from keras_ordered_cli import _common
+from keras_ordered_cli import _options
 from keras_ordered_cli._common import CommandError
 
 NAME = "score"
@@ -36,13 +37,12 @@ def add_parser(subparsers):
     parser.add_argument("file", metavar="FILE",
                         help="Dependency trees (Malt-TAB, CoNLL-X, CoNLL-U or "
                         "Stanford tuples).")
-    parser.add_argument("--model", required=True, metavar="PATH",
-                        help="A saved TDTreeLSTMLanguageModel (.keras).")
+    _options.add_model(parser, "A saved TDTreeLSTMLanguageModel (.keras).",
+                       required=True)
     parser.add_argument("--format", choices=("auto", "malt", "conll", "stanford"),
                         default="auto",
                         help="Input format (default: guessed from the columns).")
-    parser.add_argument("--batch-size", type=_common.positive_int, default=64,
-                        help="Sentences scored together (default 64).")
+    _options.add_batch_size(parser, "Sentences scored together")
     parser.add_argument("--per-word", action="store_true",
                         help="Also print each word's log-probability.")
     return parser

@@ -34,8 +34,8 @@ curl -d '{"instances": ["The cat sat on the mat."]}' \\
 """
 
 from keras_ordered_cli import _common
+from keras_ordered_cli import _options
 from keras_ordered_cli._common import CommandError
-from keras_ordered_options import MAX_SENTENCE_LENGTH
 
 NAME = "serve"
 DEFAULT_PORT = 8501
@@ -52,10 +52,8 @@ def add_parser(subparsers):
         "and a page at / to type sentences into and see their trees. Binds "
         "127.0.0.1 unless --host says otherwise. Ctrl-C stops it.",
     )
-    parser.add_argument(
-        "--model",
-        action="append",
-        metavar="NAME_OR_PATH",
+    _options.add_model(
+        parser, repeat="append", metavar="NAME_OR_PATH",
         help="A shipped model's name, a .keras file, MODEL:DISTANCE, or a "
         "SavedModel folder of keras-ordered export; repeat for several (the "
         "page averages the trees of those picked). Served under its name "
@@ -72,12 +70,9 @@ def add_parser(subparsers):
         help=f"Port (default {DEFAULT_PORT}, TF Serving's REST port; 0 picks "
         "a free one).",
     )
-    parser.add_argument(
-        "--max-length", type=_common.positive_int, default=MAX_SENTENCE_LENGTH,
-        help=f"Longest sentence, in tokens (default {MAX_SENTENCE_LENGTH}); "
-        "a longer one is answered with valid false (REST) or refused (page). "
-        "For a SavedModel, the limit it was exported with holds.",
-    )
+    _options.add_max_length(
+        parser, "a longer one is answered with valid false (REST) or refused "
+        "(page). For a SavedModel, the limit it was exported with holds.")
     parser.add_argument(
         "--max-sentences", type=_common.positive_int, default=64,
         help="Most sentences in one request (default 64).",

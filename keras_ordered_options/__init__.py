@@ -1,5 +1,7 @@
-"""The shared limits and the `argparse` types of numeric options, used by
-the recipes' options (`keras_ordered.training.options`, the tasks,
+"""What the package and the `keras-ordered` command both name: the shared
+limits, the names options choose among, and the `argparse` types of
+numeric options, used by the recipes' options (the typed configs of
+`keras_ordered.training.config`, `keras_ordered.training.options`,
 `keras_ordered.tuning`), the package and the `keras-ordered` command.
 
 A package of its own beside `keras_ordered`, standard library only, that
@@ -20,6 +22,39 @@ Example:
 """
 
 import argparse
+
+BASELINE_NAMES = ("right-branching", "left-branching", "balanced", "random")
+"""The trivial trees, by name: `keras_ordered.parsing.BASELINES`' keys,
+`keras-ordered parse --baseline` and `evaluate-parsing --baseline`."""
+
+DISTANCE_KINDS = ("forget", "input")
+"""The distances of an ON-LSTM layer: from its forget or its input master
+gate (`--distance`, the models' `layerN/forget` and `layerN/input`)."""
+
+DECODERS = ("right", "left", "gap")
+"""The top-down decoders of distances (`keras_ordered.parsing.
+distances_to_tree`, `--decoder`): `"right"`, the published parser of PRPN
+and ON-LSTM (the split word opens the right part), `"left"`, its mirror
+image (the split word closes the left part), and `"gap"`, the complete
+parser of Shen et al. (2018), which splits a span between two words (every
+binary tree has distances that give it)."""
+
+WORD_DECODERS = ("right", "left")
+"""The decoders that split a span at a word (the language models'), which
+`evaluate-parsing --decoder both` reports side by side."""
+
+SPLIT_NAMES = ("train", "dev", "test", "wsj10")
+"""The splits of a treebank folder (`keras_ordered.datasets.treebank`,
+`evaluate-parsing --split`)."""
+
+PROTOCOL_PUNCTUATION = {
+    "on-lstm": False, "prpn": False, "compound-pcfg": False, "evalb": False,
+    "sentence-punct": True, "corpus-punct": True,
+}
+"""The evaluation protocols by name (`keras_ordered.parsing.evaluate.
+PROTOCOLS`, `evaluate-parsing --protocol`), and whether each scores the
+trees with their punctuation (the command then reads the treebank with
+it)."""
 
 MAX_SENTENCE_LENGTH = 400
 """The longest sentence, in tokens, that keras-ordered reads by default:

@@ -32,6 +32,7 @@ from keras_ordered._checks import check_positive_int
 from keras_ordered._nltk import nltk
 import numpy as np
 
+from keras_ordered_options import SPLIT_NAMES
 from keras_ordered._tokens import check_token_list
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered._tokens import decode_utf8_text
@@ -708,8 +709,6 @@ LDC_SPLITS = {
 and WSJ10 (every section, then only the sentences of at most 10 words once
 punctuation is removed; Klein and Manning, 2002; PRPN; ON-LSTM)."""
 
-SPLIT_NAMES = ("train", "dev", "test", "wsj10")
-"""The values of `evaluate-parsing --split`."""
 
 _SECTION = re.compile(r"^[0-9]{2}$")
 

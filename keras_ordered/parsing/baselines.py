@@ -8,6 +8,7 @@ beat them has learned nothing the parser does not already assume.
 from keras_ordered._nltk import nltk  # noqa: F401  (the doctests use it)
 import numpy as np
 
+from keras_ordered_options import BASELINE_NAMES
 from keras_ordered.parsing import trees as trees_lib
 
 UNLABELED = trees_lib.UNLABELED
@@ -133,13 +134,11 @@ def random_tree(words, rng=None):
     return trees_lib.distances_to_tree(words, rng.random(len(words)))
 
 
-BASELINES = {
-    "right-branching": right_branching_tree,
-    "left-branching": left_branching_tree,
-    "balanced": balanced_tree,
-    "random": random_tree,
-}
-"""Baseline tree builders by name."""
+BASELINES = dict(zip(BASELINE_NAMES, (right_branching_tree,
+                                      left_branching_tree, balanced_tree,
+                                      random_tree)))
+"""Baseline tree builders by name (`keras_ordered_options.BASELINE_NAMES`,
+which the command's options name without importing the package)."""
 
 
 def baseline_predictor(name, seed=0):

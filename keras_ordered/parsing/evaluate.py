@@ -15,6 +15,7 @@ import inspect
 from keras_ordered._nltk import nltk
 import numpy as np
 
+from keras_ordered_options import PROTOCOL_PUNCTUATION
 from keras_ordered.parsing import evalb
 from keras_ordered.parsing import metrics
 from keras_ordered.parsing import trees as trees_lib
@@ -554,7 +555,8 @@ class Protocol:
 
 PROTOCOLS = {
     "on-lstm": Protocol(
-        "on-lstm", "sentence", punctuation=False, whole_span=False,
+        "on-lstm", "sentence",
+        punctuation=PROTOCOL_PUNCTUATION["on-lstm"], whole_span=False,
         min_length=1, headline=None,
         source="Shen et al., 2019, Ordered Neurons (ICLR): "
         "yikangshen/Ordered-Neurons test_phrase_grammar.py, functions "
@@ -565,7 +567,8 @@ PROTOCOLS = {
         "sections 00-24)",
     ),
     "prpn": Protocol(
-        "prpn", "sentence", punctuation=False, whole_span=False,
+        "prpn", "sentence",
+        punctuation=PROTOCOL_PUNCTUATION["prpn"], whole_span=False,
         min_length=1, headline=10,
         source="Shen et al., 2018, PRPN (ICLR): yikangshen/PRPN "
         "test_phrase_grammar.py, functions test and get_brackets (sentences "
@@ -573,7 +576,8 @@ PROTOCOLS = {
         "F1), data_ptb.py (Corpus.tokenize, tree2list, filter_words)",
     ),
     "compound-pcfg": Protocol(
-        "compound-pcfg", "sentence", punctuation=False, whole_span=False,
+        "compound-pcfg", "sentence",
+        punctuation=PROTOCOL_PUNCTUATION["compound-pcfg"], whole_span=False,
         min_length=2, headline=None,
         source="Kim, Dyer and Rush, 2019, Compound PCFGs (ACL): "
         "harvardnlp/compound-pcfg eval.py, function main (one-word "
@@ -585,7 +589,8 @@ PROTOCOLS = {
         empty_sentences="skip", unary_root_whole_span=True,
     ),
     "evalb": Protocol(
-        "evalb", "corpus", punctuation=False, whole_span=True,
+        "evalb", "corpus",
+        punctuation=PROTOCOL_PUNCTUATION["evalb"], whole_span=True,
         min_length=1, headline=None,
         source="EVALB (Sekine and Collins, 1997), unlabelled: COLLINS.prm "
         "with LABELED 0 (as harvardnlp/urnng's COLLINS.prm: DELETE_LABEL "
@@ -595,13 +600,15 @@ PROTOCOLS = {
         scorer="evalb", evalb_params=evalb.EvalbParams(labeled=False),
     ),
     "sentence-punct": Protocol(
-        "sentence-punct", "sentence", punctuation=True, whole_span=False,
+        "sentence-punct", "sentence",
+        punctuation=PROTOCOL_PUNCTUATION["sentence-punct"], whole_span=False,
         min_length=1, headline=None,
         source="the sentence-level measure of on-lstm, on trees over every "
         "token (punctuation kept); no official script",
     ),
     "corpus-punct": Protocol(
-        "corpus-punct", "corpus", punctuation=True, whole_span=True,
+        "corpus-punct", "corpus",
+        punctuation=PROTOCOL_PUNCTUATION["corpus-punct"], whole_span=True,
         min_length=1, headline=None,
         source="the corpus-level span measure (the corpus-F1 column: "
         "unlabelled spans, unary chains collapsed, whole-sentence span "

@@ -22,6 +22,9 @@ Conventions used throughout `keras_ordered.parsing`:
 from keras_ordered._nltk import nltk
 import numpy as np
 
+from keras_ordered_options import DECODERS  # noqa: F401 (the package's name)
+from keras_ordered_options import WORD_DECODERS  # noqa: F401
+
 from keras_ordered._tokens import check_token_list
 
 UNLABELED = "X"
@@ -291,18 +294,6 @@ def replace_leaves(tree, words):
         leaf=lambda node: next(replacements),
         branch=lambda node, values: type(node)(node.label(), values),
     )
-
-
-DECODERS = ("right", "left", "gap")
-"""The top-down decoders of `distances_to_tree`: `"right"`, the published
-parser of PRPN and ON-LSTM (the split word opens the right part),
-`"left"`, its mirror image (the split word closes the left part), and
-`"gap"`, the complete parser of Shen et al. (2018), which splits a span
-between two words (every binary tree has distances that give it)."""
-
-WORD_DECODERS = ("right", "left")
-"""The decoders that split a span at a word (the language models'), which
-`evaluate-parsing --decoder both` reports side by side."""
 
 
 def _split_point(distances, start, end, decoder):

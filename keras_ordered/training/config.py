@@ -1,10 +1,13 @@
 """Typed configurations of a training run, after TF Model Garden's configs.
 
 A run of a recipe is one frozen dataclass, read from the command line once
-(`LanguageModelExperiment.from_options`) or made by a named factory
+(`keras_ordered.training.options.config_from_options`, the recipes'
+`experiment_from_options`) or made by a named factory
 (`LanguageModelExperiment.from_preset`); the task and the runner read its
-fields, never the parsed options. Each default is stated here, once: the
-recipes' options take theirs from these fields (`default_of`).
+fields, never the parsed options. Each setting is named here, once: a
+field's metadata (`option_metadata`) gives its option's help, type and
+choices, and its default the option's
+(`keras_ordered.training.options.add_config_options` makes the options).
 
 - `RunConfig`: what `keras_ordered.training.runner.Runner` reads of any
   run: the output folder, the seed, the verbosity, the strategy.
@@ -17,7 +20,8 @@ recipes' options take theirs from these fields (`default_of`).
 - `GFLTraining` / `GFLExperiment` and `TDTreeLSTMTraining` /
   `TDTreeLSTMExperiment`: the same for the GFL and TD-TreeLSTM recipes.
 
-Standard library only (the recipes' `--help` reads the defaults without
+Standard library only, with the `argparse` types of
+`keras_ordered_options` (the recipes' `--help` reads the fields without
 starting TensorFlow).
 
 Example:
@@ -45,6 +49,10 @@ import json
 import types
 import typing
 
+from keras_ordered_options import non_negative_int
+from keras_ordered_options import positive_float
+from keras_ordered_options import positive_int
+
 DEFAULT_PRECISION = "float32"
 """The recipes' default dtype policy: a precision becomes a default only
 where its trees, over seeds, match float32's
@@ -55,6 +63,39 @@ OPTIMIZERS = ("adam", "keras_adam", "sgd")
 arithmetic (`keras_ordered.training.optimizers.TorchAdam`, coupled L2
 decay, as the official PRPN code), `keras_adam` Keras' Adam (decoupled
 decay: a departure), `sgd` plain SGD (NT-ASGD with `nonmono`)."""
+
+
+def option_metadata(help, **argparse_keywords):
+    """A config field's option metadata: its `--help` text and `argparse`
+    keywords. See `keras_ordered.training.options.field_option`, which
+    makes the option; a field without it is no option of its own.
+
+    Args:
+        help: str, the option's help.
+        **argparse_keywords: `type`, `metavar`, `choices`, `nargs`,
+            `action`, `const`; and `flag`, the option's name where it is
+            not the field's (`--fixed-length` for `variable_length`).
+
+    Returns:
+        dict, for `dataclasses.field(metadata=...)`.
+
+    Example:
+
+    ```python
+    import dataclasses
+
+    from keras_ordered.training.config import option_metadata
+
+    @dataclasses.dataclass(frozen=True)
+    class Run:
+        steps: int = dataclasses.field(default=10, metadata=option_metadata(
+            "training steps", metavar="N"))
+
+    (field,) = dataclasses.fields(Run)
+    assert field.metadata["option"]["help"] == "training steps"
+    ```
+    """
+    return {"option": {"help": help, **argparse_keywords}}
 
 
 def preset_precision(precision, preset):
@@ -162,13 +203,19 @@ class LanguageModelTraining(_Settings):
     """
 
     optimizer: str
-    learning_rate: float
-    batch_size: int
-    epochs: int
-    bptt: int
+    learning_rate: float = dataclasses.field(metadata=option_metadata(
+        "initial learning rate", type=positive_float))
+    batch_size: int = dataclasses.field(metadata=option_metadata(
+        "training batch size", type=positive_int))
+    epochs: int = dataclasses.field(metadata=option_metadata(
+        "training epochs", type=positive_int))
+    bptt: int = dataclasses.field(metadata=option_metadata(
+        "window length of truncated BPTT", type=positive_int))
     eval_batch_size: int = 10
     test_batch_size: int = 1
-    variable_length: bool = True
+    variable_length: bool = dataclasses.field(default=True, metadata=option_metadata(
+        "fixed-length windows instead of the AWD schedule of variable "
+        "lengths", flag="--fixed-length", action="store_const", const=False))
     clip_norm: typing.Optional[float] = None
     beta_1: float = 0.9
     beta_2: float = 0.999
@@ -281,20 +328,72 @@ class LanguageModelExperiment(RunConfig):
         default_factory=dict)
     precision: str = DEFAULT_PRECISION
     mixed_precision: bool = False
-    data: typing.Optional[str] = None
-    treebank: typing.Optional[str] = None
-    max_lines: typing.Optional[int] = None
-    exclude_treebank: typing.Optional[str] = None
-    steps_per_epoch: typing.Optional[int] = None
-    eval_steps: typing.Optional[int] = None
-    skip_test: bool = False
-    save_freq: int = 200
-    log_every: int = 50
-    parse_eval: typing.Optional[str] = None
-    parse_eval_sentences: int = 200
-    cpu_devices: typing.Optional[int] = None
-    jit_compile: bool = False
-    average_from_epoch: typing.Optional[int] = None
+    data: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "directory with the PTB train.txt / valid.txt / test.txt "
+            "(default: $KERAS_ORDERED_DATA/ptb; nothing is downloaded)",
+            metavar="DIR"))
+    treebank: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "train on the sentences of this Treebank .mrg folder instead "
+            "of the PTB text, as the official unsupervised-parsing setup "
+            "does (default for the presets that train so, e.g. PRPN's up: "
+            "$KERAS_ORDERED_DATA/wsj_sample/mrg)", metavar="DIR"))
+    max_lines: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "read only the first N lines of each split (default: all)",
+            type=positive_int, metavar="N"))
+    exclude_treebank: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "leave out of the PTB training text every sentence of this "
+            "treebank folder (.mrg files), matched after the text's own "
+            "normalisation, so that the model never reads the sentences it "
+            "is judged on (default: keep every line)", metavar="DIR"))
+    steps_per_epoch: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "train at most N windows per epoch, for quick runs (default: "
+            "the whole training text)", type=positive_int, metavar="N"))
+    eval_steps: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "evaluate on the first N windows of each split only, for quick "
+            "runs: the printed and recorded perplexities then cover only "
+            "part of the data and say so (default: the whole splits)",
+            type=positive_int, metavar="N"))
+    skip_test: bool = dataclasses.field(default=False, metadata=option_metadata(
+        "skip the final test-set evaluation"))
+    save_freq: int = dataclasses.field(default=200, metadata=option_metadata(
+        "steps between crash-safe backups (and one at every epoch end)",
+        type=positive_int, metavar="N"))
+    log_every: int = dataclasses.field(default=50, metadata=option_metadata(
+        "write training loss, perplexity and learning rate to TensorBoard "
+        "every N steps (0: epoch ends only)", type=non_negative_int,
+        metavar="N"))
+    parse_eval: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "Treebank .mrg directory: parse a development subset every "
+            "epoch and log F1 to TensorBoard (default: no parsing "
+            "evaluation)", metavar="DIR"))
+    parse_eval_sentences: int = dataclasses.field(default=200, metadata=option_metadata(
+        "size of that development subset (the first N sentences)",
+        type=positive_int, metavar="N"))
+    cpu_devices: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "split the CPU into N logical devices, so that --strategy "
+            "mirrored runs N replicas without a GPU (for trying and testing "
+            "multi-device training; default: one CPU device)",
+            type=positive_int, metavar="N"))
+    jit_compile: bool = dataclasses.field(default=False, metadata=option_metadata(
+        "XLA-compile the train step on TensorFlow (one compilation per "
+        "window length: use with fixed-length windows; default: off; JAX "
+        "always compiles it)"))
+    average_from_epoch: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "NT-ASGD presets (ON-LSTM): start averaging the weights at the "
+            "start of epoch N at the latest, whatever the validation "
+            "trigger (a departure for short runs, which never trigger it; "
+            "validation, checkpoints, the saved model and the per-epoch "
+            "trees then use the averaged weights) (default: the trigger "
+            "only, as the official code)", type=positive_int, metavar="N"))
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -344,39 +443,6 @@ class LanguageModelExperiment(RunConfig):
         return cls(model_class=model_class, preset=preset, training=settings,
                    **fields)
 
-    @classmethod
-    def from_options(cls, args, model_class, get_preset=None):
-        """The run the language-model recipes' options describe (the one
-        place that reads them).
-
-        Args:
-            args: the options of
-                `keras_ordered.training.tasks.language_model.build_parser`.
-            model_class: the model's class.
-            get_preset: the presets' lookup (None: the class's).
-        """
-        training = {name: getattr(args, name) for name in (
-            "epochs", "batch_size", "bptt", "learning_rate")
-            if getattr(args, name) is not None}
-        if args.fixed_length:
-            training["variable_length"] = False
-        entry = (get_preset or model_class.get_preset)(args.preset)
-        if args.adam == "keras" and entry["training"]["optimizer"] == "adam":
-            training["optimizer"] = "keras_adam"
-        fields = {name: getattr(args, name) for name in (
-            "output", "seed", "verbose", "strategy", "tf32", "mixed_precision",
-            "data", "treebank", "max_lines", "exclude_treebank",
-            "steps_per_epoch",
-            "eval_steps", "skip_test", "save_freq", "log_every",
-            "parse_eval", "parse_eval_sentences", "cpu_devices",
-            "jit_compile", "average_from_epoch")}
-        fields["precision"] = args.precision
-        return cls.from_preset(
-            model_class, args.preset, get_preset=lambda name: entry,
-            training=training,
-            model_args=parse_model_args(args.model_arg, model_class),
-            **fields)
-
     def to_dict(self):
         """The run as a JSON-ready dict (the model class by name)."""
         values = {field.name: getattr(self, field.name)
@@ -411,11 +477,16 @@ class GFLTraining(_Settings):
     """
 
     optimizer: str
-    learning_rate: float
-    batch_size: int
-    epochs: int
+    learning_rate: float = dataclasses.field(metadata=option_metadata(
+        "learning rate", type=positive_float))
+    batch_size: int = dataclasses.field(metadata=option_metadata(
+        "training batch size", type=positive_int))
+    epochs: int = dataclasses.field(metadata=option_metadata(
+        "training epochs", type=positive_int))
     clip_norm: typing.Optional[float] = None
-    min_count: int = 2
+    min_count: int = dataclasses.field(default=2, metadata=option_metadata(
+        "training words seen fewer than N times become <unk>",
+        type=positive_int, metavar="N"))
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -454,16 +525,40 @@ class GFLExperiment(RunConfig):
 
     preset: str
     training: GFLTraining
-    beam_size: int
-    attention: bool = True
-    treebank: typing.Optional[str] = None
+    beam_size: int = dataclasses.field(metadata=option_metadata(
+        "beam of the final beam-search evaluation (default: the preset's; "
+        "the paper's is 10)", type=positive_int))
+    attention: bool = dataclasses.field(default=True, metadata=option_metadata(
+        "the paper's LSTM baseline without attention (default: with "
+        "attention, LSTM+A)", flag="--no-attention"))
+    treebank: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "folder the split patterns start from (default: "
+            "$KERAS_ORDERED_DATA/wsj_sample/mrg)", metavar="DIR"))
     splits: typing.Optional[typing.Mapping[str, tuple]] = None
-    word_vectors: typing.Optional[str] = None
-    max_sentences: typing.Optional[int] = None
-    steps_per_epoch: typing.Optional[int] = None
-    eval_batch_size: int = 64
-    attention_map: typing.Optional[str] = None
-    attention_sentence: int = 0
+    word_vectors: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "initialise the source embeddings from this word2vec/GloVe "
+            "text file, of the preset's embedding size (default: random "
+            "initialisation)", metavar="FILE"))
+    max_sentences: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "read only the first N trees of each split, for quick runs "
+            "(default: all)", type=positive_int, metavar="N"))
+    steps_per_epoch: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "train at most N batches per epoch, for quick runs (default: "
+            "the whole training split)", type=positive_int, metavar="N"))
+    eval_batch_size: int = dataclasses.field(default=64, metadata=option_metadata(
+        "sentences decoded together", type=positive_int, metavar="N"))
+    attention_map: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "write the attention heat map of one test sentence (greedy "
+            "decoding) to this PNG file, as the paper's Figure 4 (default: "
+            "none)", metavar="PNG"))
+    attention_sentence: int = dataclasses.field(default=0, metadata=option_metadata(
+        "which test sentence --attention-map draws (0: the first)",
+        type=non_negative_int, metavar="I"))
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -488,23 +583,6 @@ class GFLExperiment(RunConfig):
                    beam_size=beam_size or entry["decoding"]["beam_size"],
                    **fields)
 
-    @classmethod
-    def from_options(cls, args, model_class):
-        """The run the GFL recipe's options describe (the one place that
-        reads them)."""
-        training = {name: getattr(args, name) for name in (
-            "epochs", "batch_size", "learning_rate", "min_count")
-            if getattr(args, name) is not None}
-        return cls.from_preset(
-            model_class, args.preset, training=training,
-            beam_size=args.beam_size, attention=not args.no_attention,
-            splits={split: getattr(args, split)
-                    for split in ("train", "valid", "test")},
-            **{name: getattr(args, name) for name in (
-                "output", "seed", "verbose", "strategy", "tf32", "treebank",
-                "word_vectors", "max_sentences", "steps_per_epoch",
-                "eval_batch_size", "attention_map", "attention_sentence")})
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TDTreeLSTMTraining(_Settings):
@@ -523,12 +601,17 @@ class TDTreeLSTMTraining(_Settings):
     """
 
     optimizer: str = "sgd"
-    learning_rate: float
-    batch_size: int
+    learning_rate: float = dataclasses.field(metadata=option_metadata(
+        "SGD learning rate", type=positive_float))
+    batch_size: int = dataclasses.field(metadata=option_metadata(
+        "sentences per batch", type=positive_int))
     clip_norm: typing.Optional[float] = None
     min_improvement: float
-    max_epochs: int
-    min_count: int = 2
+    max_epochs: int = dataclasses.field(metadata=option_metadata(
+        "at most this many epochs", type=positive_int, flag="--epochs"))
+    min_count: int = dataclasses.field(default=2, metadata=option_metadata(
+        "training words seen fewer than N times are <unk>",
+        type=positive_int, metavar="N"))
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -569,17 +652,37 @@ class TDTreeLSTMExperiment(RunConfig):
 
     preset: str
     training: TDTreeLSTMTraining
-    ld: bool = False
-    sequential: bool = False
-    data: typing.Optional[str] = None
+    ld: bool = dataclasses.field(default=False, metadata=option_metadata(
+        "LdTreeLSTM: a fifth LSTM over each head's left dependents feeds "
+        "its GEN-R step"))
+    sequential: bool = dataclasses.field(default=False, metadata=option_metadata(
+        "the baseline: the same network on left-to-right chains (a "
+        "sequential LSTM language model)"))
+    data: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "folder of dependency files (default: "
+            "$KERAS_ORDERED_DATA/wsj_sample/dep)", metavar="DIR"))
     splits: typing.Optional[typing.Mapping[str, tuple]] = None
     format: str = "auto"
-    steps_per_epoch: typing.Optional[int] = None
-    time_limit: typing.Optional[float] = None
-    lowercase: bool = False
-    max_sentences: typing.Optional[int] = None
-    jit_compile: bool = True
-    eval_batch_size: int = 64
+    steps_per_epoch: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "at most N batches per epoch (quick runs)", type=positive_int,
+            metavar="N"))
+    time_limit: typing.Optional[float] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "stop training after MIN minutes (models compared in the same "
+            "time; default: none)", type=positive_float, metavar="MIN"))
+    lowercase: bool = dataclasses.field(default=False, metadata=option_metadata(
+        "lower-case the words"))
+    max_sentences: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "read only the first N trees of each split (quick runs)",
+            type=positive_int, metavar="N"))
+    jit_compile: bool = dataclasses.field(default=True, metadata=option_metadata(
+        "do not XLA-compile the training step (default: compiled, about "
+        "twice as fast on CPU)", flag="--no-jit"))
+    eval_batch_size: int = dataclasses.field(default=64, metadata=option_metadata(
+        "sentences scored together", type=positive_int, metavar="N"))
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -608,24 +711,6 @@ class TDTreeLSTMExperiment(RunConfig):
         if training:
             settings = dataclasses.replace(settings, **training)
         return cls(preset=preset, training=settings, **fields)
-
-    @classmethod
-    def from_options(cls, args, model_class):
-        """The run the TD-TreeLSTM recipe's options describe (the one place
-        that reads them)."""
-        training = {key: getattr(args, option) for key, option in (
-            ("max_epochs", "epochs"), ("batch_size", "batch_size"),
-            ("learning_rate", "learning_rate"), ("min_count", "min_count"))
-            if getattr(args, option) is not None}
-        return cls.from_preset(
-            model_class, args.preset, training=training,
-            jit_compile=not args.no_jit,
-            splits={split: getattr(args, split)
-                    for split in ("train", "valid", "test")},
-            **{name: getattr(args, name) for name in (
-                "output", "seed", "verbose", "tf32", "ld", "sequential", "data",
-                "format", "steps_per_epoch", "time_limit", "lowercase",
-                "max_sentences", "eval_batch_size")})
 
 
 def model_argument_names(model_class):
@@ -673,13 +758,6 @@ def parse_model_args(pairs, model_class):
     return values
 
 
-def _option(help, **argparse_keywords):
-    """A config field's option metadata: its `--help` text and `argparse`
-    keywords (`type`, `metavar`, `choices`, `nargs`); see
-    `keras_ordered.training.options.add_config_options`."""
-    return {"option": {"help": help, **argparse_keywords}}
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DistanceParserExperiment(RunConfig):
     """A run of the distance-parser recipe: the student of tree averaging.
@@ -708,51 +786,51 @@ class DistanceParserExperiment(RunConfig):
         steps_per_epoch: at most this many batches per epoch.
     """
 
-    preset: str = dataclasses.field(default="small", metadata=_option(
+    preset: str = dataclasses.field(default="small", metadata=option_metadata(
         "DistanceParser preset (listed below)", metavar="NAME"))
-    teacher: tuple = dataclasses.field(default=("ensemble_ptb",), metadata=_option(
+    teacher: tuple = dataclasses.field(default=("ensemble_ptb",), metadata=option_metadata(
         "the parsers whose averaged trees the student learns: shipped "
         "models or ensembles, .keras files, MODEL:DISTANCE (as "
         "keras-ordered parse --model)", nargs="+", metavar="MODEL"))
-    teacher_batch_size: int = dataclasses.field(default=128, metadata=_option(
-        "sentences per forward pass of the teacher", type="positive_int",
+    teacher_batch_size: int = dataclasses.field(default=128, metadata=option_metadata(
+        "sentences per forward pass of the teacher", type=positive_int,
         metavar="N"))
-    data: typing.Optional[str] = dataclasses.field(default=None, metadata=_option(
+    data: typing.Optional[str] = dataclasses.field(default=None, metadata=option_metadata(
         "PTB text folder (default: $KERAS_ORDERED_DATA/ptb)", metavar="DIR"))
     exclude_treebank: typing.Optional[str] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "leave this treebank's sentences out of the silver training "
             "text (default: the WSJ sample under $KERAS_ORDERED_DATA, "
             "which the evaluation reads)", metavar="DIR"))
     treebank: typing.Optional[str] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "gold trees of the final evaluation, dev and test splits "
             "(default: the WSJ sample); never used to train or choose",
             metavar="DIR"))
     max_lines: typing.Optional[int] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "at most N sentences of each text split, once the "
             "treebank's are left out (quick runs)",
-            type="positive_int", metavar="N"))
-    epochs: typing.Optional[int] = dataclasses.field(default=None, metadata=_option(
-        "training epochs (default: the preset's)", type="positive_int",
+            type=positive_int, metavar="N"))
+    epochs: typing.Optional[int] = dataclasses.field(default=None, metadata=option_metadata(
+        "training epochs (default: the preset's)", type=positive_int,
         metavar="N"))
     batch_size: typing.Optional[int] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "sentences per batch (default: the preset's)",
-            type="positive_int", metavar="N"))
+            type=positive_int, metavar="N"))
     learning_rate: typing.Optional[float] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "Adam learning rate (default: the preset's)",
-            type="positive_float", metavar="RATE"))
+            type=positive_float, metavar="RATE"))
     clip_norm: typing.Optional[float] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "clip the gradient's norm to this (default: the preset's)",
-            type="positive_float", metavar="NORM"))
+            type=positive_float, metavar="NORM"))
     steps_per_epoch: typing.Optional[int] = dataclasses.field(
-        default=None, metadata=_option(
+        default=None, metadata=option_metadata(
             "at most N batches per epoch (quick runs; default: the whole "
-            "silver text)", type="positive_int", metavar="N"))
+            "silver text)", type=positive_int, metavar="N"))
 
     def __post_init__(self):
         object.__setattr__(self, "teacher", tuple(self.teacher))

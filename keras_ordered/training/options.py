@@ -1,18 +1,26 @@
-"""The option groups every recipe shares, after TF Model Garden's flag groups.
+"""The options of the recipes, after TF Model Garden's flag groups: the
+ones made from the typed configs' fields, and the groups every recipe
+shares.
 
-Each training recipe (`recipes/ptb_onlstm.py`, `ptb_prpn.py`, `wsj_gfl.py`,
-`wsj_tdtreelstm.py`) and each search recipe (`tune_onlstm.py`,
-`tune_prpn.py`) builds its parser from these groups, then adds the options
-of its own family (data splits, the model's switches). One group, one
-spelling, one validation: a count is a positive integer and a rate a
-positive number for `argparse` itself, so a bad value is a one-line usage
-error with exit status 2 before TensorFlow starts.
+A setting is named once, as a field of a typed config
+(`keras_ordered.training.config`): its metadata gives its option's help,
+type and choices, its default the option's. `add_config_options` makes a
+config's options, `config_from_options` (or `config_values` and
+`preset_changes`, for a run that starts from a preset) reads them back.
+The training recipes (`recipes/ptb_onlstm.py`, `ptb_prpn.py`, `wsj_gfl.py`,
+`wsj_tdtreelstm.py`, `ptb_distance_parser.py`) and the search recipes
+(`tune_onlstm.py`, `tune_prpn.py`) build their parsers so; a count is a
+positive integer and a rate a positive number for `argparse` itself, so a
+bad value is a one-line usage error with exit status 2 before TensorFlow
+starts.
+
+The groups of what every run has (`RunConfig`'s fields, whose help and
+default differ by recipe):
 
 | group | options |
 |---|---|
 | `add_preset` | `--preset` |
 | `add_output` | `--output` (the same command again resumes the run in it) |
-| `add_schedule` | `--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch` |
 | `add_strategy` | `--strategy` |
 | `add_precision` | `--precision` (`config.preset_precision` resolves a preset's default) |
 | `add_tf32` | `--tf32` (float32 products in TensorFloat-32 on a GPU) |
@@ -27,23 +35,22 @@ Example:
 
 ```python
 from keras_ordered.training import options
+from keras_ordered.training.config import DistanceParserExperiment
 
 parser = options.recipe_parser("Train a model.", epilog="presets: ...")
-options.add_preset(parser, default="small", choices=("small", "tiny"))
 options.add_output(parser, default="runs/example")
-options.add_schedule(parser)
+options.add_config_options(parser, DistanceParserExperiment)
 options.add_seed(parser)
 options.add_logging(parser)
 args = parser.parse_args(["--epochs", "2"])
-assert args.epochs == 2 and args.preset == "small"
+config = options.config_from_options(DistanceParserExperiment, args)
+assert config.epochs == 2 and config.preset == "small"
 ```
 """
 
 import argparse
 import dataclasses
 
-from keras_ordered_options import positive_float
-from keras_ordered_options import positive_int
 from keras_ordered.training.config import DEFAULT_PRECISION
 from keras_ordered.training.config import RunConfig
 from keras_ordered.training.config import default_of
@@ -66,6 +73,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             action.default not in (None, argparse.SUPPRESS, False)
             and "%(default)" not in text
             and action.option_strings
+            and action.nargs != 0  # a switch's help says what it does
         ):
             if isinstance(action.default, (list, tuple)):
                 text += " (default: " + " ".join(action.default) + ")"
@@ -124,47 +132,6 @@ def add_output(parser, default, holds="logs, backups, model.keras and "
         "--output", default=default, metavar="DIR",
         help=f"folder for {holds}; the same command again {again}",
     )
-
-
-SCHEDULE = ("epochs", "batch_size", "learning_rate", "steps_per_epoch")
-"""The options of `add_schedule`, as `args` attributes."""
-
-
-def add_schedule(parser, epochs="training epochs", batches="training "
-                 "batch size", learning_rate="initial learning rate",
-                 steps="train at most N batches per epoch, for quick runs "
-                 "(default: the whole training split)", which=SCHEDULE):
-    """`--epochs`, `--batch-size`, `--learning-rate`, `--steps-per-epoch`.
-
-    Each defaults to None: the preset's value (`--steps-per-epoch`: the
-    whole split). Counts must be positive integers and the rate a positive
-    number.
-
-    Args:
-        parser: the recipe's parser.
-        epochs, batches, learning_rate: str, the first words of each
-            option's help ("(default: the preset's)" follows).
-        steps: str, the whole help of `--steps-per-epoch`.
-        which: the options to add (a search recipe, whose trials set the
-            rest, takes `("steps_per_epoch",)`).
-    """
-    unknown = set(which) - set(SCHEDULE)
-    if unknown:
-        raise ValueError(f"Unknown schedule options {sorted(unknown)}: "
-                         f"expected some of {SCHEDULE}.")
-    if "epochs" in which:
-        parser.add_argument("--epochs", type=positive_int, default=None,
-                            help=f"{epochs} (default: the preset's)")
-    if "batch_size" in which:
-        parser.add_argument("--batch-size", type=positive_int, default=None,
-                            help=f"{batches} (default: the preset's)")
-    if "learning_rate" in which:
-        parser.add_argument("--learning-rate", type=positive_float,
-                            default=None,
-                            help=f"{learning_rate} (default: the preset's)")
-    if "steps_per_epoch" in which:
-        parser.add_argument("--steps-per-epoch", type=positive_int,
-                            default=None, metavar="N", help=steps)
 
 
 def add_strategy(parser, choices=STRATEGIES, cpu_devices=False):
@@ -284,48 +251,145 @@ def add_logging(parser):
                         "(also: KERAS_ORDERED_TF_LOGS=1)")
 
 
-_OPTION_TYPES = {"positive_int": positive_int, "positive_float": positive_float,
-                 "int": int, "float": float}
+def field_option(field, by_preset=False):
+    """The option a typed config's field makes: `(flags, keywords)` for
+    `parser.add_argument`, or None for a field without option metadata.
+
+    The field is the one place a setting is named (`config.option`
+    metadata): its name gives the option (`teacher_batch_size` ->
+    `--teacher-batch-size`) unless the metadata names a `flag`
+    (`variable_length` -> `--fixed-length`), its default the option's,
+    its metadata the help and the `argparse` keywords (`type`, `choices`,
+    `metavar`, `nargs`, `action`, `const`). A bool field without an
+    `action` is a switch: `store_true` where it defaults to False,
+    `store_false` (with a `flag` such as `--no-attention`) where True.
+
+    Args:
+        field: a `dataclasses.Field` of a config of
+            `keras_ordered.training.config`.
+        by_preset: the preset gives the default: the option defaults to
+            None (the preset's value stays) and its help says so.
+
+    Returns:
+        `(flags, keywords)`, or None.
+
+    Example:
+
+    >>> import dataclasses
+    >>> from keras_ordered.training.config import LanguageModelTraining
+    >>> field = {f.name: f for f in dataclasses.fields(
+    ...     LanguageModelTraining)}["bptt"]
+    >>> flags, keywords = field_option(field, by_preset=True)
+    >>> flags, keywords["default"], keywords["type"].__name__
+    (('--bptt',), None, 'positive_int')
+    """
+    option = field.metadata.get("option")
+    if option is None:
+        return None
+    keywords = dict(option)
+    flag = keywords.pop("flag", "--" + field.name.replace("_", "-"))
+    default = field.default
+    if default is dataclasses.MISSING:
+        default = None
+    if isinstance(default, tuple):
+        default = list(default)
+    if field.type is bool and "action" not in keywords:
+        keywords["action"] = "store_false" if default else "store_true"
+    if by_preset:
+        default = None
+        keywords["help"] += " (default: the preset's)"
+    keywords.update(dest=field.name, default=default)
+    return (flag,), keywords
 
 
-def add_config_options(parser, config_class, names=None):
-    """Adds one option per field of a typed config that has option metadata.
-
-    The field is the one place a setting is named: its name gives the
-    option (`teacher_batch_size` -> `--teacher-batch-size`), its default
-    the option's, its metadata (`config._option`) the help, type, choices
-    and metavar. `config_from_options` reads them back.
+def add_config_options(parser, config_class, names=None, by_preset=False):
+    """Adds one option per field of a typed config that has option metadata
+    (`field_option` says how each is made).
 
     Args:
         parser: the recipe's parser.
         config_class: a dataclass of `keras_ordered.training.config`.
         names: the fields to add (None: every field with option metadata).
+        by_preset: the preset gives the defaults (a preset's `"training"`
+            block): every option defaults to None and replaces the
+            preset's value only when given (`preset_changes` reads them).
+
+    Example:
+
+    ```python
+    from keras_ordered.training import options
+    from keras_ordered.training.config import DistanceParserExperiment
+
+    parser = options.recipe_parser("Train a distance parser.")
+    options.add_config_options(parser, DistanceParserExperiment)
+    args = parser.parse_args(["--teacher-batch-size", "64"])
+    assert args.teacher_batch_size == 64 and args.teacher == ["ensemble_ptb"]
+    ```
     """
     for field in dataclasses.fields(config_class):
-        option = field.metadata.get("option")
-        if option is None or (names is not None and field.name not in names):
+        if names is not None and field.name not in names:
             continue
-        keywords = dict(option)
-        if "type" in keywords:
-            keywords["type"] = _OPTION_TYPES[keywords["type"]]
-        default = field.default
-        if default is dataclasses.MISSING:
-            default = None
-        if isinstance(default, tuple):
-            default = list(default)
-        parser.add_argument("--" + field.name.replace("_", "-"),
-                            default=default, **keywords)
+        made = field_option(field, by_preset)
+        if made is not None:
+            flags, keywords = made
+            parser.add_argument(*flags, **keywords)
+
+
+def config_values(config_class, args, exclude=()):
+    """The values parsed options give the fields of a typed config: every
+    field that `args` has (those of `add_config_options` and of the groups
+    above, such as `--output` and `--seed`), but for `exclude`.
+
+    Args:
+        config_class: a dataclass of `keras_ordered.training.config`.
+        args: the parsed options (`argparse.Namespace`).
+        exclude: names of fields to leave out (the caller gives them).
+
+    Returns:
+        dict, field name -> value.
+    """
+    return {field.name: getattr(args, field.name)
+            for field in dataclasses.fields(config_class)
+            if field.name not in exclude and hasattr(args, field.name)}
 
 
 def config_from_options(config_class, args, **fields):
-    """The typed config of parsed options: every field with option
-    metadata, plus `RunConfig`'s (`output`, `seed`, `verbose`, `tf32`,
-    `strategy`) where the parser has them, plus `fields`."""
-    run_fields = {f.name for f in dataclasses.fields(RunConfig)}
-    values = {}
-    for field in dataclasses.fields(config_class):
-        if hasattr(args, field.name) and (
-                "option" in field.metadata or field.name in run_fields):
-            values[field.name] = getattr(args, field.name)
+    """The typed config of parsed options (`config_values`), with
+    `fields` replacing or adding values.
+
+    Example:
+
+    ```python
+    from keras_ordered.training import options
+    from keras_ordered.training.config import DistanceParserExperiment
+
+    parser = options.recipe_parser("Train a distance parser.")
+    options.add_output(parser, default="runs/x")
+    options.add_config_options(parser, DistanceParserExperiment)
+    config = options.config_from_options(
+        DistanceParserExperiment, parser.parse_args(["--epochs", "2"]))
+    assert config.epochs == 2 and config.output == "runs/x"
+    ```
+    """
+    values = config_values(config_class, args, exclude=tuple(fields))
     values.update(fields)
     return config_class(**values)
+
+
+def preset_changes(settings_class, args):
+    """The settings the options replace in a preset's `"training"` block:
+    each option of `add_config_options(..., by_preset=True)` that was given
+    (not None).
+
+    Args:
+        settings_class: a training-settings dataclass
+            (`LanguageModelTraining`, `GFLTraining`, ...).
+        args: the parsed options.
+
+    Returns:
+        dict, field name -> value, for `dataclasses.replace`.
+    """
+    return {field.name: getattr(args, field.name)
+            for field in dataclasses.fields(settings_class)
+            if "option" in field.metadata
+            and getattr(args, field.name, None) is not None}

@@ -6,6 +6,8 @@ where its trees, over seeds, match float32's (the rule for defaults of
 """
 
 
+import contextlib
+
 from keras_ordered._cpu import CPUINFO
 from keras_ordered._cpu import cpu_flags
 from keras_ordered.training.options import PRECISIONS
@@ -90,3 +92,35 @@ def emulated_bfloat16_warning(policy, gpus=None, native_bfloat16=None):
         "mixed_bfloat16 do so for their trees (docs/training.md, "
         "'Precision and optimizer')."
     )
+
+
+@contextlib.contextmanager
+def global_policy(policy=None):
+    """Sets Keras' global dtype policy for a block and puts the previous
+    one back after it, however the block ends.
+
+    Args:
+        policy: str, the policy inside the block (None: leave it, only put
+            it back after; e.g. around keras-tuner's search, whose
+            `clear_session()` before each trial resets it).
+
+    Example:
+
+    ```python
+    import keras
+    from keras_ordered.training.precision import global_policy
+
+    with global_policy("mixed_bfloat16"):
+        assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+    assert keras.mixed_precision.global_policy().name == "float32"
+    ```
+    """
+    import keras
+
+    previous = keras.mixed_precision.global_policy().name
+    if policy is not None:
+        keras.mixed_precision.set_global_policy(policy)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(previous)

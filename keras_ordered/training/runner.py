@@ -97,6 +97,7 @@ from keras_ordered.training.distributed import barrier
 from keras_ordered.training.distributed import is_chief
 from keras_ordered.training.distributed import is_multi_worker
 from keras_ordered.training.distributed import make_strategy
+from keras_ordered.training.precision import global_policy
 
 
 class Task:
@@ -113,6 +114,9 @@ class Task:
         best_mode: `"min"` or `"max"`.
         log_every: int, steps between TensorBoard points of the training
             loss (0: epoch summaries only).
+        initial_epoch: int, the epoch a run without a backup starts at
+            (0; a search trial that continues another trial's weights
+            starts later).
 
     Args:
         config: the run's configuration: a
@@ -125,6 +129,7 @@ class Task:
     best_monitor = "val_loss"
     best_mode = "min"
     log_every = 0
+    initial_epoch = 0
 
     def __init__(self, config):
         self.config = config
@@ -269,13 +274,9 @@ class Runner:
         _environment.check_output_dir(self.output)
         strategy = task.make_strategy()
         policy = task.policy()
-        previous_policy = keras.mixed_precision.global_policy().name
-        keras.mixed_precision.set_global_policy(policy)
-        try:
-            with backend.float32_matmuls(tf32=task.config.tf32):
-                return self._run(strategy, policy)
-        finally:
-            keras.mixed_precision.set_global_policy(previous_policy)
+        with global_policy(policy), backend.float32_matmuls(
+                tf32=task.config.tf32):
+            return self._run(strategy, policy)
 
     def _run(self, strategy, policy):
         task, config = self.task, self.task.config
@@ -296,6 +297,8 @@ class Runner:
             # Restoring builds the optimizer's slot variables (Adam's
             # moments): they must be the strategy's mirrored variables.
             start_epoch, start_batch = self.backup.restore(model)
+        if self.backup.restored is None:
+            start_epoch = task.initial_epoch
         action = self._resume_action(start_epoch, start_batch)
         results_path = os.path.join(self.output, "results.json")
         model_path = os.path.join(self.output, "model.keras")

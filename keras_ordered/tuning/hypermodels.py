@@ -2,11 +2,13 @@
 
 A search space per model family, centred on one of its presets (the
 preset's values are the defaults; `keras_ordered.tuning.search.make_tuner`
-makes them the first trial of every search), and a `fit` that trains a trial as the recipes train:
-truncated BPTT over contiguous streams with the recurrent state carried
-from window to window (`keras_ordered.training.BPTTBatches`), the preset's
-optimizer, gradient clipping and learning-rate schedule, and validation
-perplexity from a zero state at the start of the validation text.
+makes them the first trial of every search), and a `fit` that trains a
+trial as the recipes train: a `keras_ordered.tuning.trial.TrialTask` run
+by `keras_ordered.training.runner.Runner`, with truncated BPTT over
+contiguous streams and the recurrent state carried from window to window
+(`keras_ordered.training.BPTTBatches`), the preset's optimizer, gradient
+clipping and learning-rate schedule, and validation perplexity from a zero
+state at the start of the validation text.
 
 The objective is `val_perplexity` (minimised) by default, or `parse_f1`
 (maximised): the sentence-level unlabeled F1 of the model's default
@@ -18,14 +20,15 @@ What keras-tuner requires of a `fit`, and how it is met here:
 
 - keras-tuner deep-copies the callbacks given to `search` for every trial:
   the callbacks that hold a model's state (the plateau schedule, the
-  parsing evaluation) are built inside `fit`, fresh for each trial, and run
+  parsing evaluation) are the trial task's, fresh for each trial, and run
   before the tuner's own (which read the objective from the epoch's logs).
 - keras-tuner keeps only weights: a trial's model is rebuilt from its
   hyperparameters (`build`) and its best weights loaded into it. `build`
   compiles the model and creates its carried-state variables, so the
   rebuilt model trains, evaluates and parses like the trained one, and
   `model.save("best.keras")` writes a normal model file whose vocabulary
-  travels with it.
+  travels with it. (The runner also saves each trial's best epoch as a
+  float32 `model.keras` in the trial's folder.)
 - NT-ASGD is left out of trials: it validates averaged weights that
   keras-tuner's checkpoint (the raw weights) would not hold, and a search's
   few epochs rarely reach its trigger. Train the best configuration with
@@ -34,7 +37,7 @@ What keras-tuner requires of a `fit`, and how it is met here:
 
 import dataclasses
 import math
-import time
+import tempfile
 
 import keras
 import keras_tuner as kt
@@ -44,11 +47,11 @@ from keras_ordered.models.onlstm import ONLSTMLanguageModel
 from keras_ordered.models.onlstm import get_preset as get_onlstm_preset
 from keras_ordered.models.prpn import PRPNLanguageModel
 from keras_ordered.models.prpn import get_preset as get_prpn_preset
-from keras_ordered.training.batching import BPTTBatches
-from keras_ordered.training.callbacks import ParsingEvaluation
-from keras_ordered.training.optimizers import make_optimizer
-from keras_ordered.training.callbacks import make_plateau
 from keras_ordered.training.config import LanguageModelTraining
+from keras_ordered.training.config import RunConfig
+from keras_ordered.training.optimizers import make_optimizer
+from keras_ordered.training.runner import Runner
+from keras_ordered.tuning.trial import TrialTask
 
 OBJECTIVES = {
     "perplexity": kt.Objective("val_perplexity", direction="min"),
@@ -57,30 +60,6 @@ OBJECTIVES = {
 """The objectives a search can optimise, by the name `--objective` takes."""
 
 _RATE_STEP = 0.05
-
-
-class _ParseF1(ParsingEvaluation):
-    """`ParsingEvaluation` that also logs `parse_f1`: the sentence-level F1
-    of the model's default distance, the metric a search can optimise."""
-
-    def on_epoch_end(self, epoch, logs=None):
-        super().on_epoch_end(epoch, logs)
-        if logs is not None and self.results:
-            name = self.model.default_distance
-            logs["parse_f1"] = float(self.results[name]["sentence_f1"])
-
-
-class _ElapsedSeconds(keras.callbacks.Callback):
-    """Logs `elapsed_seconds` at every epoch end: the trial's training and
-    validation wall time so far (keras-tuner records the metrics of a
-    trial's best epoch, so this is the time it took to reach it)."""
-
-    def on_train_begin(self, logs=None):
-        self._started = time.time()
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs is not None:
-            logs["elapsed_seconds"] = time.time() - self._started
 
 
 class LanguageModelHyperModel(kt.HyperModel):
@@ -97,7 +76,8 @@ class LanguageModelHyperModel(kt.HyperModel):
 
     def __init__(self, vocabulary, preset="small", tune=None,
                  objective="perplexity", treebank=None, parse_sentences=200,
-                 seed=1111, policy=None, name=None, tunable=True):
+                 seed=1111, policy=None, tf32=False, name=None,
+                 tunable=True):
         super().__init__(name=name, tunable=tunable)
         size, words = check_vocabulary(vocabulary)
         if words is None:
@@ -141,6 +121,7 @@ class LanguageModelHyperModel(kt.HyperModel):
         self.parse_sentences = int(parse_sentences)
         self.seed = seed
         self.policy = policy
+        self.tf32 = bool(tf32)
         self._treebank_records = None
 
     @property
@@ -189,30 +170,37 @@ class LanguageModelHyperModel(kt.HyperModel):
             hp: `keras_tuner.HyperParameters`.
 
         Returns:
-            The language model, compiled with the preset's optimizer at the
-            trial's learning rate, with its carried-state variables for the
-            preset's training and evaluation batch sizes.
+            The language model in the hypermodel's `policy` (None: the
+            global policy), compiled with the preset's optimizer at the
+            trial's learning rate (its slots built), with its
+            carried-state variables for the preset's training and
+            evaluation batch sizes.
         """
-        if self.policy is not None:
-            # keras-tuner's clear_session() before each build resets the
-            # global policy (Keras keeps it in the state it clears).
-            keras.mixed_precision.set_global_policy(self.policy)
         config, training = self.configuration(hp)
+        if self.policy is not None:
+            config["dtype"] = self.policy
         model = self.model_class(vocabulary=self.vocabulary, seed=self.seed,
                                  **config)
-        model.compile(optimizer=make_optimizer(training))
+        self.compile_model(model, training)
         # Built now, the optimizer's slots (Adam's moments) are in the
         # checkpoints keras-tuner writes, and a trial Hyperband continues
         # gets them back with the weights.
         model.optimizer.build(model.trainable_variables)
+        return model
+
+    def compile_model(self, model, training):
+        """Compiles `model` for a trial's `LanguageModelTraining`: the
+        preset's optimizer at the trial's rate, truncated BPTT with the
+        carried state of the training and evaluation batches."""
+        model.compile(optimizer=make_optimizer(training))
         model.configure_bptt(training.batch_size, training.eval_batch_size,
                              clip_norm=training.clip_norm)
-        return model
 
     def fit(self, hp, model, x, validation_data=None, epochs=1,
             initial_epoch=0, steps_per_epoch=None, validation_steps=None,
-            callbacks=None, verbose="auto", **kwargs):
-        """Trains a trial's model with truncated BPTT and carried state.
+            callbacks=None, verbose="auto", output=None, **kwargs):
+        """Trains a trial's model: a `keras_ordered.tuning.trial.TrialTask`
+        run by `keras_ordered.training.runner.Runner`.
 
         Args:
             hp: `keras_tuner.HyperParameters`.
@@ -225,58 +213,49 @@ class LanguageModelHyperModel(kt.HyperModel):
                 epoch (quick searches).
             validation_steps: int or None, validate on the first windows
                 only.
-            callbacks: the tuner's callbacks (run after this fit's own).
+            callbacks: the tuner's callbacks (run after the runner's and
+                the trial's own).
             verbose: as `keras.Model.fit`.
+            output: str, the trial's folder, where the runner keeps its
+                files (the search's tuner gives keras-tuner's trial folder;
+                None: a temporary folder, removed after the trial).
             **kwargs: refused (a clear error instead of an ignored option).
 
         Returns:
-            The `keras.callbacks.History`, with `val_perplexity` (and
-            `parse_f1` with a treebank) per epoch.
+            The `keras.callbacks.History` of the epochs trained, with
+            `val_perplexity` (and `parse_f1` with a treebank) per epoch.
         """
         if kwargs:
             raise TypeError(
                 f"Unexpected fit option(s) {', '.join(sorted(kwargs))}: a "
                 "language-model search takes the training ids, "
                 "validation_data, epochs, steps_per_epoch, validation_steps, "
-                "callbacks and verbose."
+                "callbacks, verbose and output."
             )
         if validation_data is None:
             raise ValueError(
                 "A search needs `validation_data` (the validation text's "
                 "token ids): the objective is measured on it."
             )
-        _, training = self.configuration(hp)
-        train_batches = BPTTBatches(
-            x, training.batch_size, training.bptt,
-            variable_length=training.variable_length,
-            seed=self.seed,
-        )
-        valid_batches = BPTTBatches(
-            validation_data, training.eval_batch_size, training.bptt,
-            variable_length=False,
-        )
-        steps = train_batches.steps(steps_per_epoch)
-        own = [_ElapsedSeconds()]
-        plateau = make_plateau(training)
-        if plateau is not None:
-            own.append(plateau)
-        if self.treebank is not None:
-            own.append(_ParseF1(self._records(), log_dir=None,
-                                max_sentences=self.parse_sentences))
-        return model.fit(
-            train_batches.stream(initial_epoch, steps),
-            steps_per_epoch=steps,
-            epochs=epochs,
-            initial_epoch=initial_epoch,
-            validation_data=valid_batches.dataset(
-                0, steps_per_epoch=validation_steps
-            ),
-            callbacks=[*own, *(callbacks or [])],
-            shuffle=False,
-            verbose=verbose,
-        )
+        if output is None:
+            # A tuner of keras-tuner's own: the runner's files last the trial.
+            with tempfile.TemporaryDirectory(
+                    prefix="keras_ordered_trial_") as folder:
+                return self.fit(hp, model, x, validation_data, epochs,
+                                initial_epoch, steps_per_epoch,
+                                validation_steps, callbacks, verbose, folder)
+        config = RunConfig(output=output, seed=self.seed,
+                           verbose=1 if verbose == "auto" else verbose,
+                           tf32=self.tf32)
+        task = TrialTask(config, self, hp, model, x, validation_data,
+                         epochs=epochs, initial_epoch=initial_epoch,
+                         steps_per_epoch=steps_per_epoch,
+                         validation_steps=validation_steps)
+        Runner(task, callbacks=callbacks or ()).run()
+        return task.outcome()
 
-    def _records(self):
+    def records(self):
+        """The treebank's sentences parsed after every epoch (read once)."""
         if self._treebank_records is None:
             if isinstance(self.treebank, (list, tuple)):
                 self._treebank_records = list(self.treebank)
@@ -339,9 +318,11 @@ class ONLSTMHyperModel(LanguageModelHyperModel):
         parse_sentences: int.
         seed: int, initialisation, dropout and window seeds of every trial.
         policy: str or None, the Keras dtype policy the trials' models are
-            built in (e.g. `"mixed_bfloat16"`): `build` makes it the global
-            policy, since keras-tuner resets that to float32 before each
-            trial (None: whatever the global policy is then).
+            built and trained in (e.g. `"mixed_bfloat16"`): `build` gives
+            it to the model, the runner sets it for the trial and puts the
+            global policy back after (None: whatever the global policy is).
+        tf32: bool, let float32 products run in TensorFloat-32 on GPUs
+            that have it (False: true float32, as the recipes' default).
         name, tunable: as `keras_tuner.HyperModel`.
 
     Example:
@@ -435,7 +416,7 @@ class PRPNHyperModel(LanguageModelHyperModel):
 
     Args:
         vocabulary, preset, tune, objective, treebank, parse_sentences,
-        seed, policy, name, tunable: as `ONLSTMHyperModel`.
+        seed, policy, tf32, name, tunable: as `ONLSTMHyperModel`.
 
     Example:
 

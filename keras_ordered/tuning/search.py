@@ -1,12 +1,18 @@
-"""The machinery of the search recipes (`recipes/tune_onlstm.py`,
-`recipes/tune_prpn.py`): options, tuner, resumption, results, best model.
+"""What is a search's own in the search recipes (`recipes/tune_onlstm.py`,
+`recipes/tune_prpn.py`): its typed config and options, the tuner, the check
+that a continued search is the same, the summary and the best model.
 
 A search writes under `--output`:
 
 - `search/`: keras-tuner's project (the oracle, one folder per trial with
-  its hyperparameters, metrics and best weights). Running the same command
+  its hyperparameters, metrics and best weights). Each trial is a
+  `keras_ordered.tuning.trial.TrialTask` that
+  `keras_ordered.training.runner.Runner` trains in its folder, as a recipe
+  trains (its `results.json`, `history.csv`, TensorBoard logs, backup, and
+  its best epoch as a float32 `model.keras`). Running the same command
   again continues the search in it (`overwrite=False`): finished trials are
-  kept, a trial the previous run was killed in starts again.
+  kept, a trial the previous run was killed in runs again, from its last
+  epoch's backup.
 - `logs/`: TensorBoard logs, one folder per trial, with the trial's
   hyperparameters for the HParams dashboard
   (`tensorboard --logdir <output>/logs`).
@@ -19,32 +25,145 @@ A search writes under `--output`:
   run with other values is refused instead of mixing two searches.
 """
 
+import dataclasses
 import json
 import os
+import shutil
 import sys
 import time
+import typing
 
 import keras_tuner as kt
 
 from keras_ordered_options import positive_int
 from keras_ordered import _environment
-from keras_ordered import backend
-from keras_ordered.training.callbacks import StopOnCtrlC
+from keras_ordered import _keras_private
+from keras_ordered.training import options
+from keras_ordered.training.config import RunConfig
+from keras_ordered.training.config import option_metadata
+from keras_ordered.training.config import preset_precision
 from keras_ordered.training.crash_safety import atomic_path
 from keras_ordered.training.crash_safety import write_json_atomically
-from keras_ordered.training import options
-from keras_ordered.training.config import preset_precision
 from keras_ordered.training.driver import run_recipe
-from keras_ordered.training.precision import emulated_bfloat16_warning
+from keras_ordered.training.precision import global_policy
 from keras_ordered.training.precision import training_policy
+from keras_ordered.tuning.hypermodels import OBJECTIVES
 
 TUNERS = ("hyperband", "random", "bayesian")
 PROJECT = "search"
 
 
+def _knobs(text):
+    """`argparse` type of `--tune`: comma-separated names, as a tuple."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SearchExperiment(RunConfig):
+    """A search of the search recipes (`recipes/tune_onlstm.py`,
+    `recipes/tune_prpn.py`): each field with option metadata is one of
+    their options (`build_parser`).
+
+    Args:
+        preset: the preset the space is centred on.
+        data: the PTB text folder (None: `$KERAS_ORDERED_DATA/ptb`).
+        max_lines: read only the first N lines of each split.
+        tuner: one of `TUNERS`.
+        max_trials: at most N trials (None: 10 for random and Bayesian
+            searches; Hyperband's own count).
+        max_epochs: epochs of a trial (Hyperband: the most it gives one).
+        factor: Hyperband's reduction factor.
+        hyperband_iterations: times Hyperband runs its brackets.
+        steps_per_epoch: train at most N windows per epoch.
+        eval_steps: validate on the first N windows only.
+        tune: the knobs to search (None: all).
+        objective: a key of `keras_ordered.tuning.OBJECTIVES`.
+        treebank: a Treebank folder parsed after every epoch (None: no
+            parsing).
+        parse_sentences: how many of its sentences.
+        precision: the trials' dtype policy (None: the preset's).
+        mixed_precision: the older switch for mixed precision.
+        (and `RunConfig`'s fields: `output`, `seed`, `verbose`, `tf32`.)
+    """
+
+    preset: str = "small"
+    data: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "directory with the PTB train.txt / valid.txt (default: "
+            "$KERAS_ORDERED_DATA/ptb; nothing is downloaded)", metavar="DIR"))
+    max_lines: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "read only the first N lines of each split, for quick searches "
+            "(the vocabulary is then the words of those lines; default: "
+            "all)", type=positive_int, metavar="N"))
+    tuner: str = dataclasses.field(default="hyperband", metadata=option_metadata(
+        "search algorithm: Hyperband (successive halving over epochs), "
+        "random search, or Bayesian optimisation (Gaussian process)",
+        choices=TUNERS))
+    max_trials: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "at most N trials (models) in all (default: 10 for random and "
+            "bayesian; Hyperband's own count from --max-epochs and "
+            "--factor)", type=positive_int, metavar="N"))
+    max_epochs: int = dataclasses.field(default=3, metadata=option_metadata(
+        "epochs of a trial (random, bayesian), or the most epochs Hyperband "
+        "gives one (it trains most trials fewer)", type=positive_int,
+        metavar="N"))
+    factor: int = dataclasses.field(default=3, metadata=option_metadata(
+        "Hyperband's reduction factor (1 in FACTOR trials of a round go on "
+        "to the next, FACTOR times longer)", type=int))
+    hyperband_iterations: int = dataclasses.field(default=1, metadata=option_metadata(
+        "times Hyperband runs its whole set of brackets", type=positive_int,
+        metavar="N"))
+    steps_per_epoch: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "train at most N windows per epoch, for quick searches "
+            "(default: the whole training text)", type=positive_int,
+            metavar="N"))
+    eval_steps: typing.Optional[int] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "validate on the first N windows only, for quick searches "
+            "(default: the whole validation text)", type=positive_int,
+            metavar="N"))
+    tune: typing.Optional[tuple] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "comma-separated knobs to search; the others keep the preset's "
+            "values (default: all, listed below)", type=_knobs,
+            metavar="KNOB,..."))
+    objective: str = dataclasses.field(default="perplexity", metadata=option_metadata(
+        "what the search optimises: validation perplexity (lower is "
+        "better) or sentence-level parsing F1 on --treebank (higher)",
+        choices=tuple(OBJECTIVES)))
+    treebank: typing.Optional[str] = dataclasses.field(
+        default=None, metadata=option_metadata(
+            "Treebank .mrg folder: parse its first --parse-sentences "
+            "sentences after every epoch and record the F1 of every trial "
+            "(needed by --objective parse_f1; default: no parsing)",
+            metavar="DIR"))
+    parse_sentences: int = dataclasses.field(default=200, metadata=option_metadata(
+        "sentences of --treebank parsed after every epoch",
+        type=positive_int, metavar="N"))
+    precision: typing.Optional[str] = None
+    mixed_precision: bool = False
+
+
 def build_parser(description, hypermodel_class, presets, default_output,
                  default_preset="small"):
-    """The options of a search recipe."""
+    """The options of a search recipe: `SearchExperiment`'s fields, and
+    the groups every recipe shares.
+
+    Args:
+        description: str, the first paragraph of `--help`.
+        hypermodel_class: `ONLSTMHyperModel` or `PRPNHyperModel` (its knobs
+            are listed after the options).
+        presets: dict name -> preset, those of the model family.
+        default_output: str, the default `--output`.
+        default_preset: str, the default `--preset`.
+
+    Returns:
+        An `argparse.ArgumentParser`; `options.config_from_options(
+        SearchExperiment, args)` reads what it parses.
+    """
     parser = options.recipe_parser(
         description,
         epilog=(
@@ -63,75 +182,12 @@ def build_parser(description, hypermodel_class, presets, default_output,
         help="the preset the search space is centred on (its values are "
         "the defaults; its other settings are kept)",
     )
-    parser.add_argument(
-        "--data", default=None, metavar="DIR",
-        help="directory with the PTB train.txt / valid.txt (default: "
-        "$KERAS_ORDERED_DATA/ptb; nothing is downloaded)",
-    )
-    parser.add_argument(
-        "--max-lines", type=positive_int, default=None, metavar="N",
-        help="read only the first N lines of each split, for quick searches "
-        "(the vocabulary is then the words of those lines; default: all)",
-    )
     options.add_output(
         parser, default_output,
         holds="the search (tuner state, logs, best model, results.json)",
         again="continues the search in it",
     )
-    parser.add_argument(
-        "--tuner", default="hyperband", choices=TUNERS,
-        help="search algorithm: Hyperband (successive halving over epochs), "
-        "random search, or Bayesian optimisation (Gaussian process)",
-    )
-    parser.add_argument(
-        "--max-trials", type=positive_int, default=None, metavar="N",
-        help="at most N trials (models) in all (default: 10 for random and "
-        "bayesian; Hyperband's own count from --max-epochs and --factor)",
-    )
-    parser.add_argument(
-        "--max-epochs", type=positive_int, default=3, metavar="N",
-        help="epochs of a trial (random, bayesian), or the most epochs "
-        "Hyperband gives one (it trains most trials fewer)",
-    )
-    parser.add_argument(
-        "--factor", type=int, default=3,
-        help="Hyperband's reduction factor (1 in FACTOR trials of a round "
-        "go on to the next, FACTOR times longer)",
-    )
-    parser.add_argument(
-        "--hyperband-iterations", type=positive_int, default=1, metavar="N",
-        help="times Hyperband runs its whole set of brackets",
-    )
-    options.add_schedule(
-        parser, which=("steps_per_epoch",),
-        steps="train at most N windows per epoch, for quick searches "
-        "(default: the whole training text)",
-    )
-    parser.add_argument(
-        "--eval-steps", type=positive_int, default=None, metavar="N",
-        help="validate on the first N windows only, for quick searches "
-        "(default: the whole validation text)",
-    )
-    parser.add_argument(
-        "--tune", default=None, metavar="KNOB,...",
-        help="comma-separated knobs to search; the others keep the "
-        "preset's values (default: all, listed below)",
-    )
-    parser.add_argument(
-        "--objective", default="perplexity", choices=("perplexity", "parse_f1"),
-        help="what the search optimises: validation perplexity (lower is "
-        "better) or sentence-level parsing F1 on --treebank (higher)",
-    )
-    parser.add_argument(
-        "--treebank", default=None, metavar="DIR",
-        help="Treebank .mrg folder: parse its first --parse-sentences "
-        "sentences after every epoch and record the F1 of every trial "
-        "(needed by --objective parse_f1; default: no parsing)",
-    )
-    parser.add_argument(
-        "--parse-sentences", type=positive_int, default=200, metavar="N",
-        help="sentences of --treebank parsed after every epoch",
-    )
+    options.add_config_options(parser, SearchExperiment)
     options.add_precision(parser, by_preset=True)
     options.add_tf32(parser)
     options.add_seed(parser, "search, initialisation, dropout, windows")
@@ -139,23 +195,16 @@ def build_parser(description, hypermodel_class, presets, default_output,
     return parser
 
 
-class _PresetFirst:
-    """Oracle mixin: the first trial of a search is the preset.
+class _PresetFirst(_keras_private.FirstValuesHook):
+    """Oracle mixin: the first trial of a search is the preset (every
+    knob's default), the baseline the other trials are compared with."""
 
-    keras-tuner's oracles draw the values of a new trial with
-    `_random_values` (random search, Bayesian optimisation's initial points,
-    Hyperband's first round); the first trial of a search (nothing tried
-    yet, also after a reload) gets every knob's default instead, so that
-    the preset is the baseline the other trials are compared with.
-    """
-
-    def _random_values(self):
-        if not self._tried_so_far:
-            return {hp.name: hp.default for hp in self.hyperparameters.space}
-        return super()._random_values()
+    def first_values(self):
+        """Every hyperparameter's default."""
+        return {hp.name: hp.default for hp in self.hyperparameters.space}
 
 
-class _WholeStateFiles:
+class _WholeStateFiles(_keras_private.StateFilesHook):
     """Oracle mixin: `oracle.json` and every `trial.json` written whole.
 
     keras-tuner truncates a state file, then writes it: a search killed in
@@ -163,24 +212,25 @@ class _WholeStateFiles:
     read. These go to a temporary name and replace the old file at once.
     """
 
-    def save(self):
-        write_json_atomically(self._get_oracle_fname(), self.get_state())
-
-    def _save_trial(self, trial):
-        write_json_atomically(
-            os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"),
-            trial.get_state(),
-        )
+    def write_state(self, path, state):
+        """Writes `state` to `path` whole (`write_json_atomically`)."""
+        write_json_atomically(path, state)
 
 
-class _WholeTunerFile:
+class _SearchTuner(_keras_private.TunerStateFileHook):
     """Tuner mixin: the tuner's own state file written whole, as the
-    oracle's (`_WholeStateFiles`)."""
+    oracle's (`_WholeStateFiles`); each trial trains in its own folder
+    (keras-tuner's, `search/trial_N`), where the runner keeps its files."""
 
-    def save(self):
-        if not self._is_worker():
-            self.oracle.save()
-        write_json_atomically(self._get_tuner_fname(), self.get_state())
+    def write_state(self, path, state):
+        """Writes `state` to `path` whole (`write_json_atomically`)."""
+        write_json_atomically(path, state)
+
+    def run_trial(self, trial, *args, **kwargs):
+        """keras-tuner's trial, with the trial's folder as the fit's
+        `output` (`LanguageModelHyperModel.fit`)."""
+        kwargs["output"] = self.get_trial_dir(trial.trial_id)
+        return super().run_trial(trial, *args, **kwargs)
 
 
 class PresetFirstRandomSearchOracle(_PresetFirst, _WholeStateFiles,
@@ -199,17 +249,14 @@ class PresetFirstHyperbandOracle(_PresetFirst, _WholeStateFiles,
     """`keras_tuner.oracles.HyperbandOracle`, the preset first."""
 
 
-class _Tuner(_WholeTunerFile, kt.Tuner):
+class _Tuner(_SearchTuner, kt.Tuner):
     """`keras_tuner.Tuner` writing its state file whole."""
 
 
-class _Hyperband(_WholeTunerFile, kt.Hyperband):
+class _Hyperband(_SearchTuner, _keras_private.HyperbandWithOracle,
+                 kt.Hyperband):
     """keras-tuner's Hyperband tuner (epochs per round, continued trials)
-    around a given oracle: `kt.Hyperband.__init__` only builds its own
-    `HyperbandOracle`, so `kt.Tuner.__init__` is called with ours."""
-
-    def __init__(self, oracle, **kwargs):
-        kt.Tuner.__init__(self, oracle=oracle, **kwargs)
+    around a given oracle."""
 
 
 def make_tuner(hypermodel, tuner="hyperband", directory="runs/tune",
@@ -426,113 +473,132 @@ def _short(value):
 
 
 def run(args, hypermodel_class):
-    """Runs (or continues) the search `args` describe; returns 0."""
+    """Runs (or continues) the search the options `args` describe (read
+    once, into a `SearchExperiment`); returns 0."""
+    return search(options.config_from_options(SearchExperiment, args),
+                  hypermodel_class)
+
+
+def search(config, hypermodel_class):
+    """Runs (or continues) a search; returns 0.
+
+    Each trial is a `keras_ordered.tuning.trial.TrialTask` that
+    `keras_ordered.training.runner.Runner` trains in the trial's folder
+    (its precision, seed, Ctrl-C, TensorBoard, checkpoint and saved model);
+    this adds what is the search's own: the search space and the tuner,
+    the check that a continued search is the same one, the HParams logs,
+    the summary of every trial, and the best trial's model.
+
+    Args:
+        config: a `SearchExperiment`.
+        hypermodel_class: `ONLSTMHyperModel` or `PRPNHyperModel`.
+
+    Example:
+
+    ```python
+    # needs: ptb
+    from keras_ordered.tuning import PRPNHyperModel
+    from keras_ordered.tuning.search import SearchExperiment
+    from keras_ordered.tuning.search import search
+
+    search(SearchExperiment(output="tune_example", preset="tiny",
+                            max_lines=200, tuner="random", max_trials=1,
+                            max_epochs=1, steps_per_epoch=3, eval_steps=2,
+                            verbose=0), PRPNHyperModel)
+    ```
+    """
     import keras
 
     from keras_ordered.datasets import ptb
     from keras_ordered.datasets.folders import data_dir
 
-    if args.steps_per_epoch is not None and args.steps_per_epoch < 1:
-        raise ValueError("--steps-per-epoch must be >= 1.")
-    tune = None
-    if args.tune:
-        tune = [name.strip() for name in args.tune.split(",") if name.strip()]
     (train_ids, valid_ids, _), vocabulary = ptb.load_data(
-        data_dir(args.data, "ptb", "--data", "PTB language-modelling text"),
-        download=False, max_lines=args.max_lines,
+        data_dir(config.data, "ptb", "--data", "PTB language-modelling text"),
+        download=False, max_lines=config.max_lines,
     )
-    preset = hypermodel_class.get_preset(args.preset)
+    preset = hypermodel_class.get_preset(config.preset)
     # Trials train as the recipe would: in the preset's precision unless
     # --precision says otherwise. The best model is saved in float32.
-    policy = training_policy(preset_precision(args.precision, preset),
-                             args.mixed_precision)
-    warning = emulated_bfloat16_warning(policy)
-    if warning:
-        print(warning, file=sys.stderr)
+    policy = training_policy(preset_precision(config.precision, preset),
+                             config.mixed_precision)
     hypermodel = hypermodel_class(
-        vocabulary, preset=args.preset, tune=tune, objective=args.objective,
-        treebank=args.treebank, parse_sentences=args.parse_sentences,
-        seed=args.seed, policy=policy,
+        vocabulary, preset=config.preset, tune=config.tune or None,
+        objective=config.objective, treebank=config.treebank,
+        parse_sentences=config.parse_sentences, seed=config.seed,
+        policy=policy, tf32=config.tf32,
     )
     settings = {
         "model": hypermodel_class.model_class.__name__,
-        "preset": args.preset,
+        "preset": config.preset,
         "tune": list(hypermodel.tune),
-        "objective": args.objective,
-        "treebank": args.treebank,
-        "parse_sentences": args.parse_sentences if args.treebank else None,
-        "tuner": args.tuner,
-        "max_epochs": args.max_epochs,
-        "factor": args.factor if args.tuner == "hyperband" else None,
+        "objective": config.objective,
+        "treebank": config.treebank,
+        "parse_sentences": (config.parse_sentences if config.treebank
+                            else None),
+        "tuner": config.tuner,
+        "max_epochs": config.max_epochs,
+        "factor": config.factor if config.tuner == "hyperband" else None,
         "data_tokens": [int(len(train_ids)), int(len(valid_ids))],
         "vocabulary_size": len(vocabulary),
-        "steps_per_epoch": args.steps_per_epoch,
-        "eval_steps": args.eval_steps,
-        "seed": args.seed,
+        "steps_per_epoch": config.steps_per_epoch,
+        "eval_steps": config.eval_steps,
+        "seed": config.seed,
         "precision": policy,
     }
-    resuming = _check_same_search(args.output, settings)
-    previous_policy = keras.mixed_precision.global_policy().name
-    try:
-        with backend.float32_matmuls(tf32=args.tf32):
-            return _search(args, hypermodel, settings, resuming, train_ids,
-                           valid_ids)
-    finally:
-        keras.mixed_precision.set_global_policy(previous_policy)
-
-
-def _search(args, hypermodel, settings, resuming, train_ids, valid_ids):
-    """The search itself; returns 0."""
-    import keras
-
-    keras.utils.set_random_seed(args.seed)
+    resuming = _check_same_search(config.output, settings)
     tuner = make_tuner(
-        hypermodel, args.tuner, directory=args.output,
-        max_trials=args.max_trials, max_epochs=args.max_epochs,
-        factor=args.factor, hyperband_iterations=args.hyperband_iterations,
-        seed=args.seed, distribution_strategy=default_strategy(),
+        hypermodel, config.tuner, directory=config.output,
+        max_trials=config.max_trials, max_epochs=config.max_epochs,
+        factor=config.factor,
+        hyperband_iterations=config.hyperband_iterations,
+        seed=config.seed, distribution_strategy=default_strategy(),
     )
     done = [t for t in tuner.oracle.trials.values()
             if str(t.status) == "COMPLETED"]
     objective = hypermodel.objective.name
     print(
-        f"{'Continuing' if resuming else 'Starting'} a {args.tuner} search "
-        f"of {settings['model']} around preset {args.preset!r} "
+        f"{'Continuing' if resuming else 'Starting'} a {config.tuner} search "
+        f"of {settings['model']} around preset {config.preset!r} "
         f"({', '.join(hypermodel.tune)}), objective {objective} "
-        f"({hypermodel.objective.direction}), in {settings['precision']}, on "
+        f"({hypermodel.objective.direction}), in {policy}, on "
         f"{len(train_ids)} training tokens; {len(done)} trial(s) already "
-        f"finished in {args.output}."
+        f"finished in {config.output}."
     )
-    log_dir = os.path.join(args.output, "logs")
+    log_dir = os.path.join(config.output, "logs")
     started = time.time()
-    tuner.search(
-        train_ids, validation_data=valid_ids, epochs=args.max_epochs,
-        steps_per_epoch=args.steps_per_epoch,
-        validation_steps=args.eval_steps,
-        callbacks=[StopOnCtrlC(),
-                   keras.callbacks.TensorBoard(log_dir, write_graph=False)],
-        verbose=args.verbose,
-    )
+    # keras-tuner's clear_session() before each trial resets the global
+    # policy: it is put back after the search.
+    with global_policy():
+        tuner.search(
+            train_ids, validation_data=valid_ids, epochs=config.max_epochs,
+            steps_per_epoch=config.steps_per_epoch,
+            validation_steps=config.eval_steps,
+            # keras-tuner gives each trial a folder of it, with the trial's
+            # hyperparameters for the HParams dashboard.
+            callbacks=[keras.callbacks.TensorBoard(log_dir,
+                                                   write_graph=False)],
+            verbose=config.verbose,
+        )
     elapsed = time.time() - started
 
     rows = summarize(tuner)
     finished = [r for r in rows if r["score"] is not None]
     if not finished:
         raise ValueError(
-            f"No trial of the search in {args.output} finished (see the "
+            f"No trial of the search in {config.output} finished (see the "
             "errors above)."
         )
     previous = {}
-    results_path = os.path.join(args.output, "results.json")
+    results_path = os.path.join(config.output, "results.json")
     if os.path.exists(results_path):
         with open(results_path) as f:
             previous = json.load(f)
-    model_path = os.path.join(args.output, "best_model.keras")
-    # Rebuilt in float32 around the best trial's (float32) variables.
-    hypermodel.policy = "float32"
-    best_model = tuner.get_best_models(1)[0]
+    model_path = os.path.join(config.output, "best_model.keras")
+    # The runner saved each trial's best epoch as a float32 model.
+    trial_model = os.path.join(tuner.get_trial_dir(finished[0]["trial_id"]),
+                               "model.keras")
     with atomic_path(model_path) as partial:
-        best_model.save(partial)
+        shutil.copyfile(trial_model, partial)
     results = {
         **settings,
         "search_seconds": round(
@@ -583,6 +649,6 @@ def _interrupted(args):
     print(
         f"\nInterrupted. Finished trials are kept in {args.output}: run "
         "the same command again to continue the search (the trial that "
-        "was running starts again).", file=sys.stderr,
+        "was running runs again, from its last backup).", file=sys.stderr,
     )
     return 130

@@ -83,12 +83,8 @@ def test_search_recipes_use_the_rule(no_data):
 def test_tdtreelstm_has_no_fallback_folder(no_data):
     from keras_ordered.training.tasks import tdtreelstm
 
-    from keras_ordered.models import TDTreeLSTMLanguageModel
-    from keras_ordered.training.config import TDTreeLSTMExperiment
-
     args = tdtreelstm.build_parser().parse_args([])
-    experiment = TDTreeLSTMExperiment.from_options(args,
-                                                   TDTreeLSTMLanguageModel)
+    experiment = tdtreelstm.experiment_from_options(args)
     with pytest.raises(ValueError, match=r"pass --data DIR, or set "
                        "KERAS_ORDERED_DATA"):
         tdtreelstm.load_splits(experiment)
@@ -97,11 +93,8 @@ def test_tdtreelstm_has_no_fallback_folder(no_data):
 def test_gfl_uses_the_rule(no_data):
     from keras_ordered.training.tasks import gfl
 
-    from keras_ordered.models import GFLParser
-    from keras_ordered.training.config import GFLExperiment
-
     args = gfl.build_parser().parse_args([])
-    experiment = GFLExperiment.from_options(args, GFLParser)
+    experiment = gfl.experiment_from_options(args)
     with pytest.raises(ValueError, match=r"pass --treebank DIR, or set "
                        "KERAS_ORDERED_DATA"):
         gfl.load_splits(experiment)

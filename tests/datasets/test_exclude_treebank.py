@@ -64,11 +64,11 @@ def test_the_sample_is_left_out_of_the_training_text(capsys):
 
 def test_the_recipes_take_the_option_into_their_run():
     from keras_ordered.models import PRPNLanguageModel
-    from keras_ordered.training.config import LanguageModelExperiment
+    from keras_ordered.training.tasks import language_model_options
     from keras_ordered.training.tasks.language_model import build_parser
 
     args = build_parser("t", PRPNLanguageModel.preset_table, "runs/t").parse_args(
         ["--preset", "tiny", "--exclude-treebank", "trees/"])
-    experiment = LanguageModelExperiment.from_options(args, PRPNLanguageModel)
+    experiment = language_model_options.experiment_from_options(args, PRPNLanguageModel)
     assert experiment.exclude_treebank == "trees/"
     assert experiment.to_dict()["exclude_treebank"] == "trees/"

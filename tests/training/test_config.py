@@ -20,6 +20,7 @@ from keras_ordered.training.config import LanguageModelExperiment
 from keras_ordered.training.config import LanguageModelTraining
 from keras_ordered.training.config import RunConfig
 from keras_ordered.training.tasks import language_model
+from keras_ordered.training.tasks import language_model_options
 
 FAMILIES = {"onlstm": (ONLSTMLanguageModel, onlstm),
             "prpn": (PRPNLanguageModel, prpn),
@@ -76,7 +77,7 @@ def test_options_and_the_preset_factory_give_the_same_experiment():
         "onlstm", "--preset", "tiny", "--epochs", "3", "--bptt", "20",
         "--fixed-length", "--model-arg", "chunk_size=2", "--seed", "7",
         "--output", "runs/x", "--precision", "float32", "--verbose", "0")
-    from_options = LanguageModelExperiment.from_options(
+    from_options = language_model_options.experiment_from_options(
         args, model_class, get_preset)
     from_preset = LanguageModelExperiment.from_preset(
         model_class, "tiny",
@@ -96,7 +97,7 @@ def test_options_and_the_preset_factory_give_the_same_experiment():
     # --adam keras makes the official Adam Keras' Adam.
     args, model_class, get_preset = _options("prpn", "--preset", "tiny",
                                              "--adam", "keras")
-    assert LanguageModelExperiment.from_options(
+    assert language_model_options.experiment_from_options(
         args, model_class, get_preset).training.optimizer == "keras_adam"
 
 
@@ -165,7 +166,9 @@ def test_configurations_are_frozen_and_replaced_whole():
 
 
 def test_the_configuration_module_needs_only_the_standard_library():
-    # The recipes' --help reads the defaults from it without TensorFlow.
+    # The recipes' --help reads the defaults from it without TensorFlow:
+    # the standard library, and the argparse types of keras_ordered_options
+    # (standard library only too, a contract of .importlinter).
     tree = ast.parse(open(config.__file__).read())
     imported = set()
     for node in ast.walk(tree):
@@ -173,7 +176,8 @@ def test_the_configuration_module_needs_only_the_standard_library():
             imported.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module.split(".")[0])
-    assert imported and imported <= set(sys.stdlib_module_names), imported
+    assert imported - {"keras_ordered_options"} <= set(
+        sys.stdlib_module_names), imported
 
 
 def test_gfl_and_tdtreelstm_runs_are_typed_too():
@@ -196,7 +200,7 @@ def test_gfl_and_tdtreelstm_runs_are_typed_too():
     args = gfl_task.build_parser().parse_args(
         ["--preset", "tiny", "--epochs", "3", "--no-attention",
          "--valid", "x*.mrg", "--output", "o", "--verbose", "0"])
-    run = GFLExperiment.from_options(args, GFLParser)
+    run = gfl_task.experiment_from_options(args)
     assert run == GFLExperiment.from_preset(
         GFLParser, "tiny", training={"epochs": 3}, attention=False,
         splits={"train": args.train, "valid": ["x*.mrg"],
@@ -208,7 +212,7 @@ def test_gfl_and_tdtreelstm_runs_are_typed_too():
         assert defaults[name] == config.default_of(GFLExperiment, name)
     args = tdtreelstm_task.build_parser().parse_args(
         ["--preset", "tiny", "--epochs", "4", "--no-jit", "--ld"])
-    run = TDTreeLSTMExperiment.from_options(args, TDTreeLSTMLanguageModel)
+    run = tdtreelstm_task.experiment_from_options(args)
     assert (run.training.max_epochs, run.jit_compile, run.kind) == (
         4, False, "LdTreeLSTM")
     assert run.splits["test"] is None
@@ -226,10 +230,6 @@ def test_gfl_and_tdtreelstm_runs_are_typed_too():
 
 
 def test_tf32_is_off_unless_asked_in_every_recipe():
-    from keras_ordered.models import GFLParser
-    from keras_ordered.models import TDTreeLSTMLanguageModel
-    from keras_ordered.training.config import GFLExperiment
-    from keras_ordered.training.config import TDTreeLSTMExperiment
     from keras_ordered.training.tasks import gfl as gfl_task
     from keras_ordered.training.tasks import tdtreelstm as tdtreelstm_task
     from keras_ordered.tuning import search
@@ -238,14 +238,13 @@ def test_tf32_is_off_unless_asked_in_every_recipe():
     for argv, tf32 in (([], False), (["--tf32"], True)):
         args, model_class, get_preset = _options("prpn", "--preset", "tiny",
                                                  *argv)
-        assert LanguageModelExperiment.from_options(
+        assert language_model_options.experiment_from_options(
             args, model_class, get_preset).tf32 is tf32
         args = gfl_task.build_parser().parse_args(["--preset", "tiny", *argv])
-        assert GFLExperiment.from_options(args, GFLParser).tf32 is tf32
+        assert gfl_task.experiment_from_options(args).tf32 is tf32
         args = tdtreelstm_task.build_parser().parse_args(
             ["--preset", "tiny", *argv])
-        assert TDTreeLSTMExperiment.from_options(
-            args, TDTreeLSTMLanguageModel).tf32 is tf32
+        assert tdtreelstm_task.experiment_from_options(args).tf32 is tf32
     from keras_ordered.models.onlstm import PRESETS
     from keras_ordered.tuning.hypermodels import ONLSTMHyperModel
 

@@ -14,8 +14,8 @@ import pytest
 
 from keras_ordered.models import onlstm
 from keras_ordered.models.onlstm import ONLSTMLanguageModel
-from keras_ordered.training.config import LanguageModelExperiment
 from keras_ordered.training.tasks import language_model
+from keras_ordered.training.tasks import language_model_options
 
 # preset -> the base preset, precision and recipe options of its study.
 STUDIED = {
@@ -34,7 +34,7 @@ STUDIED = {
 def _resolved(argv):
     parser = language_model.build_parser("t", onlstm.PRESETS, "runs/t")
     args = parser.parse_args(argv)
-    experiment = LanguageModelExperiment.from_options(
+    experiment = language_model_options.experiment_from_options(
         args, ONLSTMLanguageModel, onlstm.get_preset)
     preset = onlstm.get_preset(experiment.preset)
     return {"model": {**preset["model"], **experiment.model_args},

@@ -81,3 +81,41 @@ def test_tiny_says_why_a_whole_epoch_is_slow(presets):
     assert steps < smallest_other
     assert "--max-lines" in tiny["description"]
     assert "slower" in tiny["description"]
+
+
+# The options each recipe had when they were written out one by one, before
+# they were made from the typed configs' fields: every one still listed.
+OPTIONS_BEFORE = {
+    "ptb_onlstm.py": "--adam --average-from-epoch --batch-size --bptt "
+    "--cpu-devices --data --epochs --eval-steps --exclude-treebank "
+    "--fixed-length --jit-compile --learning-rate --log-every --max-lines "
+    "--mixed-precision --model-arg --output --parse-eval "
+    "--parse-eval-sentences --precision --preset --save-freq --seed "
+    "--skip-test --steps-per-epoch --strategy --tf-logs --tf32 --treebank "
+    "--verbose",
+    "wsj_gfl.py": "--attention-map --attention-sentence --batch-size "
+    "--beam-size --epochs --eval-batch-size --learning-rate --max-sentences "
+    "--min-count --no-attention --output --preset --seed --steps-per-epoch "
+    "--strategy --test --tf-logs --tf32 --train --treebank --valid --verbose "
+    "--word-vectors",
+    "wsj_tdtreelstm.py": "--batch-size --data --epochs --eval-batch-size "
+    "--format --ld --learning-rate --lowercase --max-sentences --min-count "
+    "--no-jit --output --preset --seed --sequential --steps-per-epoch --test "
+    "--tf-logs --tf32 --time-limit --train --valid --verbose",
+    "tune_onlstm.py": "--data --eval-steps --factor --hyperband-iterations "
+    "--max-epochs --max-lines --max-trials --mixed-precision --objective "
+    "--output --parse-sentences --precision --preset --seed "
+    "--steps-per-epoch --tf-logs --tf32 --treebank --tune --tuner --verbose",
+}
+OPTIONS_BEFORE["ptb_prpn.py"] = OPTIONS_BEFORE["ptb_onlstm.py"]
+OPTIONS_BEFORE["tune_prpn.py"] = OPTIONS_BEFORE["tune_onlstm.py"]
+
+
+@pytest.mark.parametrize("recipe", sorted(PARSERS))
+def test_the_help_lists_every_option_the_recipe_had(recipe):
+    text = re.sub(r"-\n\s+", "-", PARSERS[recipe].format_help())
+    listed = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text))
+    options = {s for action in PARSERS[recipe]._actions
+               for s in action.option_strings if s not in ("-h", "--help")}
+    assert options == set(OPTIONS_BEFORE[recipe].split())
+    assert options <= listed

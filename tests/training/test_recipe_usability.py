@@ -53,8 +53,10 @@ def test_average_from_epoch_needs_an_ntasgd_preset(capsys):
 # --- --help -------------------------------------------------------------------
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_help_lists_presets_and_every_option_with_its_default(family):
-    _, presets, _ = FAMILIES[family]
-    parser = language_model.build_parser("t", presets, "runs/t")
+    model_class, presets, _ = FAMILIES[family]
+    # The family the benchmark's command names is the model class's.
+    parser = language_model.build_parser(
+        "t", presets, "runs/t", family=language_model.family_of(model_class))
     text = parser.format_help()
     for name, preset in presets.items():
         assert f"  {name} " in text

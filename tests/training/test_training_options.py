@@ -2,6 +2,7 @@
 bucketed batches."""
 
 import argparse
+import dataclasses
 
 import numpy as np
 import pytest
@@ -46,11 +47,12 @@ def test_every_recipe_builds_its_options_from_the_shared_groups():
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args(["--steps-per-epoch", "0"])
         assert exit_info.value.code == 2, name
-    trainers = ("language_model", "gfl", "tdtreelstm")
-    for name in trainers:
+    trainers = {"language_model": "epochs", "gfl": "epochs",
+                "tdtreelstm": "max_epochs"}  # the fields --epochs sets
+    for name, epochs in trainers.items():
         parser = _parsers()[name]
         args = parser.parse_args(["--epochs", "3", "--learning-rate", "0.5"])
-        assert (args.epochs, args.learning_rate) == (3, 0.5)
+        assert (getattr(args, epochs), args.learning_rate) == (3, 0.5)
         for bad in (["--epochs", "0"], ["--batch-size", "-2"],
                     ["--learning-rate", "0"], ["--learning-rate", "x"]):
             with pytest.raises(SystemExit):
@@ -63,8 +65,6 @@ def test_option_errors_name_the_option(capsys):
         parser.parse_args(["--learning-rate", "-1"])
     err = capsys.readouterr().err
     assert "argument --learning-rate: must be a positive number, got '-1'" in err
-    with pytest.raises(ValueError, match="Unknown schedule options"):
-        options.add_schedule(argparse.ArgumentParser(), which=("epoch",))
 
 
 def test_the_help_shows_each_default_once():
@@ -247,3 +247,126 @@ def test_gfl_and_tree_batches_share_the_bucketing():
     ordered = TreeBatches(trees, batch_size=3, shuffle=False)
     assert ordered.batch_indices(0) == [sorted(range(4), key=tree_lengths.__getitem__)[:3], [3]]
     assert tree_batches.words == sum(tree_lengths)
+
+
+# --- options made from the typed configs' fields ------------------------------
+def _config_classes():
+    from keras_ordered.training.config import DistanceParserExperiment
+    from keras_ordered.training.config import GFLExperiment
+    from keras_ordered.training.config import GFLTraining
+    from keras_ordered.training.config import LanguageModelExperiment
+    from keras_ordered.training.config import LanguageModelTraining
+    from keras_ordered.training.config import TDTreeLSTMExperiment
+    from keras_ordered.training.config import TDTreeLSTMTraining
+    from keras_ordered.models.onlstm import PRESETS
+    from keras_ordered.tuning.hypermodels import ONLSTMHyperModel
+    from keras_ordered.training.tasks import distance_parser
+
+    parsers = _parsers()
+    return [
+        (parsers["language_model"], LanguageModelTraining, True),
+        (parsers["language_model"], LanguageModelExperiment, False),
+        (parsers["gfl"], GFLTraining, True),
+        (parsers["gfl"], GFLExperiment, False),
+        (parsers["tdtreelstm"], TDTreeLSTMTraining, True),
+        (parsers["tdtreelstm"], TDTreeLSTMExperiment, False),
+        (distance_parser.build_parser(), DistanceParserExperiment, False),
+        (search.build_parser("t", ONLSTMHyperModel, PRESETS, "runs/t"),
+         search.SearchExperiment, False),
+    ]
+
+
+def test_each_generated_option_takes_its_help_type_and_choices_from_its_field():
+    checked = 0
+    for parser, config_class, by_preset in _config_classes():
+        actions = {action.dest: action for action in parser._actions}
+        for field in dataclasses.fields(config_class):
+            option = field.metadata.get("option")
+            if option is None:
+                continue
+            action = actions[field.name]  # every such field is an option
+            flag = option.get("flag", "--" + field.name.replace("_", "-"))
+            assert action.option_strings == [flag], field.name
+            help_text = option["help"] + (
+                " (default: the preset's)" if by_preset else "")
+            assert action.help == help_text, field.name
+            assert action.type is option.get("type"), field.name
+            assert action.choices == option.get("choices"), field.name
+            if by_preset:
+                assert action.default is None, field.name  # the preset's
+            elif field.default is not dataclasses.MISSING:
+                expected = field.default
+                if isinstance(expected, tuple):
+                    expected = list(expected)
+                assert action.default == expected, field.name
+            checked += 1
+    assert checked >= 60
+
+
+def test_switches_follow_their_fields_default():
+    from keras_ordered.training.tasks import language_model_options
+
+    parser = tdtreelstm_task.build_parser()
+    assert parser.parse_args([]).jit_compile is True
+    assert parser.parse_args(["--no-jit"]).jit_compile is False
+    assert parser.parse_args(["--ld"]).ld is True
+    parser = gfl_task.build_parser()
+    assert parser.parse_args(["--no-attention"]).attention is False
+    # The help of a switch says what it does, no "(default: True)".
+    assert "(default: True)" not in parser.format_help()
+    # A training setting the preset decides stays None unless given.
+    from keras_ordered.models import PRPNLanguageModel
+
+    parser = language_model.build_parser("t", {}, "runs/t")
+    args = parser.parse_args(["--preset", "tiny"])
+    assert args.variable_length is None and args.bptt is None
+    experiment = language_model_options.experiment_from_options(
+        args, PRPNLanguageModel)
+    preset = PRPNLanguageModel.get_preset("tiny")["training"]
+    assert experiment.training.bptt == preset["bptt"]
+    args = parser.parse_args(["--preset", "tiny", "--fixed-length",
+                              "--bptt", "5"])
+    experiment = language_model_options.experiment_from_options(
+        args, PRPNLanguageModel)
+    assert experiment.training.variable_length is False
+    assert experiment.training.bptt == 5
+
+
+def test_a_full_command_line_gives_the_run_it_gave_before():
+    """Every language-model option at once: the experiment the option
+    lists of the former `LanguageModelExperiment.from_options` gave (its
+    `to_dict()`, recorded before they were replaced by the fields'
+    metadata)."""
+    from keras_ordered.models import ONLSTMLanguageModel
+    from keras_ordered.training.tasks import language_model_options
+
+    argv = [
+        "--preset", "small", "--epochs", "3", "--batch-size", "7", "--bptt",
+        "9", "--learning-rate", "0.5", "--fixed-length", "--adam", "keras",
+        "--model-arg", "chunk_size=5", "--precision", "mixed_bfloat16",
+        "--tf32", "--seed", "3", "--verbose", "1", "--strategy", "mirrored",
+        "--cpu-devices", "2", "--jit-compile", "--skip-test", "--save-freq",
+        "11", "--log-every", "0", "--parse-eval", "x",
+        "--parse-eval-sentences", "5", "--eval-steps", "4", "--max-lines",
+        "100", "--exclude-treebank", "e", "--treebank", "tb", "--data", "d",
+        "--steps-per-epoch", "6", "--output", "o", "--mixed-precision"]
+    parser = language_model.build_parser("t", {}, "runs/t")
+    experiment = language_model_options.experiment_from_options(
+        parser.parse_args(argv), ONLSTMLanguageModel).to_dict()
+    training = experiment.pop("training")
+    assert experiment == {
+        "output": "o", "seed": 3, "verbose": 1, "strategy": "mirrored",
+        "tf32": True, "model_class": "ONLSTMLanguageModel",
+        "preset": "small", "model_args": {"chunk_size": 5},
+        "precision": "mixed_bfloat16", "mixed_precision": True, "data": "d",
+        "treebank": "tb", "max_lines": 100, "exclude_treebank": "e",
+        "steps_per_epoch": 6, "eval_steps": 4, "skip_test": True,
+        "save_freq": 11, "log_every": 0, "parse_eval": "x",
+        "parse_eval_sentences": 5, "cpu_devices": 2, "jit_compile": True,
+        "average_from_epoch": None}
+    small = ONLSTMLanguageModel.get_preset("small")["training"]
+    assert training == {**config.LanguageModelTraining.from_dict(
+        small).to_dict(), "epochs": 3, "batch_size": 7, "bptt": 9,
+        "learning_rate": 0.5, "variable_length": False}
+    # The preset's optimizer is SGD: --adam keras changes nothing.
+    assert training["optimizer"] == small["optimizer"] == "sgd"

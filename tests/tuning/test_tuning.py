@@ -284,6 +284,13 @@ def test_hyperband_continues_trials_prpn(tmp_path):
     assert len(continued) == 1
     values = continued[0]["hyperparameters"]
     assert values["tuner/initial_epoch"] == 1 and values["tuner/epochs"] == 2
+    # The runner trained the continued trial from epoch 1 (the weights of
+    # the trial it continues), one epoch, in the trial's own folder.
+    trial = json.load(open(tmp_path / "search" /
+                           f"trial_{continued[0]['trial_id']}" /
+                           "results.json"))
+    assert trial["start_epoch"] == 1 and trial["epochs_run"] == 2
+    assert len(trial["history"]["val_perplexity"]) == 1
     assert isinstance(load_model(tmp_path / "best_model.keras"),
                       PRPNLanguageModel)
 
@@ -329,19 +336,19 @@ def test_an_interrupted_trial_runs_again(tmp_path):
 def test_trials_train_in_the_presets_precision(tmp_path, monkeypatch,
                                                capsys):
     """A search trains as the recipe would: in the preset's precision unless
-    --precision says otherwise; the best model is saved in float32, and the
-    global policy is left as it was."""
-    policies = []  # (global policy, model's policy) at each build
+    --precision says otherwise (each trial run by the runner, which sets the
+    policy and puts the global one back after); the best model is saved in
+    float32."""
+    built = []  # the policy of each trial's model
 
     class Spy(ONLSTMHyperModel):
         def build(self, hp):
             model = super().build(hp)
-            policies.append((keras.mixed_precision.global_policy().name,
-                             model.dtype_policy.name))
+            built.append(model.dtype_policy.name)
             return model
 
     def searched(output, *extra):
-        policies.clear()
+        built.clear()
         data = os.path.dirname(require_data("ptb", "train.txt"))
         argv = ["--preset", "tiny", "--data", data, "--max-lines", "200",
                 "--steps-per-epoch", "2", "--eval-steps", "1", "--verbose",
@@ -351,22 +358,23 @@ def test_trials_train_in_the_presets_precision(tmp_path, monkeypatch,
                            presets=onlstm.PRESETS, description="t",
                            default_output="runs/t") == 0
         results = json.load(open(output / "results.json"))
-        assert isinstance(load_model(output / "best_model.keras"),
-                          ONLSTMLanguageModel)
-        # The last build is the saved best model's, the others the trial's
-        # (keras-tuner builds before each trial, after clear_session()).
-        trials = set(policies[:-1])
-        assert len(trials) == 1 and policies[-1][0] == policies[-1][1]
-        return trials.pop(), results["precision"], policies[-1][1]
+        best = load_model(output / "best_model.keras")
+        assert isinstance(best, ONLSTMLanguageModel)
+        # The runner's record of the trial: trained in the search's
+        # policy, evaluated and saved in float32.
+        trials = glob.glob(str(output / "search" / "trial_*" / "results.json"))
+        recorded = {json.load(open(path))["precision"] for path in trials}
+        assert len(set(built)) == 1 and recorded == set(built)
+        return built[0], results["precision"], best.dtype_policy.name
 
     monkeypatch.setitem(onlstm.PRESETS["tiny"], "precision", "mixed_bfloat16")
     # On a CPU that emulates bfloat16, the search says so.
     from keras_ordered.training import precision
     monkeypatch.setattr(precision, "cpu_has_native_bfloat16", lambda: False)
-    bf16 = ("mixed_bfloat16", "mixed_bfloat16")
+    bf16 = "mixed_bfloat16"
     assert searched(tmp_path / "a") == (bf16, "mixed_bfloat16", "float32")
     assert "no native bfloat16" in capsys.readouterr().err
-    float32 = ("float32", "float32")
+    float32 = "float32"
     keras.mixed_precision.set_global_policy("mixed_float16")
     try:
         assert searched(tmp_path / "b", "--precision", "float32") == (

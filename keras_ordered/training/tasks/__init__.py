@@ -1,13 +1,16 @@
 """One task module per family, after TF Model Garden's tasks.
 
 Each module runs its recipe's whole job, in the same order: data ->
-batches -> model -> callbacks -> fit -> evaluate, and has the same three
-entry points: `build_parser()` (options from
-`keras_ordered.training.options`), `train(args, ...)` (the task) and
+batches -> model -> callbacks -> fit -> evaluate, and has the same
+entry points: `build_parser()` (options made from the typed config's
+fields by `keras_ordered.training.options`), `experiment_from_options(args)`
+(the one place that reads them), `train(args, ...)` (the task) and
 `main(argv, ...)` (through `keras_ordered.training.driver.run_recipe`).
 
-- `language_model`: ON-LSTM and PRPN on PTB text or treebank sentences
-  (`recipes/ptb_onlstm.py`, `recipes/ptb_prpn.py`);
+- `language_model`: ON-LSTM, PRPN and the LSTM on PTB text or treebank
+  sentences (`recipes/ptb_onlstm.py`, `recipes/ptb_prpn.py`,
+  `recipes/ptb_lstm.py`), its options and `--help` in
+  `language_model_options`;
 - `gfl`: the Grammar-as-a-Foreign-Language parser (`recipes/wsj_gfl.py`);
 - `tdtreelstm`: the top-down TreeLSTM (`recipes/wsj_tdtreelstm.py`).
 

@@ -17,8 +17,6 @@ import os
 
 import keras
 
-from keras_ordered_options import non_negative_int
-from keras_ordered_options import positive_int
 from keras_ordered.datasets import treebank_files
 from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import PRESETS
@@ -33,7 +31,7 @@ from keras_ordered.training import options
 from keras_ordered.training.batching import GFLBatches
 from keras_ordered.training.callbacks import EVALBValidation
 from keras_ordered.training.config import GFLExperiment
-from keras_ordered.training.config import default_of
+from keras_ordered.training.config import GFLTraining
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
@@ -67,15 +65,12 @@ epoch (backup in OUTPUT/backup); a finished run says so and stops.
 
 
 def build_parser():
-    """The recipe's command-line options."""
+    """The recipe's command-line options: those of `GFLExperiment`'s and
+    (where the preset decides) `GFLTraining`'s fields, the splits, and the
+    groups every recipe shares."""
     parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
                                    prog="wsj_gfl.py")
     options.add_preset(parser, default="small", choices=PRESETS)
-    parser.add_argument(
-        "--treebank", default=None, metavar="DIR",
-        help="folder the split patterns start from (default: "
-        "$KERAS_ORDERED_DATA/wsj_sample/mrg)",
-    )
     for split, patterns in treebank_files.SAMPLE_SPLITS.items():
         parser.add_argument(
             f"--{split}", nargs="+", default=list(patterns), metavar="PATTERN",
@@ -83,43 +78,25 @@ def build_parser():
             "--treebank",
         )
     options.add_output(parser, default="runs/gfl_wsj")
-    options.add_schedule(parser, learning_rate="learning rate")
-    parser.add_argument("--beam-size", type=positive_int, default=None,
-                        help="beam of the final beam-search evaluation "
-                        "(default: the preset's; the paper's is 10)")
-    parser.add_argument("--no-attention", action="store_true",
-                        help="the paper's LSTM baseline without attention "
-                        "(default: with attention, LSTM+A)")
-    parser.add_argument("--word-vectors", default=None, metavar="FILE",
-                        help="initialise the source embeddings from this "
-                        "word2vec/GloVe text file, of the preset's embedding "
-                        "size (default: random initialisation)")
-    parser.add_argument("--min-count", type=positive_int, default=None,
-                        metavar="N",
-                        help="training words seen fewer than N times become "
-                        "<unk> (default: the preset's, 2)")
-    parser.add_argument("--max-sentences", type=positive_int, default=None,
-                        metavar="N",
-                        help="read only the first N trees of each split, for "
-                        "quick runs (default: all)")
-    parser.add_argument("--eval-batch-size", type=positive_int,
-                        default=default_of(GFLExperiment, "eval_batch_size"),
-                        metavar="N", help="sentences decoded together")
-    parser.add_argument("--attention-map", default=None, metavar="PNG",
-                        help="write the attention heat map of one test "
-                        "sentence (greedy decoding) to this PNG file, as the "
-                        "paper's Figure 4 (default: none)")
-    parser.add_argument("--attention-sentence", type=non_negative_int,
-                        default=default_of(GFLExperiment,
-                                           "attention_sentence"),
-                        metavar="I",
-                        help="which test sentence --attention-map draws "
-                        "(0: the first)")
+    options.add_config_options(parser, GFLTraining, by_preset=True)
+    options.add_config_options(parser, GFLExperiment)
     options.add_strategy(parser, ("auto", "mirrored", "one-device"))
     options.add_tf32(parser)
     options.add_seed(parser)
     options.add_logging(parser)
     return parser
+
+
+def experiment_from_options(args):
+    """The run the options of `build_parser` describe (the one place that
+    reads them): a `GFLExperiment`."""
+    return GFLExperiment.from_preset(
+        GFLParser, args.preset,
+        training=options.preset_changes(GFLTraining, args),
+        splits={split: getattr(args, split)
+                for split in treebank_files.SAMPLE_SPLITS},
+        **options.config_values(GFLExperiment, args,
+                                exclude=("preset", "training", "splits")))
 
 
 def main(argv=None, callbacks=()):
@@ -155,7 +132,7 @@ def load_splits(experiment):
 
 def train(args, callbacks=()):
     """Trains, evaluates and saves a GFL parser as `args` say; returns 0."""
-    experiment = GFLExperiment.from_options(args, GFLParser)
+    experiment = experiment_from_options(args)
     if experiment.attention_map:
         # Checked before training, not after it: the map is drawn last.
         from keras_ordered.models.gfl.attention_map import require_matplotlib

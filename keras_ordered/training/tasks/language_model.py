@@ -22,33 +22,28 @@ The CPU-time warning of step 1 and its measured table are in
 
 The runner does the rest (the dtype policy, the callbacks every run has,
 the resume, the loop, the float32 copy, `model.keras` and
-`results.json`); options come from `keras_ordered.training.options`, with
-their defaults from the experiment's fields, the exit status from
+`results.json`); the options and `--help` come from
+`keras_ordered.training.tasks.language_model_options`, made from the
+experiment's fields, the exit status from
 `keras_ordered.training.driver.run_recipe`.
 """
 
 import sys
-import textwrap
 import types
 
 import numpy as np
 
-from keras_ordered_options import non_negative_int
-from keras_ordered_options import positive_int
 from keras_ordered.datasets import ptb
 from keras_ordered.datasets.folders import data_dir
 from keras_ordered.datasets.treebank import BOS
 from keras_ordered.datasets.treebank import load_lm_sentences
 from keras_ordered.datasets.treebank import lm_text_sentences
 from keras_ordered.parsing import RIGHT_BRANCHING_MARGIN
-from keras_ordered.training import options
 from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import make_plateau
 from keras_ordered.training.config import LanguageModelExperiment
-from keras_ordered.training.config import default_of
-from keras_ordered.training.config import preset_precision
 from keras_ordered.training.cpu_time import CPU_MINUTES_PER_EPOCH
 from keras_ordered.training.cpu_time import cpu_warning
 from keras_ordered.training.distributed import is_chief
@@ -63,169 +58,15 @@ from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.precision import training_policy
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
+from keras_ordered.training.tasks.language_model_options import build_parser
+from keras_ordered.training.tasks.language_model_options import experiment_from_options
+from keras_ordered.training.tasks.language_model_options import family_of
 from keras_ordered.training.callbacks import ParsingEvaluation
 from keras_ordered import backend
 
 tf = backend.tensorflow_on_use("the language-model recipes")
 
 
-def describe_presets(presets, default="ptb"):
-    """The presets as `--help` lists them: description, size, batches.
-
-    No time per epoch is quoted: it depends on the machine, and one
-    command measures it there (`benchmarks/preset_epoch_time.py`, named
-    in the text).
-
-    Args:
-        presets: dict name -> preset (`keras_ordered.models.*.PRESETS`).
-        default: the name marked `[default]`.
-
-    Returns:
-        The text, lines of at most 79 characters.
-
-    Example:
-
-    ```python
-    from keras_ordered.models import prpn
-    from keras_ordered.training.tasks.language_model import describe_presets
-
-    print(describe_presets(prpn.PRESETS))
-    ```
-    """
-    from keras_ordered.models import lstm
-    from keras_ordered.models import onlstm
-    from keras_ordered.models import prpn
-
-    family = {id(onlstm.PRESETS): "onlstm", id(prpn.PRESETS): "prpn",
-              id(lstm.PRESETS): "lstm"}.get(id(presets), "onlstm|prpn|lstm")
-    lines = [textwrap.fill(
-        "presets (size with the 10,000-word PTB vocabulary; the time of an "
-        "epoch depends on the machine: measure it with python "
-        f"benchmarks/preset_epoch_time.py --model {family} --presets NAME):",
-        width=79,
-    )]
-    for name, preset in presets.items():
-        training = preset["training"]
-        facts = []
-        if preset.get("parameters"):
-            facts.append(f"{preset['parameters'] / 1e6:.1f}M parameters")
-        facts.append(f"batch {training['batch_size']}")
-        if training.get("bptt") and not training.get("sentence_level"):
-            facts.append(f"windows of {training['bptt']} tokens")
-        facts.append(f"{training['epochs']} epoch(s)")
-        facts.append(f"precision {preset_precision(None, preset)}")
-        marker = " [default]" if name == default else ""
-        lines.append(textwrap.fill(
-            f"{preset.get('description', '')}{marker}", width=79,
-            initial_indent=f"  {name:<7}", subsequent_indent=" " * 9,
-        ))
-        lines.append(textwrap.fill("; ".join(facts), width=79,
-                                   initial_indent=" " * 9,
-                                   subsequent_indent=" " * 9))
-    return "\n".join(lines)
-
-
-def build_parser(description, presets, default_output):
-    """The options of the language-model recipes (ON-LSTM, PRPN)."""
-    parser = options.recipe_parser(description, epilog=describe_presets(presets))
-    options.add_preset(
-        parser, default="ptb",
-        help="model and training preset (listed below; ptb is the paper's "
-        "setup)",
-    )
-    parser.add_argument(
-        "--data", default=None, metavar="DIR",
-        help="directory with the PTB train.txt / valid.txt / test.txt "
-        "(default: $KERAS_ORDERED_DATA/ptb; nothing is downloaded)",
-    )
-    parser.add_argument(
-        "--treebank", default=None, metavar="DIR",
-        help="train on the sentences of this Treebank .mrg folder instead of "
-        "the PTB text, as the official unsupervised-parsing setup does "
-        "(default for the presets that train so, e.g. PRPN's up: "
-        "$KERAS_ORDERED_DATA/wsj_sample/mrg)",
-    )
-    options.add_output(parser, default_output)
-    options.add_schedule(
-        parser, steps="train at most N windows per epoch, for quick runs "
-        "(default: the whole training text)",
-    )
-    parser.add_argument("--bptt", type=positive_int, default=None,
-                        help="window length of truncated BPTT "
-                        "(default: the preset's)")
-    parser.add_argument("--eval-steps", type=positive_int, default=None,
-                        metavar="N",
-                        help="evaluate on the first N windows of each split "
-                        "only, for quick runs: the printed and recorded "
-                        "perplexities then cover only part of the data and "
-                        "say so (default: the whole splits)")
-    parser.add_argument("--max-lines", type=positive_int, default=None,
-                        metavar="N",
-                        help="read only the first N lines of each split "
-                        "(default: all)")
-    parser.add_argument("--exclude-treebank", default=None, metavar="DIR",
-                        help="leave out of the PTB training text every "
-                        "sentence of this treebank folder (.mrg files), "
-                        "matched after the text's own normalisation, so "
-                        "that the model never reads the sentences it is "
-                        "judged on (default: keep every line)")
-    parser.add_argument("--save-freq", type=positive_int,
-                        default=_default("save_freq"),
-                        metavar="N",
-                        help="steps between crash-safe backups (and one at "
-                        "every epoch end)")
-    parser.add_argument("--log-every", type=non_negative_int,
-                        default=_default("log_every"),
-                        metavar="N",
-                        help="write training loss, perplexity and learning "
-                        "rate to TensorBoard every N steps (0: epoch ends "
-                        "only)")
-    parser.add_argument("--parse-eval", default=None, metavar="DIR",
-                        help="Treebank .mrg directory: parse a development "
-                        "subset every epoch and log F1 to TensorBoard "
-                        "(default: no parsing evaluation)")
-    parser.add_argument("--parse-eval-sentences", type=positive_int,
-                        default=_default("parse_eval_sentences"), metavar="N",
-                        help="size of that development subset (the first N "
-                        "sentences)")
-    options.add_strategy(parser, cpu_devices=True)
-    parser.add_argument(
-        "--cpu-devices", type=positive_int, default=None, metavar="N",
-        help="split the CPU into N logical devices, so that --strategy "
-        "mirrored runs N replicas without a GPU (for trying and testing "
-        "multi-device training; default: one CPU device)",
-    )
-    options.add_precision(parser, by_preset=True)
-    options.add_tf32(parser)
-    options.add_model_args(parser)
-    parser.add_argument(
-        "--adam", default="official", choices=("official", "keras"),
-        help="the arithmetic of the presets' Adam: official (PyTorch's, "
-        "with coupled L2 weight decay: keras_ordered.training.optimizers."
-        "TorchAdam) or keras (keras.optimizers.Adam: decoupled decay, "
-        "epsilon before the bias correction; a departure)",
-    )
-    parser.add_argument("--jit-compile", action="store_true",
-                        help="XLA-compile the train step on TensorFlow (one "
-                        "compilation per window length: use with fixed-length "
-                        "windows; default: off; JAX always compiles it)")
-    parser.add_argument("--fixed-length", action="store_true",
-                        help="fixed-length windows instead of the AWD "
-                        "schedule of variable lengths (default: the "
-                        "preset's)")
-    parser.add_argument(
-        "--average-from-epoch", type=positive_int, default=None, metavar="N",
-        help="NT-ASGD presets (ON-LSTM): start averaging the weights at the "
-        "start of epoch N at the latest, whatever the validation trigger "
-        "(a departure for short runs, which never trigger it; validation, "
-        "checkpoints, the saved model and the per-epoch trees then use the "
-        "averaged weights) (default: the trigger only, as the official "
-        "code)")
-    parser.add_argument("--skip-test", action="store_true",
-                        help="skip the final test-set evaluation")
-    options.add_seed(parser, "initialisation, dropout, windows")
-    options.add_logging(parser)
-    return parser
 
 
 def main(argv, *, model_class, description, default_output, get_preset=None,
@@ -247,13 +88,11 @@ def main(argv, *, model_class, description, default_output, get_preset=None,
     """
     presets = model_class.preset_table if presets is None else presets
     return run_recipe(
-        build_parser(description, presets, default_output), train, argv,
+        build_parser(description, presets, default_output,
+                     family=family_of(model_class)),
+        train, argv,
         model_class=model_class, get_preset=get_preset, presets=presets,
     )
-
-
-def _default(name):
-    return default_of(LanguageModelExperiment, name)
 
 
 def train(args, *, model_class, get_preset=None, presets=None):
@@ -266,8 +105,7 @@ def train(args, *, model_class, get_preset=None, presets=None):
     Returns:
         0, after printing and writing `results.json` to `--output`.
     """
-    experiment = LanguageModelExperiment.from_options(args, model_class,
-                                                      get_preset)
+    experiment = experiment_from_options(args, model_class, get_preset)
     return run_experiment(experiment, presets)
 
 

@@ -18,8 +18,6 @@ import time
 import keras
 import numpy as np
 
-from keras_ordered_options import positive_float
-from keras_ordered_options import positive_int
 from keras_ordered.datasets import dependency
 from keras_ordered.models.tdtreelstm import PRESETS
 from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
@@ -30,6 +28,7 @@ from keras_ordered.training.batching import TreeBatches
 from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
 from keras_ordered.training.callbacks import TimeLimit
 from keras_ordered.training.config import TDTreeLSTMExperiment
+from keras_ordered.training.config import TDTreeLSTMTraining
 from keras_ordered.training.config import default_of
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
@@ -73,20 +72,12 @@ Running the same command again resumes a killed run from its last epoch.
 
 
 def build_parser():
-    """The recipe's command-line options."""
-
+    """The recipe's command-line options: those of `TDTreeLSTMExperiment`'s
+    and (where the preset decides) `TDTreeLSTMTraining`'s fields, the
+    splits and the files' format, and the groups every recipe shares."""
     parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
                                    prog="wsj_tdtreelstm.py")
     options.add_preset(parser, default="small", choices=PRESETS)
-    parser.add_argument("--ld", action="store_true",
-                        help="LdTreeLSTM: a fifth LSTM over each head's left "
-                        "dependents feeds its GEN-R step")
-    parser.add_argument("--sequential", action="store_true",
-                        help="the baseline: the same network on left-to-right "
-                        "chains (a sequential LSTM language model)")
-    parser.add_argument("--data", default=None, metavar="DIR",
-                        help="folder of dependency files (default: "
-                        "$KERAS_ORDERED_DATA/wsj_sample/dep)")
     parser.add_argument("--train", nargs="+", metavar="PATTERN",
                         default=list(dependency.SAMPLE_SPLITS["train"]),
                         help="files or folders of the training split")
@@ -96,39 +87,29 @@ def build_parser():
     parser.add_argument("--test", nargs="+", metavar="PATTERN", default=None,
                         help="files or folders of a test split (default: "
                         "none; the evaluation runs on the validation split)")
-    parser.add_argument("--format", default="auto",
+    parser.add_argument("--format", default=default_of(TDTreeLSTMExperiment,
+                                                       "format"),
                         choices=("auto",) + dependency.FORMATS,
                         help="format of the dependency files")
     options.add_output(parser, default="runs/tdtreelstm")
-    options.add_schedule(
-        parser, epochs="at most this many epochs",
-        batches="sentences per batch", learning_rate="SGD learning rate",
-        steps="at most N batches per epoch (quick runs)",
-    )
-    parser.add_argument("--time-limit", type=positive_float, default=None,
-                        metavar="MIN", help="stop training after MIN minutes "
-                        "(models compared in the same time; default: none)")
-    parser.add_argument("--min-count", type=positive_int, default=None,
-                        metavar="N",
-                        help="training words seen fewer than N times are "
-                        "<unk> (default: the preset's)")
-    parser.add_argument("--lowercase", action="store_true",
-                        help="lower-case the words")
-    parser.add_argument("--max-sentences", type=positive_int, default=None,
-                        metavar="N",
-                        help="read only the first N trees of each split "
-                        "(quick runs)")
-    parser.add_argument("--no-jit", action="store_true",
-                        help="do not XLA-compile the training step "
-                        "(default: compiled, about twice as fast on CPU)")
-    parser.add_argument("--eval-batch-size", type=positive_int,
-                        default=default_of(TDTreeLSTMExperiment,
-                                           "eval_batch_size"),
-                        metavar="N", help="sentences scored together")
+    options.add_config_options(parser, TDTreeLSTMTraining, by_preset=True)
+    options.add_config_options(parser, TDTreeLSTMExperiment)
     options.add_tf32(parser)
     options.add_seed(parser)
     options.add_logging(parser)
     return parser
+
+
+def experiment_from_options(args):
+    """The run the options of `build_parser` describe (the one place that
+    reads them): a `TDTreeLSTMExperiment`."""
+    return TDTreeLSTMExperiment.from_preset(
+        TDTreeLSTMLanguageModel, args.preset,
+        training=options.preset_changes(TDTreeLSTMTraining, args),
+        splits={split: getattr(args, split)
+                for split in ("train", "valid", "test")},
+        **options.config_values(TDTreeLSTMExperiment, args,
+                                exclude=("preset", "training", "splits")))
 
 
 def main(argv=None, callbacks=()):
@@ -188,8 +169,7 @@ def evaluate(model, trees, train_trees, sequential=False, batch_size=64):
 
 def train(args, callbacks=()):
     """Trains, evaluates and saves a TD-TreeLSTM as `args` say; returns 0."""
-    experiment = TDTreeLSTMExperiment.from_options(
-        args, TDTreeLSTMLanguageModel)
+    experiment = experiment_from_options(args)
     return Runner(TDTreeLSTMTask(experiment), callbacks).run()
 
 
