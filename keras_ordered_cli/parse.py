@@ -63,11 +63,12 @@ keras-ordered parse --model gfl.keras "The cat sat on the mat."
 import dataclasses
 import sys
 
-from keras_ordered_cli import _common
-from keras_ordered_cli import _options
+from keras_ordered_options import MAX_SENTENCE_LENGTH
 
+from keras_ordered_cli import _common
 from keras_ordered_cli import _draw
 from keras_ordered_cli import _lines
+from keras_ordered_cli import _options
 from keras_ordered_cli._common import CommandError
 from keras_ordered_cli._common import UsageError
 
@@ -120,7 +121,7 @@ class ParseRequest:
 
     sentences: tuple = ()
     file: str | None = None
-    max_length: int = DEFAULT_MAX_LENGTH
+    max_length: int = MAX_SENTENCE_LENGTH
     tokenize: bool = True
     on_error: str = "fail"
     format: str = "brackets"
