@@ -43,7 +43,6 @@ from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.batching import SentenceBatches
 from keras_ordered.training.callbacks import NTASGD
 from keras_ordered.training.callbacks import make_plateau
-from keras_ordered.training.config import LanguageModelExperiment
 from keras_ordered.training.cpu_time import CPU_MINUTES_PER_EPOCH
 from keras_ordered.training.cpu_time import cpu_warning
 from keras_ordered.training.distributed import is_chief
