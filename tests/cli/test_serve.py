@@ -34,8 +34,12 @@ def server(tmp_path_factory):
         yield s
 
 
-def _parse_command(sentences):
-    done = subprocess.run(["keras-ordered", "parse", *sentences],
+@pytest.fixture(scope="module")
+def parse_command_trees():
+    """The trees `keras-ordered parse SENTENCES` prints (its default model,
+    prpn_ptb_quick): one run of the command for the tests that compare the
+    server's trees with it."""
+    done = subprocess.run(["keras-ordered", "parse", *SENTENCES],
                           capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr
@@ -68,8 +72,8 @@ def test_status_and_metadata(server, name):
     assert parse["outputs"]["distance"]["dtype"] == "DT_FLOAT"
 
 
-def test_rows_and_columns_give_the_trees_of_parse(server):
-    trees = _parse_command(SENTENCES)
+def test_rows_and_columns_give_the_trees_of_parse(server, parse_command_trees):
+    trees = parse_command_trees
     status, rows = server.post("/v1/models/prpn_ptb_quick:predict", {
         "signature_name": "parse", "instances": SENTENCES})
     assert status == 200
@@ -185,8 +189,9 @@ def test_the_page_and_its_files_come_from_the_package_only(server):
         assert server.raw(path)[0] == 404, path
 
 
-def test_page_parses_with_one_model_and_with_an_ensemble(server):
-    trees = _parse_command(SENTENCES)
+def test_page_parses_with_one_model_and_with_an_ensemble(server,
+                                                        parse_command_trees):
+    trees = parse_command_trees
     status, one = server.post("/api/parse", {"text": "\n".join(SENTENCES)})
     assert status == 200 and one["models"] == ["prpn_ptb_quick"]
     assert [s["brackets"] for s in one["sentences"]] == trees
@@ -197,15 +202,6 @@ def test_page_parses_with_one_model_and_with_an_ensemble(server):
     (sentence,) = both["sentences"]
     assert sentence["members"] == 2 and sentence["votes"]["0-7"] == 2
     assert "2/2" in sentence["svg"]
-
-
-def test_ctrl_c_stops_it_with_one_line():
-    with ServeProcess(["--model", "prpn_ptb_quick"]) as s:
-        assert s.get("/v1/models/prpn_ptb_quick")[0] == 200
-    assert s.returncode == 130
-    lines = s.stderr.strip().splitlines()
-    assert lines[-1] == "keras-ordered serve: interrupted"
-    assert not any("Traceback" in line for line in lines)
 
 
 def test_a_port_in_use_is_one_line():
@@ -299,3 +295,14 @@ def test_gfl_and_tdtreelstm_files_are_served_through_their_export(tmp_path):
         # The temporary exports are gone once loaded.
         assert not [p for p in tmp_path.iterdir()
                     if p.name.startswith("keras_ordered_serve_")]
+
+
+def test_ctrl_c_stops_it_with_one_line(server):
+    # The module's server (three models, after every request above), so no
+    # server process of its own: the last test of the file, since it stops
+    # the server (a later test would find it gone).
+    assert server.get("/v1/models/prpn_ptb_quick")[0] == 200
+    assert server.stop() == 130
+    lines = server.stderr.strip().splitlines()
+    assert lines[-1] == "keras-ordered serve: interrupted"
+    assert not any("Traceback" in line for line in lines)
