@@ -23,11 +23,12 @@ SENTENCES = ["The cat sat on the mat.", "Stocks fell 3 % on Friday ."]
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve")
     exported = folder / "prpn"
-    done = subprocess.run(
-        ["keras-ordered", "export", "--model", "prpn_ptb_quick", "--output",
-         str(exported)], capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-    assert done.returncode == 0, done.stderr
+    # `keras-ordered export`, called in this process (the command's own
+    # entry point; the served SavedModel is what TF Serving would load).
+    from keras_ordered_cli import main as cli_main
+
+    assert cli_main(["export", "--model", "prpn_ptb_quick", "--output",
+                     str(exported)]) == 0
     with ServeProcess(["--model", "prpn_ptb_quick", "--model",
                        "onlstm_ptb_small", "--model", str(exported),
                        "--max-body", "20000", "--max-sentences", "8"]) as s:
@@ -37,13 +38,17 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def parse_command_trees():
     """The trees `keras-ordered parse SENTENCES` prints (its default model,
-    prpn_ptb_quick): one run of the command for the tests that compare the
-    server's trees with it."""
-    done = subprocess.run(["keras-ordered", "parse", *SENTENCES],
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
+    prpn_ptb_quick): one run of the command, through its entry point in
+    this process, for the tests that compare the server's trees with it."""
+    import contextlib
+    import io
+
+    from keras_ordered_cli import main as cli_main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli_main(["parse", *SENTENCES]) == 0
+    return printed.getvalue().splitlines()
 
 
 def test_binds_loopback_and_names_its_models(server):
