@@ -34,10 +34,12 @@ print(json.dumps({"env": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
 """
 
 
-def _run_probe(code, backend, **env):
-    """Runs `code` in a fresh process on `backend`, with `env` added to an
-    environment without the package's command settings; its last line's
-    JSON."""
+def _run_probes(code, backend, **runs):
+    """Runs `code` on `backend` once per entry of `runs` (`name=env`), each
+    in a fresh process with `env` added to an environment without the
+    package's command settings; `{name: its last line's JSON}`. The
+    processes run at once (each is its own process, as alone: most of
+    their time is imports in one thread each, which the cores overlap)."""
     clean = {k: v for k, v in os.environ.items()
              if k not in ("KERAS_ORDERED_QUIET", _cpu_memory.POOLED_ALLOCATOR_ENV)}
     # With oneDNN on, TensorFlow's CPU allocator is oneDNN's, which pools by
@@ -45,25 +47,35 @@ def _run_probe(code, backend, **env):
     # default on CPUs with AVX512_VNNI, AVX512_BF16 or AMX, off on AVX2
     # ones); with it off the variable alone decides, on every CPU.
     clean.update(KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
-                 TF_ENABLE_ONEDNN_OPTS="0", **env)
-    result = subprocess.run([sys.executable, "-c", code], env=clean,
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def _probe(**env):
-    return _run_probe(PROBE, "tensorflow", **env)
+                 TF_ENABLE_ONEDNN_OPTS="0")
+    processes = {
+        name: subprocess.Popen([sys.executable, "-c", code],
+                               env=dict(clean, **env), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        for name, env in runs.items()}
+    results = {}
+    try:
+        for name, process in processes.items():
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0, (name, err[-2000:])
+            results[name] = json.loads(out.strip().splitlines()[-1])
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    return results
 
 
 @pytest.fixture(scope="module")
 def probes():
     """A command's process, one whose user chose malloc's allocator, and a
     plain library import."""
-    return {"command": _probe(KERAS_ORDERED_QUIET="1"),
-            "command_malloc": _probe(KERAS_ORDERED_QUIET="1",
-                                     TF_CPU_ALLOCATOR_USE_BFC="false"),
-            "library": _probe()}
+    return _run_probes(
+        PROBE, "tensorflow", command={"KERAS_ORDERED_QUIET": "1"},
+        command_malloc={"KERAS_ORDERED_QUIET": "1",
+                        "TF_CPU_ALLOCATOR_USE_BFC": "false"},
+        library={})
 
 
 def test_request_keeps_a_value_the_user_set():
@@ -154,8 +166,8 @@ print(json.dumps(loaded))
 @pytest.mark.slow
 def test_a_command_process_on_jax_starts_without_sklearn_and_matplotlib():
     pytest.importorskip("jax")
-    loaded = {"command": _run_probe(JAX_PROBE, "jax", KERAS_ORDERED_QUIET="1"),
-              "library": _run_probe(JAX_PROBE, "jax")}
+    loaded = _run_probes(JAX_PROBE, "jax",
+                         command={"KERAS_ORDERED_QUIET": "1"}, library={})
     assert loaded == {"command": [], "library": ["matplotlib", "sklearn"]}
 
 

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.backends
 
 
 
-def _python(code, env=None, blocked=(), cwd=None, timeout=120):
-    """Runs `code` in a fresh Python with `blocked` modules unimportable."""
+def _start_python(code, env=None, blocked=(), cwd=None):
+    """Starts `code` in a fresh Python with `blocked` modules unimportable
+    (`env`: variables to set, or to remove where None); the process."""
     prelude = "import sys\n" + "".join(
         f"sys.modules[{name!r}] = None\n" for name in blocked)
     environment = dict(os.environ)
@@ -33,10 +34,26 @@ def _python(code, env=None, blocked=(), cwd=None, timeout=120):
             environment.pop(name, None)
         else:
             environment[name] = value
-    return subprocess.run(
-        [sys.executable, "-c", prelude + code], capture_output=True,
-        text=True, env=environment, cwd=cwd or REPO, timeout=timeout,
-        check=False)
+    return subprocess.Popen(
+        [sys.executable, "-c", prelude + code], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=environment, cwd=cwd or REPO)
+
+
+def _finished(process, timeout=120):
+    """Waits for a process of `_start_python`; its CompletedProcess."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode,
+                                       out, err)
+
+
+def _python(code, env=None, blocked=(), cwd=None, timeout=120):
+    """Runs `code` in a fresh Python with `blocked` modules unimportable."""
+    return _finished(_start_python(code, env, blocked, cwd), timeout)
 
 
 def _lines(text):
@@ -278,12 +295,14 @@ def test_a_sentence_of_unknown_words_gets_a_note(capsys):
 def test_a_library_import_keeps_tensorflows_start_up_log_quiet():
     env = {"KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": None,
            "KERAS_ORDERED_QUIET": None, "KERAS_ORDERED_TF_LOGS": None}
-    quiet = _python("import keras_ordered; import tensorflow as tf; "
-                    "tf.constant(1.0)", env=env)
+    # The two processes run at once (each a fresh Python, as alone).
+    quiet = _start_python("import keras_ordered; import tensorflow as tf; "
+                          "tf.constant(1.0)", env=env)
+    loud = _start_python("import os, keras_ordered; "
+                         "print(os.environ['TF_CPP_MIN_LOG_LEVEL'])",
+                         env={**env, "TF_CPP_MIN_LOG_LEVEL": "1"})
+    quiet, loud = _finished(quiet), _finished(loud)
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr == ""
     # The user's own setting is kept: TensorFlow logs as it was told.
-    loud = _python("import os, keras_ordered; "
-                   "print(os.environ['TF_CPP_MIN_LOG_LEVEL'])",
-                   env={**env, "TF_CPP_MIN_LOG_LEVEL": "1"})
     assert loud.stdout.strip() == "1"

@@ -121,16 +121,35 @@ def test_list_models_and_parse_without_a_model(capsys):
     assert capsys.readouterr().out.strip().startswith("(")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
-def test_shipped_parsing_f1_is_the_cards(name):
+@pytest.fixture(scope="module")
+def sample_and_right_branching():
+    """The WSJ sample's records, and the right-branching scores of the
+    whole sample and of each split (`SPLITS`): the same for every shipped
+    model, so read and scored once. `(records, {None or split: (indices,
+    right-branching scores)})`."""
     from keras_ordered.datasets.treebank import load_treebank
     from keras_ordered.parsing.baselines import baseline_predictor
     from keras_ordered.parsing.evaluate import evaluate_parsing
+
+    records = load_treebank(require_data("wsj_sample", "mrg"))
+    right = baseline_predictor("right-branching")
+    parts = {None: (list(range(len(records))),
+                    evaluate_parsing(records, right))}
+    for split, pattern in SPLITS.items():
+        chosen = [i for i, record in enumerate(records)
+                  if re.fullmatch(pattern, record.file_id)]
+        parts[split] = (chosen, evaluate_parsing(
+            [records[i] for i in chosen], right))
+    return records, parts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_parsing_f1_is_the_cards(name, sample_and_right_branching):
     from keras_ordered.parsing.evaluate import evaluate_trees
     from keras_ordered.parsing.evaluate import model_trees
 
-    records = load_treebank(require_data("wsj_sample", "mrg"))
+    records, parts = sample_and_right_branching
     card = shipped.shipped_card(name)
     parsing = card["parsing"]
     assert len(records) == parsing["sentences"] == 3253
@@ -143,17 +162,15 @@ def test_shipped_parsing_f1_is_the_cards(name):
     assert round(got["sentence_f1"], 2) == parsing["sentence_f1"]
     assert round(got["corpus_f1"], 2) == parsing["corpus_f1"]
     assert round(got["wsj10_sentence_f1"], 2) == parsing["wsj10_sentence_f1"]
-    right = evaluate_parsing(records, baseline_predictor("right-branching"))
+    right = parts[None][1]
     assert round(right["sentence_f1"], 2) == parsing["right_branching_sentence_f1"]
     # The splits: development wsj_0001-0099, test wsj_0100-0149.
-    for split, pattern in SPLITS.items():
-        chosen = [i for i, record in enumerate(records)
-                  if re.fullmatch(pattern, record.file_id)]
+    for split in SPLITS:
+        chosen, right = parts[split]
         subset = [records[i] for i in chosen]
         want = parsing["splits"][split]
         assert len(subset) == want["sentences"]
         got = evaluate_trees(subset, [trees[i] for i in chosen])
-        right = evaluate_parsing(subset, baseline_predictor("right-branching"))
         assert round(got["sentence_f1"], 2) == want["sentence_f1"], split
         assert round(right["sentence_f1"], 2) == (
             want["right_branching_sentence_f1"])

@@ -23,23 +23,32 @@ SENTENCES = ["The cat sat on the mat.", "Stocks fell 3 % on Friday ."]
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve")
     exported = folder / "prpn"
-    done = subprocess.run(
-        ["keras-ordered", "export", "--model", "prpn_ptb_quick", "--output",
-         str(exported)], capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-    assert done.returncode == 0, done.stderr
+    # `keras-ordered export`, called in this process (the command's own
+    # entry point; the served SavedModel is what TF Serving would load).
+    from keras_ordered_cli import main as cli_main
+
+    assert cli_main(["export", "--model", "prpn_ptb_quick", "--output",
+                     str(exported)]) == 0
     with ServeProcess(["--model", "prpn_ptb_quick", "--model",
                        "onlstm_ptb_small", "--model", str(exported),
                        "--max-body", "20000", "--max-sentences", "8"]) as s:
         yield s
 
 
-def _parse_command(sentences):
-    done = subprocess.run(["keras-ordered", "parse", *sentences],
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
+@pytest.fixture(scope="module")
+def parse_command_trees():
+    """The trees `keras-ordered parse SENTENCES` prints (its default model,
+    prpn_ptb_quick): one run of the command, through its entry point in
+    this process, for the tests that compare the server's trees with it."""
+    import contextlib
+    import io
+
+    from keras_ordered_cli import main as cli_main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli_main(["parse", *SENTENCES]) == 0
+    return printed.getvalue().splitlines()
 
 
 def test_binds_loopback_and_names_its_models(server):
@@ -68,8 +77,8 @@ def test_status_and_metadata(server, name):
     assert parse["outputs"]["distance"]["dtype"] == "DT_FLOAT"
 
 
-def test_rows_and_columns_give_the_trees_of_parse(server):
-    trees = _parse_command(SENTENCES)
+def test_rows_and_columns_give_the_trees_of_parse(server, parse_command_trees):
+    trees = parse_command_trees
     status, rows = server.post("/v1/models/prpn_ptb_quick:predict", {
         "signature_name": "parse", "instances": SENTENCES})
     assert status == 200
@@ -185,8 +194,9 @@ def test_the_page_and_its_files_come_from_the_package_only(server):
         assert server.raw(path)[0] == 404, path
 
 
-def test_page_parses_with_one_model_and_with_an_ensemble(server):
-    trees = _parse_command(SENTENCES)
+def test_page_parses_with_one_model_and_with_an_ensemble(server,
+                                                        parse_command_trees):
+    trees = parse_command_trees
     status, one = server.post("/api/parse", {"text": "\n".join(SENTENCES)})
     assert status == 200 and one["models"] == ["prpn_ptb_quick"]
     assert [s["brackets"] for s in one["sentences"]] == trees
@@ -197,15 +207,6 @@ def test_page_parses_with_one_model_and_with_an_ensemble(server):
     (sentence,) = both["sentences"]
     assert sentence["members"] == 2 and sentence["votes"]["0-7"] == 2
     assert "2/2" in sentence["svg"]
-
-
-def test_ctrl_c_stops_it_with_one_line():
-    with ServeProcess(["--model", "prpn_ptb_quick"]) as s:
-        assert s.get("/v1/models/prpn_ptb_quick")[0] == 200
-    assert s.returncode == 130
-    lines = s.stderr.strip().splitlines()
-    assert lines[-1] == "keras-ordered serve: interrupted"
-    assert not any("Traceback" in line for line in lines)
 
 
 def test_a_port_in_use_is_one_line():
@@ -299,3 +300,14 @@ def test_gfl_and_tdtreelstm_files_are_served_through_their_export(tmp_path):
         # The temporary exports are gone once loaded.
         assert not [p for p in tmp_path.iterdir()
                     if p.name.startswith("keras_ordered_serve_")]
+
+
+def test_ctrl_c_stops_it_with_one_line(server):
+    # The module's server (three models, after every request above), so no
+    # server process of its own: the last test of the file, since it stops
+    # the server (a later test would find it gone).
+    assert server.get("/v1/models/prpn_ptb_quick")[0] == 200
+    assert server.stop() == 130
+    lines = server.stderr.strip().splitlines()
+    assert lines[-1] == "keras-ordered serve: interrupted"
+    assert not any("Traceback" in line for line in lines)

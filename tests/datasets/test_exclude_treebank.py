@@ -13,8 +13,15 @@ PIERRE = "pierre <unk> N years old will join the board as a nonexecutive " \
     "director nov. N".split()
 
 
-def test_a_treebank_sentence_is_written_as_the_text_writes_it():
-    sentences = lm_text_sentences(require_data("wsj_sample", "mrg"))
+@pytest.fixture(scope="module")
+def sample_sentences():
+    """The WSJ sample's sentences as the text writes them (read once: the
+    whole sample's trees take seconds to parse)."""
+    return lm_text_sentences(require_data("wsj_sample", "mrg"))
+
+
+def test_a_treebank_sentence_is_written_as_the_text_writes_it(sample_sentences):
+    sentences = sample_sentences
     assert len(sentences) == 3253
     # Lower-cased, numbers as N, punctuation gone; the name is still
     # there until the vocabulary maps it to <unk>.
@@ -41,9 +48,9 @@ def test_a_known_sentence_is_dropped_and_a_near_duplicate_kept():
     assert len(kept) == 5
 
 
-def test_the_sample_is_left_out_of_the_training_text(capsys):
+def test_the_sample_is_left_out_of_the_training_text(capsys, sample_sentences):
     data = require_data("ptb")
-    excluded = lm_text_sentences(require_data("wsj_sample", "mrg"))
+    excluded = sample_sentences
     (train, valid, test), vocabulary = ptb.load_data(
         data, download=False, exclude=excluded)
     (full, valid_full, _), vocabulary_full = ptb.load_data(

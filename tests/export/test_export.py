@@ -69,16 +69,30 @@ def _expected(model, sentences, distance):
     return tokens, trees, log_probs
 
 
-@pytest.mark.parametrize("cls", [ONLSTMLanguageModel, PRPNLanguageModel])
-def test_fresh_tensorflow_process_matches_the_keras_model(cls, tmp_path):
-    model = _build(cls)
-    path = export_language_model(model, str(tmp_path / "served"))
-    assert path == str(tmp_path / "served" / "1")
-    assert os.path.isfile(os.path.join(path, "assets", "vocabulary.txt"))
+@pytest.fixture(scope="module")
+def served_fresh(tmp_path_factory):
+    """Each language model (`_build`) exported, and both SavedModels
+    served by one fresh TensorFlow process (one process start, not one per
+    model): `{cls: (model, path, folder, that process's answers)}`."""
+    models, paths = {}, {}
+    for cls in (ONLSTMLanguageModel, PRPNLanguageModel):
+        folder = tmp_path_factory.mktemp(cls.__name__) / "served"
+        models[cls] = _build(cls)
+        paths[cls] = (export_language_model(models[cls], str(folder)), folder)
     served = serve_in_fresh_process(
-        [path], SENTENCES, ["parse", "score", "serving_default"]
+        [path for path, _ in paths.values()], SENTENCES,
+        ["parse", "score", "serving_default"]
     )
-    served = dict(served[path], modules=served["modules"])
+    return {cls: (models[cls], path, folder,
+                  dict(served[path], modules=served["modules"]))
+            for cls, (path, folder) in paths.items()}
+
+
+@pytest.mark.parametrize("cls", [ONLSTMLanguageModel, PRPNLanguageModel])
+def test_fresh_tensorflow_process_matches_the_keras_model(cls, served_fresh):
+    model, path, folder, served = served_fresh[cls]
+    assert path == str(folder / "1")
+    assert os.path.isfile(os.path.join(path, "assets", "vocabulary.txt"))
     assert served["modules"] == [], "loading imported Keras or keras_ordered"
 
     tokens, trees, log_probs = _expected(model, SENTENCES, model.default_distance)
@@ -199,7 +213,8 @@ def test_stateless_and_empty_batch(exported_prpn):
     assert empty["tree"].shape == (0,)
 
 
-def test_graph_ops_are_those_of_the_standard_model_server(exported_prpn, tmp_path):
+def test_graph_ops_are_those_of_the_standard_model_server(exported_prpn,
+                                                         served_fresh):
     from keras_ordered.export import ops
 
     _, path, _ = exported_prpn
@@ -207,10 +222,9 @@ def test_graph_ops_are_those_of_the_standard_model_server(exported_prpn, tmp_pat
     assert "StringSplit" in types or "StringSplitV2" in types  # a real walk
     ops.check_serving_ops(types)
     assert not [t for t in types if "Cudnn" in t]
-    model = _build(ONLSTMLanguageModel)
-    onlstm_types = ops.saved_model_op_types(
-        export_language_model(model, str(tmp_path / "o"))
-    )
+    # The ON-LSTM's export (`_build`'s model), shared with the fresh-process test.
+    _, onlstm_path, _, _ = served_fresh[ONLSTMLanguageModel]
+    onlstm_types = ops.saved_model_op_types(onlstm_path)
     ops.check_serving_ops(onlstm_types)
     assert not [t for t in onlstm_types if "Cudnn" in t]
 
