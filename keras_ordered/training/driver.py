@@ -54,9 +54,9 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
             `--output`).
         task: function `(args, **kwargs)` returning the exit status.
         argv: list of arguments (None: `sys.argv[1:]`).
-        interrupted: function `(args)` called after Ctrl-C: prints what
-            the run keeps and how to resume, returns 130 (default:
-            `backup_interrupted` of `--output`, for recipes run by
+        interrupted: function `(output)` called after Ctrl-C with the
+            `--output` folder: prints what the run keeps and how to resume,
+            returns 130 (default: `backup_interrupted`, for recipes run by
             `keras_ordered.training.runner.Runner`, whose backups are in
             `OUTPUT/backup`).
         on_error: function `(args, error)` for any other exception: returns
@@ -74,24 +74,22 @@ def run_recipe(parser, task, argv=None, *, interrupted=None, on_error=None,
     if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     if interrupted is None:
-        output = args.output
-
-        def interrupted(_):
-            return backup_interrupted(output)
+        interrupted = backup_interrupted
+    output = getattr(args, "output", None)
     # On JAX or PyTorch, Keras still seeds TensorFlow and writes TensorBoard
     # summaries through it when it is installed: import it now, quietly.
     backend.import_installed_tensorflow()
 
     try:
-        if getattr(args, "output", None):
+        if output:
             # Before any data is read: a folder the run could not write.
-            _environment.check_output_dir(args.output)
-        return CtrlC(lambda: interrupted(args)).call(task, args, **kwargs)
+            _environment.check_output_dir(output)
+        return CtrlC(lambda: interrupted(output)).call(task, args, **kwargs)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return interrupted(args)
+        return interrupted(output)
     except Exception as error:
         status = on_error(args, error) if on_error else None
         if status is None:

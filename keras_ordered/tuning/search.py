@@ -645,9 +645,9 @@ def main(argv, *, hypermodel_class, description, default_output,
     )
 
 
-def _interrupted(args):
+def _interrupted(output):
     print(
-        f"\nInterrupted. Finished trials are kept in {args.output}: run "
+        f"\nInterrupted. Finished trials are kept in {output}: run "
         "the same command again to continue the search (the trial that "
         "was running runs again, from its last backup).", file=sys.stderr,
     )

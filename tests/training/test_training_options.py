@@ -157,7 +157,7 @@ def test_run_recipe_exit_statuses(capsys):
 
     messages = []
     status = run_recipe(_parser(), interrupted_task, [],
-                        interrupted=lambda args: messages.append(args.output)
+                        interrupted=lambda output: messages.append(output)
                         or 130)
     assert status == 130 and messages == ["runs/none"]
 

@@ -1,7 +1,7 @@
 """The task of `recipes/wsj_gfl.py`: a supervised LSTM+A constituency
 parser (Vinyals et al., 2015) trained on Penn Treebank `.mrg` files.
 
-The options (`build_parser`) and the hooks `GFLTask` gives
+The options are in `gfl_options`; here are the hooks `GFLTask` gives
 `keras_ordered.training.runner.Runner`: the data (`GFLBatches`:
 teacher-forcing batches of linearized trees, in a fixed order per epoch so
 that a resumed run sees what an uninterrupted one would), the model and
@@ -19,7 +19,6 @@ import keras
 
 from keras_ordered.datasets import treebank_files
 from keras_ordered.models.gfl import GFLParser
-from keras_ordered.models.gfl import PRESETS
 from keras_ordered.models.gfl import SourceVocabulary
 from keras_ordered.models.gfl import TargetVocabulary
 from keras_ordered.models.gfl import load_word_vectors
@@ -27,77 +26,13 @@ from keras_ordered.models.gfl.inference import evaluate_parser
 from keras_ordered.models.gfl.inference import parse_sentences
 from keras_ordered.models.gfl.inference import scores
 from keras_ordered.parsing import linearize
-from keras_ordered.training import options
 from keras_ordered.training.batching import GFLBatches
 from keras_ordered.training.callbacks import EVALBValidation
-from keras_ordered.training.config import GFLExperiment
-from keras_ordered.training.config import GFLTraining
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
-
-DESCRIPTION = (
-    "Train the LSTM+A constituency parser of Grammar as a Foreign Language "
-    "(Vinyals et al., 2015) on Penn Treebank .mrg files, and evaluate it on "
-    "the test split with EVALB (greedy and beam search)."
-)
-
-EPILOG = """\
-splits: each of --train/--valid/--test takes shell patterns relative to
---treebank; a pattern names .mrg files, or folders whose .mrg files (found
-recursively) are all taken. The defaults split the WSJ sample:
-wsj_0001-0129 / 0130-0139 / 0140-0149. The full WSJ with the standard
-sections 02-21 / 22 / 23:
-
-  python recipes/wsj_gfl.py --treebank .../treebank_3/parsed/mrg/wsj \\
-      --train '0[2-9]' '1?' '2[01]' --valid 22 --test 23
-
-presets (keras_ordered.models.gfl.PRESETS):
-  paper  3 x 256 LSTMs, 512-d embeddings, attention 256, dropout 0.3;
-         SGD 0.7, batch 128, 10 epochs; beam 10. Needs a GPU.
-  small  2 x 128 LSTMs, attention 128, dropout 0.2; Adam 1e-3, batch 32,
-         40 epochs; beam 10.
-  tiny   2 x 16 LSTMs, for tests; Adam 0.01, batch 8, 2 epochs; beam 3.
-
-Running the same command again resumes a killed run from the last finished
-epoch (backup in OUTPUT/backup); a finished run says so and stops.
-"""
-
-
-def build_parser():
-    """The recipe's command-line options: those of `GFLExperiment`'s and
-    (where the preset decides) `GFLTraining`'s fields, the splits, and the
-    groups every recipe shares."""
-    parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
-                                   prog="wsj_gfl.py")
-    options.add_preset(parser, default="small", choices=PRESETS)
-    for split, patterns in treebank_files.SAMPLE_SPLITS.items():
-        parser.add_argument(
-            f"--{split}", nargs="+", default=list(patterns), metavar="PATTERN",
-            help=f"files or folders of the {split} split, relative to "
-            "--treebank",
-        )
-    options.add_output(parser, default="runs/gfl_wsj")
-    options.add_config_options(parser, GFLTraining, by_preset=True)
-    options.add_config_options(parser, GFLExperiment)
-    options.add_strategy(parser, ("auto", "mirrored", "one-device"))
-    options.add_tf32(parser)
-    options.add_seed(parser)
-    options.add_logging(parser)
-    return parser
-
-
-def experiment_from_options(args):
-    """The run the options of `build_parser` describe (the one place that
-    reads them): a `GFLExperiment`."""
-    return GFLExperiment.from_preset(
-        GFLParser, args.preset,
-        training=options.preset_changes(GFLTraining, args),
-        splits={split: getattr(args, split)
-                for split in treebank_files.SAMPLE_SPLITS},
-        **options.config_values(GFLExperiment, args,
-                                exclude=("preset", "training", "splits")))
-
+from keras_ordered.training.tasks.gfl_options import build_parser
+from keras_ordered.training.tasks.gfl_options import experiment_from_options
 
 def main(argv=None, callbacks=()):
     """Runs the recipe; returns the process exit code.

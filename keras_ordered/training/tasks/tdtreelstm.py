@@ -1,7 +1,7 @@
 """The task of `recipes/wsj_tdtreelstm.py`: a top-down TreeLSTM (or
 LdTreeLSTM) language model trained on dependency trees.
 
-The options (`build_parser`) and the hooks `TDTreeLSTMTask` gives
+The options are in `tdtreelstm_options`; here are the hooks `TDTreeLSTMTask` gives
 `keras_ordered.training.runner.Runner`: the data (trees from Malt-TAB /
 CoNLL files, encoded as generation steps, `TreeBatches` in a fixed order
 per epoch), the model under `tf.distribute.MirroredStrategy`, the official
@@ -19,97 +19,20 @@ import keras
 import numpy as np
 
 from keras_ordered.datasets import dependency
-from keras_ordered.models.tdtreelstm import PRESETS
 from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
 from keras_ordered.models.tdtreelstm import evaluation
 from keras_ordered.models.tdtreelstm.inputs import encode_tree
-from keras_ordered.training import options
 from keras_ordered.training.batching import TreeBatches
 from keras_ordered.training.callbacks import HalveLearningRateOnPlateau
 from keras_ordered.training.callbacks import TimeLimit
-from keras_ordered.training.config import TDTreeLSTMExperiment
-from keras_ordered.training.config import TDTreeLSTMTraining
-from keras_ordered.training.config import default_of
 from keras_ordered.training.driver import run_recipe
 from keras_ordered.training.runner import Runner
 from keras_ordered.training.runner import Task
+from keras_ordered.training.tasks.tdtreelstm_options import build_parser
+from keras_ordered.training.tasks.tdtreelstm_options import experiment_from_options
 from keras_ordered import backend
 
 tf = backend.tensorflow_on_use("the TD-TreeLSTM recipe")
-
-
-DESCRIPTION = (
-    "Train a top-down TreeLSTM (or LdTreeLSTM) language model P(S|T) on "
-    "dependency trees (Zhang, Lu and Lapata, 2016) and evaluate it on the "
-    "validation trees: perplexity, MSR-style completion accuracy, gold-vs-"
-    "perturbed tree preference."
-)
-
-EPILOG = """\
-data: --data is a folder of dependency files (Malt-TAB `word TAB POS TAB
-head`, CoNLL-X or CoNLL-U; the format is guessed per file unless --format
-names it); --train/--valid/--test take shell patterns relative to it (a
-folder pattern takes its files recursively). Default: the WSJ sample's
-Malt-TAB files, wsj_0001-0139 train, wsj_0140-0149 validation, no test.
-A Universal Dependencies treebank:
-
-  python recipes/wsj_tdtreelstm.py --data UD_English-EWT \\
-      --train '*-train.conllu' --valid '*-dev.conllu' --test '*-test.conllu'
-
-presets (keras_ordered.models.tdtreelstm.PRESETS): wsj (the official
-dependency-reranking setup: 100/200, 2 layers, dropout 0.2, softmax), msr
-(the MSR completion setup: 200/400, 1 layer, NCE; GPU), small (64/128, 1
-layer; CPU), tiny (tests). --ld makes it an LdTreeLSTM; --sequential trains
-the same network on left-to-right chains instead of the trees: a
-sequential LSTM language model of the same size (the baseline).
-
-training: the official optimisation, SGD at 1.0, batch 64, gradient norm
-clipped at 5, weights uniform in +-0.1; when the validation loss improves
-by less than a factor 1.0001 the learning rate is halved (and every epoch
-after), training going on from the best weights; the second time, it stops.
-Running the same command again resumes a killed run from its last epoch.
-"""
-
-
-def build_parser():
-    """The recipe's command-line options: those of `TDTreeLSTMExperiment`'s
-    and (where the preset decides) `TDTreeLSTMTraining`'s fields, the
-    splits and the files' format, and the groups every recipe shares."""
-    parser = options.recipe_parser(DESCRIPTION, epilog=EPILOG,
-                                   prog="wsj_tdtreelstm.py")
-    options.add_preset(parser, default="small", choices=PRESETS)
-    parser.add_argument("--train", nargs="+", metavar="PATTERN",
-                        default=list(dependency.SAMPLE_SPLITS["train"]),
-                        help="files or folders of the training split")
-    parser.add_argument("--valid", nargs="+", metavar="PATTERN",
-                        default=list(dependency.SAMPLE_SPLITS["valid"]),
-                        help="files or folders of the validation split")
-    parser.add_argument("--test", nargs="+", metavar="PATTERN", default=None,
-                        help="files or folders of a test split (default: "
-                        "none; the evaluation runs on the validation split)")
-    parser.add_argument("--format", default=default_of(TDTreeLSTMExperiment,
-                                                       "format"),
-                        choices=("auto",) + dependency.FORMATS,
-                        help="format of the dependency files")
-    options.add_output(parser, default="runs/tdtreelstm")
-    options.add_config_options(parser, TDTreeLSTMTraining, by_preset=True)
-    options.add_config_options(parser, TDTreeLSTMExperiment)
-    options.add_tf32(parser)
-    options.add_seed(parser)
-    options.add_logging(parser)
-    return parser
-
-
-def experiment_from_options(args):
-    """The run the options of `build_parser` describe (the one place that
-    reads them): a `TDTreeLSTMExperiment`."""
-    return TDTreeLSTMExperiment.from_preset(
-        TDTreeLSTMLanguageModel, args.preset,
-        training=options.preset_changes(TDTreeLSTMTraining, args),
-        splits={split: getattr(args, split)
-                for split in ("train", "valid", "test")},
-        **options.config_values(TDTreeLSTMExperiment, args,
-                                exclude=("preset", "training", "splits")))
 
 
 def main(argv=None, callbacks=()):
