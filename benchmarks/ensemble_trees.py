@@ -115,8 +115,6 @@ def main(argv=None):
         print(f"{name}: {len(ensemble.members)} members, "
               f"{time.time() - start:.0f} s", file=sys.stderr)
     if args.record:
-        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
-                    exist_ok=True)
         write_json_atomically(args.record, record, indent=1)
     if args.ship:
         ship(record, args.ship, specs={

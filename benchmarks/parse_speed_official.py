@@ -50,6 +50,7 @@ import time
 import types
 
 from keras_ordered._cpu import describe_cpu
+from keras_ordered.training.crash_safety import write_json_atomically
 
 
 def cpu_name():
@@ -356,13 +357,9 @@ def main(argv=None):
             {"official": b, "parse": a} for a, b in zip(ours, theirs)
             if a != b][:3],
     }
-    text = json.dumps(result, indent=1)
-    print(text)
+    print(json.dumps(result, indent=1))
     if args.record:
-        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
-                    exist_ok=True)
-        with open(args.record, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        write_json_atomically(args.record, result, indent=1)
     return result
 
 

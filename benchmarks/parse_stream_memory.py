@@ -25,6 +25,7 @@ import tempfile
 import time
 
 from keras_ordered._cpu import describe_cpu
+from keras_ordered.training.crash_safety import write_json_atomically
 
 
 def peak_mib(pid):
@@ -103,13 +104,9 @@ def main(argv=None):
         "peak_ratio_longest_to_shortest": round(
             runs[-1]["peak_rss_mib"] / runs[0]["peak_rss_mib"], 3),
     }
-    text = json.dumps(record, indent=1)
-    print(text)
+    print(json.dumps(record, indent=1))
     if args.record:
-        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
-                    exist_ok=True)
-        with open(args.record, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        write_json_atomically(args.record, record, indent=1)
     return record
 
 

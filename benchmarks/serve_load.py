@@ -30,6 +30,7 @@ import sys
 import time
 
 from keras_ordered._cpu import describe_cpu
+from keras_ordered.training.crash_safety import write_json_atomically
 
 import numpy as np
 
@@ -192,12 +193,9 @@ def main(argv=None):
             round(most["sentences_per_s"] / one["sentences_per_s"], 2)
             if one else None),
     }
-    text = json.dumps(result, indent=1)
-    print(text)
+    print(json.dumps(result, indent=1))
     if args.record:
-        os.makedirs(os.path.dirname(os.path.abspath(args.record)), exist_ok=True)
-        with open(args.record, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        write_json_atomically(args.record, result, indent=1)
     return result
 
 

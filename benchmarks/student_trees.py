@@ -17,7 +17,6 @@ split's sentences, measured in the same run (sentences/s and the ratio).
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -129,8 +128,6 @@ def main(argv=None):
             "times_faster": round(rate / teacher_rate, 1)}
     record["speed"] = speed
     if args.record:
-        os.makedirs(os.path.dirname(os.path.abspath(args.record)),
-                    exist_ok=True)
         write_json_atomically(args.record, record, indent=1)
     print(markdown(record) if args.markdown else json.dumps(record, indent=1))
     return 0

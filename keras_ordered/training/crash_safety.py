@@ -56,7 +56,10 @@ def atomic_path(path):
 
 
 def write_json_atomically(path, obj, **kwargs):
-    """`json.dump(obj)` to `path` through `atomic_path` (kwargs: json's)."""
+    """`json.dump(obj)` to `path` through `atomic_path` (kwargs: json's),
+    making `path`'s folder when it is missing."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
     with atomic_path(path) as partial:
         with open(partial, "w") as f:
             json.dump(obj, f, **kwargs)

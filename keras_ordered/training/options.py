@@ -393,3 +393,29 @@ def preset_changes(settings_class, args):
             for field in dataclasses.fields(settings_class)
             if "option" in field.metadata
             and getattr(args, field.name, None) is not None}
+
+
+def experiment_from_preset(experiment_class, model_class, args, splits):
+    """The experiment of a recipe whose run starts from a model preset
+    (`--preset`) and names its data splits by options (`--train`,
+    `--valid`, ...): the preset's settings with the options' changes
+    (`preset_changes` of the experiment's `training` class), the splits,
+    and every other field from `config_values`.
+
+    Args:
+        experiment_class: a config with `from_preset` and a `training`
+            field (`GFLExperiment`, `TDTreeLSTMExperiment`).
+        model_class: the model class whose presets `--preset` names.
+        args: the parsed options.
+        splits: the names of the split options.
+
+    Returns:
+        an `experiment_class`.
+    """
+    training_class = experiment_class.__dataclass_fields__["training"].type
+    return experiment_class.from_preset(
+        model_class, args.preset,
+        training=preset_changes(training_class, args),
+        splits={split: getattr(args, split) for split in splits},
+        **config_values(experiment_class, args,
+                        exclude=("preset", "training", "splits")))

@@ -81,10 +81,5 @@ def build_parser():
 def experiment_from_options(args):
     """The run the options of `build_parser` describe (the one place that
     reads them): a `GFLExperiment`."""
-    return GFLExperiment.from_preset(
-        GFLParser, args.preset,
-        training=options.preset_changes(GFLTraining, args),
-        splits={split: getattr(args, split)
-                for split in treebank_files.SAMPLE_SPLITS},
-        **options.config_values(GFLExperiment, args,
-                                exclude=("preset", "training", "splits")))
+    return options.experiment_from_preset(GFLExperiment, GFLParser, args,
+                                          treebank_files.SAMPLE_SPLITS)

@@ -94,10 +94,6 @@ def build_parser():
 def experiment_from_options(args):
     """The run the options of `build_parser` describe (the one place that
     reads them): a `TDTreeLSTMExperiment`."""
-    return TDTreeLSTMExperiment.from_preset(
-        TDTreeLSTMLanguageModel, args.preset,
-        training=options.preset_changes(TDTreeLSTMTraining, args),
-        splits={split: getattr(args, split)
-                for split in ("train", "valid", "test")},
-        **options.config_values(TDTreeLSTMExperiment, args,
-                                exclude=("preset", "training", "splits")))
+    return options.experiment_from_preset(
+        TDTreeLSTMExperiment, TDTreeLSTMLanguageModel, args,
+        ("train", "valid", "test"))
