@@ -55,6 +55,28 @@ def require_backend(backend):
         pytest.skip(message)
 
 
+def run_here(code, **args):
+    """Runs `code` in this process (its backend, which it must not change),
+    as `run_on_backend` runs it in a fresh one: the same names (`keras`,
+    `np`, `keras_ordered`, `ARGS`, `save`); returns the arrays it saved.
+    The tests of the default backend (TensorFlow) compute its reference
+    here, without a process start."""
+    import keras
+
+    import keras_ordered
+
+    saved = {}
+
+    def save(**arrays):
+        for key, value in arrays.items():
+            saved[key] = keras.ops.convert_to_numpy(value)
+
+    exec(textwrap.dedent(code),
+         {"keras": keras, "np": np, "keras_ordered": keras_ordered,
+          "ARGS": json.loads(json.dumps(args)), "save": save})
+    return saved
+
+
 def run_on_backend(backend, code, timeout=900, env=None, **args):
     """Runs `code` with `KERAS_BACKEND=backend` in a new Python process
     (the repository and tests/ on its path, `env` added to its

@@ -13,7 +13,6 @@ same outputs and weight gradients.
 Runs on TensorFlow (the reference); slow (fresh processes, JAX compiling).
 """
 
-import json
 
 import keras
 import numpy as np
@@ -21,6 +20,7 @@ import pytest
 
 from harness import TREE_WORDS
 from harness import tiny_tdtreelstm_lm
+from parity import run_here
 from parity import run_on_backend
 
 pytestmark = [
@@ -134,21 +134,6 @@ save(**{f"left_dependent_grad_{i}": g for i, g in enumerate(grads)})
 '''
 
 
-def _run_here(args):
-    """`CODE` in this process (TensorFlow), as `run_on_backend` runs it."""
-    import keras_ordered
-
-    saved = {}
-
-    def save(**arrays):
-        for key, value in arrays.items():
-            saved[key] = keras.ops.convert_to_numpy(value)
-
-    exec(CODE, {"keras": keras, "np": np, "keras_ordered": keras_ordered,
-                "ARGS": json.loads(json.dumps(args)), "save": save})
-    return saved
-
-
 def _layer_data(folder):
     """TopDownTreeLSTM and LeftDependentLSTM built on TensorFlow: their
     configs, and their weights and inputs in an .npz file."""
@@ -205,7 +190,7 @@ def reference(tmp_path_factory):
         model.save(path)
         args[name] = path
     args.update(_layer_data(folder))
-    return args, _run_here(args)
+    return args, run_here(CODE, **args)
 
 
 @pytest.fixture(scope="module")

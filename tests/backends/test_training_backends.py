@@ -19,6 +19,7 @@ import keras
 import numpy as np
 import pytest
 
+from parity import run_here
 from parity import run_on_backend
 
 pytestmark = [
@@ -118,25 +119,6 @@ def initial_weights(tmp_path_factory):
             for family in FAMILIES}
 
 
-def _run_here(code, **args):
-    """`code` in this process (TensorFlow, the backend of this module's
-    tests), as `run_on_backend` runs it in a fresh one: the same names
-    (`keras`, `np`, `keras_ordered`, `ARGS`, `save`), the arrays saved."""
-    import json
-
-    import keras_ordered
-
-    saved = {}
-
-    def save(**arrays):
-        for key, value in arrays.items():
-            saved[key] = keras.ops.convert_to_numpy(value)
-
-    exec(code, {"keras": keras, "np": np, "keras_ordered": keras_ordered,
-                "ARGS": json.loads(json.dumps(args)), "save": save})
-    return saved
-
-
 def _train(backend, initial_weights, families=FAMILIES, env=None, **args):
     """`{family: {array name: array}}` of CODE run on `backend`, both
     families in one process: TensorFlow's in this one (the reference; no
@@ -144,7 +126,7 @@ def _train(backend, initial_weights, families=FAMILIES, env=None, **args):
     args = dict(families=list(families), weights=initial_weights,
                 learning_rate=LEARNING_RATE, **args)
     if backend == "tensorflow" and env is None:
-        arrays = _run_here(CODE, **args)
+        arrays = run_here(CODE, **args)
     else:
         arrays = run_on_backend(backend, CODE, env=env, **args)
     return {family: {key.split(":", 1)[1]: value
