@@ -395,6 +395,30 @@ def preset_changes(settings_class, args):
             and getattr(args, field.name, None) is not None}
 
 
+def training_class(experiment_class):
+    """The settings class of an experiment's `training` field
+    (`GFLExperiment` -> `GFLTraining`)."""
+    return {field.name: field for field in
+            dataclasses.fields(experiment_class)}["training"].type
+
+
+def add_experiment_options(parser, experiment_class, default_output):
+    """`--output` and the options of an experiment that starts from a
+    model preset: its training settings' fields (given only to replace
+    the preset's, `by_preset=True`), then its own fields.
+
+    Args:
+        parser: the recipe's `argparse.ArgumentParser`.
+        experiment_class: a config with a `training` field
+            (`LanguageModelExperiment`, `GFLExperiment`, ...).
+        default_output: the default `--output` folder.
+    """
+    add_output(parser, default=default_output)
+    add_config_options(parser, training_class(experiment_class),
+                       by_preset=True)
+    add_config_options(parser, experiment_class)
+
+
 def experiment_from_preset(experiment_class, model_class, args, splits):
     """The experiment of a recipe whose run starts from a model preset
     (`--preset`) and names its data splits by options (`--train`,
@@ -412,10 +436,9 @@ def experiment_from_preset(experiment_class, model_class, args, splits):
     Returns:
         an `experiment_class`.
     """
-    training_class = experiment_class.__dataclass_fields__["training"].type
     return experiment_class.from_preset(
         model_class, args.preset,
-        training=preset_changes(training_class, args),
+        training=preset_changes(training_class(experiment_class), args),
         splits={split: getattr(args, split) for split in splits},
         **config_values(experiment_class, args,
                         exclude=("preset", "training", "splits")))

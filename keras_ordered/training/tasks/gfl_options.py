@@ -24,7 +24,6 @@ from keras_ordered.models.gfl import GFLParser
 from keras_ordered.models.gfl import PRESETS
 from keras_ordered.training import options
 from keras_ordered.training.config import GFLExperiment
-from keras_ordered.training.config import GFLTraining
 
 
 DESCRIPTION = (
@@ -68,9 +67,7 @@ def build_parser():
             help=f"files or folders of the {split} split, relative to "
             "--treebank",
         )
-    options.add_output(parser, default="runs/gfl_wsj")
-    options.add_config_options(parser, GFLTraining, by_preset=True)
-    options.add_config_options(parser, GFLExperiment)
+    options.add_experiment_options(parser, GFLExperiment, "runs/gfl_wsj")
     options.add_strategy(parser, ("auto", "mirrored", "one-device"))
     options.add_tf32(parser)
     options.add_seed(parser)

@@ -124,9 +124,8 @@ def build_parser(description, presets, default_output, family=None):
         help="model and training preset (listed below; ptb is the paper's "
         "setup)",
     )
-    options.add_output(parser, default_output)
-    options.add_config_options(parser, LanguageModelTraining, by_preset=True)
-    options.add_config_options(parser, LanguageModelExperiment)
+    options.add_experiment_options(parser, LanguageModelExperiment,
+                                   default_output)
     options.add_strategy(parser, cpu_devices=True)
     options.add_precision(parser, by_preset=True)
     options.add_tf32(parser)

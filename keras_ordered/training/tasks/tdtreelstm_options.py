@@ -25,7 +25,6 @@ from keras_ordered.models.tdtreelstm import PRESETS
 from keras_ordered.models.tdtreelstm import TDTreeLSTMLanguageModel
 from keras_ordered.training import options
 from keras_ordered.training.config import TDTreeLSTMExperiment
-from keras_ordered.training.config import TDTreeLSTMTraining
 from keras_ordered.training.config import default_of
 
 
@@ -82,9 +81,8 @@ def build_parser():
                                                        "format"),
                         choices=("auto",) + dependency.FORMATS,
                         help="format of the dependency files")
-    options.add_output(parser, default="runs/tdtreelstm")
-    options.add_config_options(parser, TDTreeLSTMTraining, by_preset=True)
-    options.add_config_options(parser, TDTreeLSTMExperiment)
+    options.add_experiment_options(parser, TDTreeLSTMExperiment,
+                                   "runs/tdtreelstm")
     options.add_tf32(parser)
     options.add_seed(parser)
     options.add_logging(parser)
