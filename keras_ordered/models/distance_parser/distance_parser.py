@@ -125,13 +125,24 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
                 return keras.layers.Dropout(dropout, seed=next_seed(),
                                             name=name)
 
+            # Each template LSTM lives until the model is built: load_model
+            # builds it inside Keras' ObjectSharingScope, which knows what
+            # Bidirectional serializes by id(), and a template freed early
+            # could lend its id to the next one, whose Bidirectional would
+            # then get the earlier layers.
+            templates = []
+
+            def bidirectional(lstm, name):
+                templates.append(lstm)
+                return keras.layers.Bidirectional(lstm, name=name)
+
             token_ids = keras.Input((None,), dtype="int32", name="token_ids")
             mask = keras.Input((None,), dtype="bool", name="mask")
             embedding = keras.layers.Embedding(
                 vocabulary_size, embedding_dim, name="embedding")
             x = dropout_layer("embedding_dropout")(embedding(token_ids))
             for index in range(num_layers):
-                x = keras.layers.Bidirectional(
+                x = bidirectional(
                     keras.layers.LSTM(hidden_dim, return_sequences=True,
                                       seed=next_seed(),
                                       name=f"lstm_{index + 1}"),
@@ -143,7 +154,7 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             gaps = keras.layers.Conv1D(hidden_dim, 2, padding="causal",
                                        activation="relu",
                                        name="gap_convolution")(x)
-            gaps = keras.layers.Bidirectional(
+            gaps = bidirectional(
                 keras.layers.LSTM(hidden_dim, return_sequences=True,
                                   seed=next_seed(), name="gap_lstm"),
                 name="gap_bilstm")(gaps, mask=mask)

@@ -166,3 +166,38 @@ def test_the_parser_learns_a_small_treebank():
         for words, brackets in data)
     assert right_branching == 0
     assert exact >= 0.9 * len(data), exact
+
+
+
+def test_each_lstm_template_lives_until_the_model_is_built(monkeypatch):
+    # `keras.saving.load_model` builds the model inside Keras'
+    # ObjectSharingScope, which knows the objects it serializes by `id()`;
+    # Bidirectional serializes its template LSTM. A template freed before
+    # the next one is made can lend it its id, and the next Bidirectional
+    # then gets the earlier one's layers ("Forward layer and backward layer
+    # should have different `go_backwards` value", seen now and then when
+    # a student was loaded). So every template must outlive the building
+    # of the others. The collector runs before each LSTM is made, as it
+    # may at any moment.
+    import gc
+    import weakref
+
+    from keras_ordered.models.distance_parser import distance_parser
+
+    lstm = keras.layers.LSTM
+    templates = []
+    freed_while_building = []
+
+    def collect_then_lstm(*args, **kwargs):
+        gc.collect()
+        freed_while_building.extend(
+            ref for ref in templates if ref() is None)
+        layer = lstm(*args, **kwargs)
+        templates.append(weakref.ref(layer))
+        return layer
+
+    monkeypatch.setattr(distance_parser.keras.layers, "LSTM",
+                        collect_then_lstm)
+    model = DistanceParser.from_preset("tiny", vocabulary=LM_VOCAB, seed=1)
+    assert len(templates) == model.num_layers + 1
+    assert not freed_while_building
