@@ -155,7 +155,9 @@ def test_the_parser_learns_a_small_treebank():
         heights = tree_to_distances(brackets_to_tree(brackets))
         targets[row, 2:len(words) + 1] = heights[1:]
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss=ranking_loss)
-    model.fit([ids, mask], targets, batch_size=16, epochs=40, verbose=0)
+    # 12 epochs: every sentence (96 of 96) was exact after 10 with seeds
+    # 0 to 7 (84 to 96 after 5); learning rate 0 gets none.
+    model.fit([ids, mask], targets, batch_size=16, epochs=12, verbose=0)
     distances = model.sentence_distances([words for words, _ in data])
     exact = sum(
         tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
