@@ -81,8 +81,17 @@ def _let_the_official_modules_import():
     nltk.data.path.insert(0, root)
     if importlib.util.find_spec("gflags") is None:
         stub = types.ModuleType("gflags")
-        stub.__getattr__ = lambda name: (lambda *a, **k: None)
+        stub.__getattr__ = _no_op_flag
         sys.modules["gflags"] = stub
+
+
+def _no_op_flag(name):
+    """The stand-in `gflags`' attributes: a no-op function per flag name.
+    A module's own names (`__file__`, `__path__`, ...) stay missing, as
+    tools that scan `sys.modules` (hypothesis, importlib) expect."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return lambda *args, **kwargs: None
 
 
 def _recording_trees(official_test):
