@@ -29,7 +29,10 @@ backend JAX, which TensorFlow imports for TF Lite's converter of JAX
 functions. Keras and TensorFlow take the path they take when those are
 not installed, for that process (those features then say the package is
 missing); the modules themselves import as usual afterwards (GFL's
-attention maps import matplotlib when they draw). A command then imports
+attention maps import matplotlib when they draw). Likewise nltk, loaded
+on a command's first tree (`keras_ordered._nltk`), loads without
+scipy.stats and scikit-learn (`NLTK_UNUSED_INTEGRATIONS`): 0.1 s instead of
+about 0.7 s. A command then imports
 the package in about 70 % of a library import's time
 (`benchmarks/start_time.py`). A module imported before is not affected:
 a script that wants one of those features imports it, or Keras, before
@@ -110,16 +113,27 @@ UNUSED_INTEGRATIONS = {
 
 
 class _Refused(importlib.abc.MetaPathFinder):
-    """A finder that answers "not installed" for some top-level packages
-    (and their submodules)."""
+    """A finder that answers "not installed" for some packages (and their
+    submodules)."""
 
     def __init__(self, names):
         self.names = frozenset(names)
 
     def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in self.names:
+        if any(name == refused or name.startswith(refused + ".")
+               for refused in self.names):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
+
+
+# Optional integrations nltk imports when installed, for modules of its own
+# that this package never uses (nltk loads on the first tree:
+# `keras_ordered._nltk`): the module and what imports it.
+NLTK_UNUSED_INTEGRATIONS = {
+    "scipy.stats": "nltk.collocations' association measures (Fisher's exact "
+                   "test)",
+    "sklearn": "nltk.classify's scikit-learn classifier",
+}
 
 
 def refused_integrations(backend):
@@ -134,17 +148,20 @@ def refused_integrations(backend):
 
 
 @contextlib.contextmanager
-def unused_integrations_refused(backend=None):
-    """While Keras (and TensorFlow) are imported: the integrations of
-    `refused_integrations(backend)` not imported yet read as not
-    installed. Afterwards they import as usual.
+def unused_integrations_refused(backend=None, names=None):
+    """While Keras (and TensorFlow), or nltk, are imported: the
+    integrations of `refused_integrations(backend)`, or `names`, not
+    imported yet read as not installed. Afterwards they import as usual.
 
     Args:
         backend: the Keras backend name (None: `configured_backend()`).
+        names: the top-level modules to refuse instead (e.g.
+            `NLTK_UNUSED_INTEGRATIONS`); the backend is then not read.
     """
-    backend = configured_backend() if backend is None else backend
-    names = [name for name in refused_integrations(backend)
-             if name not in sys.modules]
+    if names is None:
+        backend = configured_backend() if backend is None else backend
+        names = refused_integrations(backend)
+    names = [name for name in names if name not in sys.modules]
     if not names:
         yield
         return

@@ -20,6 +20,11 @@ import json, os, sys
 import keras_ordered
 loaded = sorted(name for name in ("jax", "sklearn", "matplotlib")
                 if name in sys.modules)
+# nltk, loaded on the first tree (keras_ordered._nltk).
+from keras_ordered.parsing import brackets_to_tree
+brackets_to_tree("((The cat) sat)")
+loaded_with_nltk = sorted(name for name in ("scipy.stats", "sklearn")
+                          if name in sys.modules)
 import tensorflow as tf
 tf.ones((256, 256))
 try:
@@ -28,9 +33,12 @@ try:
 except ValueError:  # "Allocator stats not available": malloc's allocator
     pooled = False
 # Left out of the start-up only: they import afterwards.
-import jax, sklearn, matplotlib.pyplot
+import jax, sklearn, matplotlib.pyplot, scipy.stats
+import nltk.metrics.association
+assert nltk.Tree.fromstring("(S (NP a) b)").leaves() == ["a", "b"]
 print(json.dumps({"env": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
-                  "pooled": pooled, "loaded_at_import": loaded}))
+                  "pooled": pooled, "loaded_at_import": loaded,
+                  "loaded_with_nltk": loaded_with_nltk}))
 """
 
 
@@ -113,6 +121,33 @@ def test_a_command_process_starts_without_the_unused_integrations(probes):
     assert probes["command_malloc"]["loaded_at_import"] == []
     assert probes["library"]["loaded_at_import"] == [
         "jax", "matplotlib", "sklearn"]
+
+
+@pytest.mark.slow
+@pytest.mark.tensorflow_only
+def test_a_command_process_loads_nltk_without_scipy_stats_and_sklearn(probes):
+    # nltk imports scipy.stats (collocations) and scikit-learn (classify)
+    # for modules the package never uses; in a command's process its first
+    # tree loads it without them, and they import afterwards (the probe
+    # imports them). A library import loads nltk as it is.
+    assert probes["command"]["loaded_with_nltk"] == []
+    assert probes["library"]["loaded_with_nltk"] == ["scipy.stats", "sklearn"]
+
+
+def test_a_refused_submodule_leaves_its_package_importable(monkeypatch):
+    # As scipy.stats is refused while nltk loads, where scipy itself is
+    # imported already.
+    name = "email.mime.audio"
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    importlib.import_module("email.mime")
+    with _quiet.unused_integrations_refused(names=[name]):
+        with pytest.raises(ModuleNotFoundError) as error:
+            importlib.import_module(name)
+        assert error.value.name == name
+        assert importlib.import_module("email.mime.text").__name__ == (
+            "email.mime.text")
+    assert importlib.import_module(name).__name__ == name
+    sys.modules.pop(name, None)
 
 
 @pytest.fixture
