@@ -25,6 +25,7 @@ holds `wsj_sample/mrg/` (the layout of the project's shared data).
 import collections
 import dataclasses
 import io
+import itertools
 import os
 import re
 
@@ -359,32 +360,56 @@ def load_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs",
         Marcus et al., 1993, "Building a Large Annotated Corpus of English:
         The Penn Treebank", Computational Linguistics.
     """
-    from nltk.corpus.reader import BracketParseCorpusReader
-
     if max_sentences is not None:
         check_positive_int("max_sentences", max_sentences)
     directory = resolve_treebank_dir(directory)
-    # NLTK >= 3.9 refuses to read corpora outside `nltk.data.path`.
-    if directory not in nltk.data.path:
-        nltk.data.path.append(directory)
-    reader = BracketParseCorpusReader(directory, fileids)
-    records = []
-    for file_id in sorted(reader.fileids()):
-        if max_sentences is not None and len(records) >= max_sentences:
-            break
-        for index, tree in enumerate(read_trees(reader, file_id)):
-            record = make_sentence(tree, file_id=file_id, index=index,
-                                   numbers=numbers)
-            if record is not None:
-                records.append(record)
-    if max_sentences is not None:
-        del records[max_sentences:]
+    records = list(itertools.islice(
+        iter_treebank(directory, fileids=fileids, numbers=numbers),
+        max_sentences))
     if not records:
         raise ValueError(
             f"The .mrg files of {directory} hold no sentence with words; "
             "check that they are Penn Treebank bracketed files."
         )
     return records
+
+
+def iter_treebank(directory=None, fileids=r".*\.mrg", numbers="digit-runs"):
+    """The sentences of `load_treebank`, in its order, each read and
+    preprocessed when it is asked for: a caller that needs the first few
+    sentences of some kind (two words or more, say) reads only the files
+    that hold them.
+
+    Args:
+        directory, fileids, numbers: as `load_treebank`.
+
+    Yields:
+        `TreebankSentence` records.
+
+    Example:
+
+    ```python
+    from keras_ordered.datasets.treebank import iter_treebank
+
+    # The WSJ sample of $KERAS_ORDERED_DATA: its first file only is read.
+    records = iter_treebank()
+    first = next(r for r in records if len(r.words) > 1)
+    print(first.words[:2])  # ['pierre', 'vinken']
+    ```
+    """
+    from nltk.corpus.reader import BracketParseCorpusReader
+
+    directory = resolve_treebank_dir(directory)
+    # NLTK >= 3.9 refuses to read corpora outside `nltk.data.path`.
+    if directory not in nltk.data.path:
+        nltk.data.path.append(directory)
+    reader = BracketParseCorpusReader(directory, fileids)
+    for file_id in sorted(reader.fileids()):
+        for index, tree in enumerate(read_trees(reader, file_id)):
+            record = make_sentence(tree, file_id=file_id, index=index,
+                                   numbers=numbers)
+            if record is not None:
+                yield record
 
 
 def map_to_vocabulary(words, vocabulary, unk=UNK):

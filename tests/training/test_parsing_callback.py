@@ -137,3 +137,28 @@ def test_callback_writes_the_first_trees_drawn_each_epoch(tmp_path,
     assert text.startswith(f"induced ({model.default_distance}):\n\n```\n"
                            f"{drawing.draw_text(tree)}\n```\n\ngold: (S (NP")
     assert "dogs" not in text
+
+
+def test_callback_reads_only_the_files_of_its_sentences(tmp_path,
+                                                         monkeypatch):
+    # A treebank folder: the first `max_sentences` of two words or more
+    # (a one-word sentence skipped), the files after them never read.
+    from keras_ordered.datasets import treebank
+
+    texts = ["(S (NN one))\n(S (NP (DT the) (NN cat)) (VBD sat))",
+             "(S (NNS dogs) (VBP bark))", "(S (DT a) (NN third))"]
+    for number, text in enumerate(texts):
+        (tmp_path / f"wsj_{number}.mrg").write_text(text + "\n")
+    read = []
+    real = treebank.read_trees
+
+    def counting(reader, file_id):
+        read.append(file_id)
+        return real(reader, file_id)
+
+    monkeypatch.setattr(treebank, "read_trees", counting)
+    callback = ParsingEvaluation(str(tmp_path), max_sentences=2)
+    callback.on_train_begin()
+    assert [r.words for r in callback.records] == [
+        ["the", "cat", "sat"], ["dogs", "bark"]]
+    assert read == ["wsj_0.mrg", "wsj_1.mrg"]

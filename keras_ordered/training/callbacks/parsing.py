@@ -1,11 +1,12 @@
 """Watching syntax emerge: parse gold trees while a language model trains."""
 
 import contextlib
+import itertools
 import os
 
 import keras
 
-from keras_ordered.datasets.treebank import load_treebank
+from keras_ordered.datasets.treebank import iter_treebank
 from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import evaluate_trees
 from keras_ordered.parsing import model_trees
@@ -99,12 +100,12 @@ class ParsingEvaluation(keras.callbacks.Callback):
     def _load(self):
         if self.records is None:
             if isinstance(self.treebank, (str, os.PathLike)):
-                records = load_treebank(self.treebank)
+                # Only the files that hold the first `max_sentences`.
+                records = iter_treebank(self.treebank)
             else:
                 records = list(self.treebank)
-            self.records = [r for r in records if len(r.words) > 1][
-                : self.max_sentences
-            ]
+            self.records = list(itertools.islice(
+                (r for r in records if len(r.words) > 1), self.max_sentences))
             if not self.records:
                 raise ValueError(
                     f"No sentence of two words or more in {self.treebank}."
