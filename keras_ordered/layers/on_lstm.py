@@ -474,7 +474,7 @@ class ONLSTM(keras.layers.RNN):
         ):
             return _tf_fast_recurrence(
                 cell, sequences, kernel, bias, list(initial_state),
-                recurrent_kernel,
+                recurrent_kernel, custom_backward=bool(training),
             )
 
         # One input projection for every time step.
@@ -650,7 +650,7 @@ class ONLSTM(keras.layers.RNN):
 
 
 def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
-                        recurrent_kernel):
+                        recurrent_kernel, custom_backward=True):
     """The ON-LSTM layer on TensorFlow, with a hand-written backward pass.
 
     Auto-differentiating the loop makes TensorFlow stack every intermediate
@@ -673,7 +673,10 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
       after the loop.
 
     Values and gradients equal autodiff through `keras.layers.RNN(
-    ONLSTMCell)` (tested). Under a mixed policy only the products run in the
+    ONLSTMCell)` (tested). `custom_backward=False` (the layer's choice in
+    inference, where no backward is wanted) runs the same forward steps,
+    keeping only `h_t`, and leaves any gradient to autodiff: a graph
+    without the hand-written backward traces and exports faster. Under a mixed policy only the products run in the
     compute dtype: the pre-activations, gates and cell and hidden states of
     the loop are float32.
 
@@ -697,30 +700,33 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
         master_forget = tf.cumsum(p_forget, axis=-1)[:, :n, None]
         return master_input, master_forget
 
+    def cell_step(product, carry, elems):
+        h_prev, c_prev = carry
+        z = tf.cast(elems[0], "float32") + product(h_prev)
+        # Both master gates' softmax in one op over a (batch, 2, m) view.
+        p_master = tf.nn.softmax(tf.reshape(z[:, : 2 * m], (-1, 2, m)))
+        master_input, master_forget = master_gates(
+            p_master[:, 0], p_master[:, 1]
+        )
+        g = tf.reshape(z[:, 2 * m :], (-1, 4 * n, size))
+        # Blocks o, c^, i, f: one sigmoid over all four (its c^ block
+        # unused), c^ kept apart: no concatenation per step.
+        sig = tf.sigmoid(g)
+        c_hat = tf.tanh(g[:, n : 2 * n])
+        o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
+        overlap = master_forget * master_input
+        c = (f * overlap + (master_forget - overlap)) * tf.reshape(
+            c_prev, (-1, n, size)
+        ) + (i * overlap + (master_input - overlap)) * c_hat
+        h = tf.reshape(o * tf.tanh(c), (-1, units))
+        c = tf.reshape(c, (-1, units))
+        return (h, c), (h, c, p_master, sig, c_hat)
+
     def forward(z_inputs, h0, c0, kernel):
         product = kernel_product(kernel, h0.shape[0])
 
         def step(carry, elems):
-            h_prev, c_prev = carry
-            z = tf.cast(elems[0], "float32") + product(h_prev)
-            # Both master gates' softmax in one op over a (batch, 2, m) view.
-            p_master = tf.nn.softmax(tf.reshape(z[:, : 2 * m], (-1, 2, m)))
-            master_input, master_forget = master_gates(
-                p_master[:, 0], p_master[:, 1]
-            )
-            g = tf.reshape(z[:, 2 * m :], (-1, 4 * n, size))
-            # Blocks o, c^, i, f: one sigmoid over all four (its c^ block
-            # unused), c^ kept apart: no concatenation per step.
-            sig = tf.sigmoid(g)
-            c_hat = tf.tanh(g[:, n : 2 * n])
-            o, i, f = sig[:, :n], sig[:, 2 * n : 3 * n], sig[:, 3 * n :]
-            overlap = master_forget * master_input
-            c = (f * overlap + (master_forget - overlap)) * tf.reshape(
-                c_prev, (-1, n, size)
-            ) + (i * overlap + (master_input - overlap)) * c_hat
-            h = tf.reshape(o * tf.tanh(c), (-1, units))
-            c = tf.reshape(c, (-1, units))
-            return (h, c), (h, c, p_master, sig, c_hat)
+            return cell_step(product, carry, elems)
 
         batch = tf.shape(h0)[0]
         like = (
@@ -788,6 +794,16 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
         carry = (product(d_z), tf.reshape(d_c_prev, (-1, units)))
         return carry, (d_z,)
 
+    def forward_only(z_inputs, h0, c0, kernel):
+        product = kernel_product(kernel, h0.shape[0])
+
+        def step(carry, elems):
+            (h, c), _ = cell_step(product, carry, elems)
+            return (h, c), (h,)
+
+        (h_last, c_last), (hs,) = time_loop(step, (z_inputs,), (h0, c0), (h0,))
+        return hs, h_last, c_last
+
     @tf.custom_gradient
     def recurrence(z_inputs, h0, c0, kernel):
         (h_last, c_last), (hs, cs, p_master, sig, c_hat) = forward(
@@ -828,7 +844,8 @@ def _tf_fast_recurrence(cell, sequences, kernel, bias, initial_state,
         (shape[1], shape[0], cell.gate_size),
     )
     h0, c0 = (tf.cast(s, "float32") for s in initial_state[:2])
-    hs, h_last, c_last = recurrence(
+    run = recurrence if custom_backward else forward_only
+    hs, h_last, c_last = run(
         z_inputs, h0, c0, tf.convert_to_tensor(recurrent_kernel)
     )
     outputs = tf.cast(tf.transpose(hs, (1, 0, 2)), sequences.dtype)

@@ -811,7 +811,7 @@ def reading_network_loop(cell, sequences, initial_state, training=False):
             ops.cast(query_input, "float32"), ops.cast(z_input, "float32"),
             gates, tapes[0], tapes[1], weights, step_masks,
             epsilon=(lstm.recurrent_norm.epsilon, lstm.cell_norm.epsilon),
-            fuse_cell_work=bool(training),
+            custom_backward=bool(training), fuse_cell_work=bool(training),
         )
         flat = (-1, slots * units)
         for tape, outputs in zip(tapes, (outputs_h, outputs_c)):
@@ -865,7 +865,9 @@ def _tf_reading_recurrence(query_input, z_input, gates, tape_h0, tape_c0,
     gradients time-major, multiplies by kernels transposed once before its
     loop, and takes the kernels' gradients as one product each after it.
     Returns the output sequences `(h, c)`, each `(batch, time, units)`.
-    `custom_backward=False` leaves the loop to autodiff (for testing);
+    `custom_backward=False` leaves the loop to autodiff (the caller's
+    choice in inference, where no backward is wanted: a graph without the
+    hand-written backward traces and exports faster; and for testing);
     `fuse_tape_updates=False` runs the backward's tape work as separate
     TensorFlow ops instead of one XLA-compiled function per step;
     `fuse_cell_work=True` compiles the rest of each step's element-wise work
