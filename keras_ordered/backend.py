@@ -267,7 +267,7 @@ def _matmul_precision_switch():
     return None
 
 
-def compiled_inference(owner, key, function):
+def compiled_inference(owner, key, function, relaxed_shapes=False):
     """`function` (an inference pass of the Keras layer or model `owner`
     that writes no variable), compiled for the backend.
 
@@ -290,6 +290,12 @@ def compiled_inference(owner, key, function):
         owner: the layer or model whose variables `function` reads.
         key: str, names this function among the owner's.
         function: callable of tensors or lists of tensors, returning them.
+        relaxed_shapes: bool; on TensorFlow, trace once, at the first call,
+            with the first dimension of every argument and every dimension
+            of integer arguments (token ids) unknown, so that batches of
+            other sizes and widths reuse that graph without the retrace
+            that relaxes them (0.3 s for a `tiny` ON-LSTM's distances, more
+            for larger models). For functions whose arguments vary only so.
 
     Returns:
         A callable with `function`'s arguments and results.
@@ -310,10 +316,42 @@ def compiled_inference(owner, key, function):
         object.__setattr__(owner, "_compiled_inference", compiled)
     if key not in compiled:
         compiled[key] = (_jax_compiled(owner, function) if name() == "jax"
-                         else require_tensorflow("compiled inference")
-                         .function(function, reduce_retracing=True,
-                                   autograph=False))
+                         else _tf_compiled(function, relaxed_shapes))
     return compiled[key]
+
+
+def _tf_compiled(function, relaxed_shapes):
+    tf = require_tensorflow("compiled inference")
+    if not relaxed_shapes:
+        return tf.function(function, reduce_retracing=True, autograph=False)
+    return _RelaxedFunction(tf, function)
+
+
+class _RelaxedFunction:
+    """A `tf.function` whose input signature, made from the arguments of
+    its first call, leaves unknown the first dimension of every argument
+    and every dimension of integer ones."""
+
+    def __init__(self, tf, function):
+        self._tf = tf
+        self._function = function
+        self.traced = None
+
+    def _spec(self, value):
+        value = self._tf.convert_to_tensor(value)
+        shape = value.shape.as_list()
+        if value.dtype.is_integer:
+            shape = [None] * len(shape)
+        elif shape:
+            shape = [None] + shape[1:]
+        return self._tf.TensorSpec(shape, value.dtype)
+
+    def __call__(self, *args):
+        if self.traced is None:
+            self.traced = self._tf.function(
+                self._function, autograph=False,
+                input_signature=self._tf.nest.map_structure(self._spec, args))
+        return self.traced(*args)
 
 
 def compiled_width(width, multiple):

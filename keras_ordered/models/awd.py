@@ -195,7 +195,8 @@ class AWDLanguageModelMixin:
             states = self.initial_state(int(token_ids.shape[0]))
         states = [ops.convert_to_tensor(s) for s in states]
         distances = backend.compiled_inference(
-            self, "distances", self._distance_pass)(token_ids, states)
+            self, "distances", self._distance_pass,
+            relaxed_shapes=True)(token_ids, states)
         return {name: ops.convert_to_numpy(d) for name, d in distances.items()}
 
     def _distance_pass(self, token_ids, states):
