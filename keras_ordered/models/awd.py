@@ -179,12 +179,15 @@ class AWDLanguageModelMixin:
         return [(h,) for h in self.hidden_dims for _ in range(2)]
 
     # --- distances --------------------------------------------------------
-    def syntactic_distances(self, token_ids, states=None):
+    def syntactic_distances(self, token_ids, states=None, layers=None):
         """Per-layer syntactic distances, in inference mode.
 
         Args:
             token_ids: int array `(batch, time)`.
             states: optional initial states (default zeros).
+            layers: optional int, run only the first `layers` layers and
+                give their distances (the layers above do not change
+                them); default all.
 
         Returns:
             dict `"layer{l}/forget"` / `"layer{l}/input"` -> float32 array
@@ -194,10 +197,30 @@ class AWDLanguageModelMixin:
         if states is None:
             states = self.initial_state(int(token_ids.shape[0]))
         states = [ops.convert_to_tensor(s) for s in states]
+        count = len(self.rnn_layers)
+        if layers is None or layers == count:
+            key, function = "distances", self._distance_pass
+        elif isinstance(layers, int) and 1 <= layers < count:
+            key = f"distances/{layers}"
+            states = states[: 2 * layers]
+
+            def function(token_ids, states):
+                return self._inference_pass(token_ids, states, logits=False,
+                                            layers=layers)[1]
+        else:
+            raise ValueError(
+                f"`layers` is {layers!r}: the model has {count} layers.")
         distances = backend.compiled_inference(
-            self, "distances", self._distance_pass,
-            relaxed_shapes=True)(token_ids, states)
+            self, key, function, relaxed_shapes=True)(token_ids, states)
         return {name: ops.convert_to_numpy(d) for name, d in distances.items()}
+
+    def _distances_for_ids(self, token_ids, names=None):
+        # Only the layers up to the deepest distance asked for.
+        layers = None
+        if names is not None:
+            layers = max(int(name.split("/")[0][len("layer"):])
+                         for name in names)
+        return self.syntactic_distances(token_ids, layers=layers)
 
     def _distance_pass(self, token_ids, states):
         return self._inference_pass(token_ids, states, logits=False)[1]
@@ -220,10 +243,10 @@ class AWDLanguageModelMixin:
         states = self._zero_states(ops.shape(token_ids)[0])
         return self._inference_pass(token_ids, states, logits=True)
 
-    def _inference_pass(self, token_ids, states, logits):
+    def _inference_pass(self, token_ids, states, logits, layers=None):
         x = self.embedding(token_ids, training=False)
         distances = {}
-        for index, layer in enumerate(self.rnn_layers):
+        for index, layer in enumerate(self.rnn_layers[:layers]):
             x, d_forget, d_input = self._layer_distances(
                 layer, x, *states[2 * index : 2 * index + 2]
             )

@@ -406,11 +406,11 @@ class SyntacticDistanceMixin:
         """The zero state as tensors, for a batch size known in the graph."""
         return [keras.ops.zeros((batch, *shape)) for shape in self.state_shapes()]
 
-    def _distances_for_ids(self, token_ids):
+    def _distances_for_ids(self, token_ids, names=None):
         return self.syntactic_distances(token_ids)
 
     def sentence_distances(self, sentences, batch_size=64, progress=None,
-                           normalized=False):
+                           normalized=False, names=None):
         """Syntactic distances of whole sentences.
 
         Args:
@@ -428,6 +428,9 @@ class SyntacticDistanceMixin:
             normalized: bool, the words are normalised already (treebank
                 records): looked up exactly, as the official evaluations
                 do (see `token_ids`).
+            names: optional list of distance names to give (default all):
+                a model may then compute less (ON-LSTM and LSTM run only
+                the layers up to the deepest one named).
 
         Returns:
             dict name -> list of 1-D float arrays, one per sentence, of the
@@ -439,6 +442,15 @@ class SyntacticDistanceMixin:
             ValueError: a sentence is empty (it has no distance to give).
         """
         sentences = check_token_lists(sentences)
+        if names is None:
+            names = list(self.distance_names)
+        else:
+            names = list(names)
+            for name in names:
+                if name not in self.distance_names:
+                    raise ValueError(
+                        f"The model has no distance {name!r}; available: "
+                        f"{', '.join(self.distance_names)}.")
         for position, sentence in enumerate(sentences):
             if not sentence:
                 raise ValueError(
@@ -446,14 +458,14 @@ class SyntacticDistanceMixin:
                     "at least one word (drop the empty ones first)."
                 )
         if not sentences:
-            return {name: [] for name in self.distance_names}
+            return {name: [] for name in names}
         index = self._word_index()
         eos = index[EOS]
         # A model trained on `<s> w_1 .. w_n </s>` (PRPN's unsupervised-
         # parsing setup) reads `<s>` first; otherwise `<eos>` starts.
         bos = index.get(BOS, eos)
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        result = {name: [None] * len(sentences) for name in self.distance_names}
+        result = {name: [None] * len(sentences) for name in names}
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             # On JAX, a multiple of 16: the distances of a causal model at
@@ -466,8 +478,8 @@ class SyntacticDistanceMixin:
                 ids[row, 1 : len(sentences[i]) + 1] = self.token_ids(
                     sentences[i], normalized=normalized
                 )
-            distances = self._distances_for_ids(ids)
-            for name in self.distance_names:
+            distances = self._distances_for_ids(ids, names)
+            for name in names:
                 values = np.asarray(distances[name], dtype="float64")
                 for row, i in enumerate(chunk):
                     n = len(sentences[i])

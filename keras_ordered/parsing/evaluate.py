@@ -306,7 +306,7 @@ def evaluate_model(records, model, names=None, batch_size=64,
     }
 
 
-def _reading_arguments(model, progress=None, normalized=False):
+def _reading_arguments(model, progress=None, normalized=False, names=None):
     """The optional arguments of `model.sentence_distances` that are set
     and that it takes: a model of the distance protocol may take only
     `sentences` and `batch_size`."""
@@ -315,6 +315,8 @@ def _reading_arguments(model, progress=None, normalized=False):
         wanted["progress"] = progress
     if normalized:
         wanted["normalized"] = True
+    if names is not None:
+        wanted["names"] = list(names)
     if not wanted:
         return {}
     try:
@@ -361,7 +363,7 @@ def model_distances(records, model, names=None, batch_size=64, shift=0,
     normalized = bool(records) and all(hasattr(r, "words") for r in records)
     distances = model.sentence_distances(
         sentences, batch_size=batch_size,
-        **_reading_arguments(model, progress, normalized),
+        **_reading_arguments(model, progress, normalized, names),
     )
     result = {}
     for name in names:
@@ -449,7 +451,8 @@ def distance_predictor(model, name=None, batch_size=64, progress=None,
     def predict(sentences):
         sentences = [list(words) for words in sentences]
         distances = model.sentence_distances(
-            sentences, batch_size=batch_size, **_reading_arguments(model, progress)
+            sentences, batch_size=batch_size,
+            **_reading_arguments(model, progress, names=[name]),
         )
         trees = [
             trees_lib.distances_to_tree(words, d, decoder=decoder)

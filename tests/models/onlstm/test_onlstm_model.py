@@ -563,3 +563,37 @@ def test_tied_projection_backward_products_in_the_gradient_dtype():
     )
     with pytest.raises(ValueError, match="reverse_gradient_dtype"):
         EmbeddingDropout(23, 8, reverse_gradient_dtype="int32")
+
+
+def test_distances_of_lower_layers_do_not_run_the_layers_above():
+    # Three layers; the distances of layer 2 need layers 1 and 2 only. The
+    # top layer, made to fail, is never run, and the distances equal the
+    # whole pass's.
+    def three_layers():
+        return ONLSTMLanguageModel(
+            vocabulary_size=len(VOCAB), embedding_dim=8,
+            hidden_dims=[12, 12, 8], chunk_size=4, vocabulary=VOCAB, seed=0)
+
+    sentences = [["the", "cat", "sat"], ["a", "dog"]]
+    reference = three_layers()
+    whole = reference.sentence_distances(sentences)
+    assert len(whole) == 6
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the top layer ran")
+
+    model = three_layers()
+    model.set_weights(reference.get_weights())
+    model.rnn_layers[2].call = fail
+    lower = model.sentence_distances(
+        sentences, names=["layer2/forget", "layer1/input"])
+    assert sorted(lower) == ["layer1/input", "layer2/forget"]
+    for name in lower:
+        for a, b in zip(lower[name], whole[name]):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+    with pytest.raises(AssertionError, match="the top layer ran"):
+        model.sentence_distances(sentences, names=["layer3/forget"])
+    with pytest.raises(ValueError, match="no distance 'layer4/forget'"):
+        model.sentence_distances(sentences, names=["layer4/forget"])
+    with pytest.raises(ValueError, match="has 3 layers"):
+        model.syntactic_distances(np.zeros((1, 3), "int32"), layers=4)
