@@ -391,3 +391,22 @@ def test_bfloat16_products_take_the_kernel_on_the_left_only_when_large():
     assert not _kernel_on_the_left(large, None)
     assert not _kernel_on_the_left(small, 64)  # PRPN small's kernel
     assert not _kernel_on_the_left(tf.zeros((1200, 4800)), 64)  # float32
+
+
+@pytest.mark.tensorflow_only
+def test_inference_graph_holds_no_hand_written_backward():
+    # In training the loop is wrapped in its custom gradient (an IdentityN
+    # op carrying the gradient override); in inference it runs bare, so
+    # that exports and compiled distance passes trace less.
+    from keras_ordered.export.ops import graph_op_types
+
+    layer = ONLSTM(8, chunk_size=4, return_sequences=True)
+    layer(tf.zeros((2, 5, 6)))
+
+    def op_types(training):
+        traced = tf.function(lambda x: layer(x, training=training))
+        return graph_op_types(
+            traced.get_concrete_function(tf.TensorSpec((None, None, 6))))
+
+    assert "IdentityN" in op_types(True)
+    assert "IdentityN" not in op_types(False)

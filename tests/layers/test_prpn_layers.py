@@ -680,6 +680,26 @@ def test_layerwise_reading_loop_equals_the_per_step_cell():
 
 
 @pytest.mark.tensorflow_only
+def test_inference_reading_loop_holds_no_hand_written_backward():
+    # As ON-LSTM's: the custom gradient (IdentityN) in training only.
+    import tensorflow as tf
+
+    from keras_ordered.export.ops import graph_op_types
+
+    rnn, inputs, states, _ = _reading_network_pair(0.0)
+
+    def op_types(training):
+        traced = tf.function(
+            lambda x, s: rnn(x, initial_state=s, training=training))
+        return graph_op_types(traced.get_concrete_function(
+            tf.convert_to_tensor(inputs), [tf.convert_to_tensor(s)
+                                           for s in states]))
+
+    assert "IdentityN" in op_types(True)
+    assert "IdentityN" not in op_types(False)
+
+
+@pytest.mark.tensorflow_only
 def test_layerwise_reading_loop_applies_dropout_in_training_only():
     rnn, inputs, states, reference = _reading_network_pair(0.5)
     inference = rnn(inputs, initial_state=states, training=False)
