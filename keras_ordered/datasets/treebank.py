@@ -911,6 +911,8 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
             else os.path.basename(path)
         )
         for index, tree in enumerate(read_mrg_file(path)):
+            if max_length is not None and _word_count(tree) > max_length:
+                continue  # longer without its punctuation too: not cleaned
             pair = make_sentence_pair(tree, file_id, index, numbers)
             if pair is None:
                 continue
@@ -927,6 +929,21 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
             + "; check that they are Penn Treebank bracketed files."
         )
     return records
+
+
+def _word_count(tree):
+    """The number of words `clean_tree` keeps (preterminals whose tag is
+    in `WORD_TAGS`), counted without building the cleaned tree."""
+    count = 0
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if len(node) == 1 and isinstance(node[0], str):
+            count += node.label() in WORD_TAGS
+        else:
+            stack.extend(child for child in node
+                         if not isinstance(child, str))
+    return count
 
 
 def load_treebank_split(directory=None, split=None, numbers="digit-runs",

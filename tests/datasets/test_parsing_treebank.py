@@ -250,3 +250,31 @@ def test_map_to_vocabulary():
     assert map_to_vocabulary(["the"], {"the": 0, "<unk>": 1}) == ["the"]
     with pytest.raises(ValueError, match="<unk>"):
         map_to_vocabulary(["the"], ["the"])
+
+
+def test_a_length_limit_cleans_only_the_trees_it_keeps(tmp_path, monkeypatch):
+    # Three words and five punctuation tokens: kept under a limit of 3
+    # (punctuation does not count); four words: left out without being
+    # cleaned; the records are those of cleaning every tree.
+    text = ("(S (NP (DT a) (, ,) (NN b)) (: :) (`` ``) (VP (VB c)) (. .) "
+            "('' ''))\n(S (NP (DT a) (NN b)) (VP (VB c) (NP (NN d))))\n"
+            "(S (-NONE- *) (NP (NN e)) (. .))\n")
+    path = tmp_path / "wsj_0001.mrg"
+    path.write_text(text)
+    unlimited = treebank.load_treebank_files([str(path)], punctuation=True)
+    cleaned = []
+    real = treebank.make_sentence_pair
+
+    def counting(tree, *args, **kwargs):
+        cleaned.append(tree)
+        return real(tree, *args, **kwargs)
+
+    monkeypatch.setattr(treebank, "make_sentence_pair", counting)
+    kept = treebank.load_treebank_files([str(path)], punctuation=True,
+                                        max_length=3)
+    assert [p.words for p, _ in kept] == [["a", "b", "c"], ["e"]]
+    assert [q.words for _, q in kept] == [
+        ["a", ",", "b", ":", "``", "c", ".", "''"], ["e", "."]]
+    assert [(p.spans, q.spans) for p, q in kept] == [
+        (p.spans, q.spans) for p, q in unlimited if len(p.words) <= 3]
+    assert len(cleaned) == 2
