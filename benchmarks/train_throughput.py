@@ -118,8 +118,10 @@ def main():
     peak = {d: max(before[d], after[d]) for d in before}
     for run in result["runs"]:
         for d in peak:
-            run[f"fraction_of_{d}_matmul"] = round(
-                run["achieved_flops"] / peak[d], 3)
+            # Three significant figures: a test-sized model's fraction is
+            # below 0.0005, which three decimals would write as 0.
+            run[f"fraction_of_{d}_matmul"] = float(
+                f"{run['achieved_flops'] / peak[d]:.3g}")
         run["times_official"] = round(
             run["fraction_of_float32_matmul"] / OFFICIAL_FRACTION[args.model],
             2)
