@@ -23,9 +23,11 @@ PyTorch (`KERAS_BACKEND=jax|torch`) the package imports without
 TensorFlow (`keras_ordered.backend`).
 The recipes and the command also ask TensorFlow for its pooled CPU
 allocator (`keras_ordered._cpu_memory`) and import Keras without the
-optional integrations they never use (`keras_ordered._quiet`).
+optional integrations they never use, with the garbage collector tuned
+for a command (`keras_ordered._quiet`).
 """
 
+import contextlib
 import importlib
 import os
 import sys
@@ -60,28 +62,32 @@ def __getattr__(name):
     raise AttributeError(f"module 'keras_ordered' has no attribute {name!r}")
 
 
-if _quiet.quiet_requested():
-    # A command of the package (a recipe, `keras-ordered`): Keras imported
-    # without the integrations it never uses (`keras_ordered._quiet`) and,
-    # on TensorFlow, TensorFlow's pooled CPU allocator
-    # (`keras_ordered._cpu_memory`), asked for before its first tensor.
-    if _quiet.configured_backend() == "tensorflow":
-        from keras_ordered import _cpu_memory
+_imports = (_quiet.collector_tuned_for_commands()
+            if _quiet.quiet_requested() else contextlib.nullcontext())
+with _imports:
+    if _quiet.quiet_requested():
+        # A command of the package (a recipe, `keras-ordered`): Keras imported
+        # without the integrations it never uses (`keras_ordered._quiet`) and,
+        # on TensorFlow, TensorFlow's pooled CPU allocator
+        # (`keras_ordered._cpu_memory`), asked for before its first tensor.
+        if _quiet.configured_backend() == "tensorflow":
+            from keras_ordered import _cpu_memory
 
-        _cpu_memory.request_pooled_allocator()
-        _quiet.import_tensorflow()
-    else:
-        with _quiet.unused_integrations_refused():
-            import keras  # noqa: F401
-elif (_quiet.configured_backend() == "tensorflow"
-      and "tensorflow" not in sys.modules
-      and "TF_CPP_MIN_LOG_LEVEL" not in os.environ
-      and not _quiet.tf_logs_wanted()):
-    # A library import: TensorFlow's C++ start-up log silenced, Keras'
-    # integrations left as they are.
-    _quiet.import_tensorflow(lean=False)
-from keras_ordered import datasets  # noqa: F401,E402
-from keras_ordered import layers  # noqa: F401,E402
-from keras_ordered import models  # noqa: F401,E402
-from keras_ordered import parsing  # noqa: F401,E402
-from keras_ordered import training  # noqa: F401,E402
+            _cpu_memory.request_pooled_allocator()
+            _quiet.import_tensorflow()
+        else:
+            with _quiet.unused_integrations_refused():
+                import keras  # noqa: F401
+    elif (_quiet.configured_backend() == "tensorflow"
+          and "tensorflow" not in sys.modules
+          and "TF_CPP_MIN_LOG_LEVEL" not in os.environ
+          and not _quiet.tf_logs_wanted()):
+        # A library import: TensorFlow's C++ start-up log silenced, Keras'
+        # integrations left as they are.
+        _quiet.import_tensorflow(lean=False)
+    from keras_ordered import datasets  # noqa: F401
+    from keras_ordered import layers  # noqa: F401
+    from keras_ordered import models  # noqa: F401
+    from keras_ordered import parsing  # noqa: F401
+    from keras_ordered import training  # noqa: F401
+del _imports

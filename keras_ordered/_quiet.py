@@ -39,9 +39,23 @@ a script that wants one of those features imports it, or Keras, before
 `keras_ordered`. Nothing is left out on PyTorch, which asks
 `importlib.util.find_spec` about scikit-learn while it is imported (a
 refused module would break that).
+
+A command's process also tunes Python's cyclic garbage collector
+(`collector_tuned_for_commands`). Importing TensorFlow and Keras makes
+about half a million long-lived objects, and building trees makes
+hundreds of thousands of short-lived ones (`evaluate-parsing`'s
+baselines, a treebank's records); with the default thresholds their
+allocation runs full collections that walk everything and free almost
+nothing. The package is imported with the collector paused, what the
+imports made is moved to its permanent generation (`gc.freeze`), and
+the youngest generation is collected every `COMMAND_GC_THRESHOLD`
+allocations instead of every 700. On an idle AMX Xeon this takes about
+0.3 s off the import and halves the scoring time of `evaluate-parsing`
+on 500 sentences.
 """
 
 import contextlib
+import gc
 import importlib.abc
 import os
 import sys
@@ -63,6 +77,34 @@ def tf_logs_wanted(argv=None):
 def quiet_requested():
     """Whether a recipe asked for a quiet start-up (`KERAS_ORDERED_QUIET`)."""
     return _truthy(os.environ.get(QUIET_ENV))
+
+
+COMMAND_GC_THRESHOLD = 10_000
+"""The collector's youngest-generation threshold in a command's process
+(Python's default: 700)."""
+
+
+@contextlib.contextmanager
+def collector_tuned_for_commands():
+    """The package's import in a command's process: the cyclic garbage
+    collector paused while it runs; afterwards what it made frozen
+    (`gc.freeze`), the youngest generation's threshold raised to
+    `COMMAND_GC_THRESHOLD` (never lowered), and collection resumed if it
+    was on.
+
+    Only the commands (`quiet_requested()`) use it: a library import
+    leaves the user's collector as it is.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        youngest, *older = gc.get_threshold()
+        gc.set_threshold(max(youngest, COMMAND_GC_THRESHOLD), *older)
+        if enabled:
+            gc.enable()
 
 
 @contextlib.contextmanager

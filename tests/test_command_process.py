@@ -16,8 +16,10 @@ from keras_ordered import _cpu_memory
 from keras_ordered import _quiet
 
 PROBE = """
-import json, os, sys
+import gc, json, os, sys
 import keras_ordered
+collector = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+             "youngest": gc.get_threshold()[0]}
 loaded = sorted(name for name in ("jax", "sklearn", "matplotlib")
                 if name in sys.modules)
 # nltk, loaded on the first tree (keras_ordered._nltk).
@@ -38,7 +40,8 @@ import nltk.metrics.association
 assert nltk.Tree.fromstring("(S (NP a) b)").leaves() == ["a", "b"]
 print(json.dumps({"env": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
                   "pooled": pooled, "loaded_at_import": loaded,
-                  "loaded_with_nltk": loaded_with_nltk}))
+                  "loaded_with_nltk": loaded_with_nltk,
+                  "collector": collector}))
 """
 
 
@@ -185,6 +188,44 @@ def test_jax_is_refused_on_tensorflow_only():
         "jax", "sklearn", "matplotlib"]
     assert _quiet.refused_integrations("jax") == ["sklearn", "matplotlib"]
     assert _quiet.refused_integrations("torch") == []
+
+
+@pytest.mark.slow
+@pytest.mark.tensorflow_only
+def test_a_command_process_tunes_the_garbage_collector_and_a_library_import_does_not(probes):
+    # A command's import freezes what the imports made (TensorFlow and
+    # Keras: several hundred thousand objects) and collects the youngest
+    # generation less often; the collector stays on. A library import
+    # leaves Python's defaults.
+    command = probes["command"]["collector"]
+    assert command["enabled"] is True
+    assert command["frozen"] > 100_000
+    assert command["youngest"] == _quiet.COMMAND_GC_THRESHOLD
+    assert probes["library"]["collector"] == {
+        "enabled": True, "frozen": 0, "youngest": 700}
+
+
+def test_the_collector_tuning_keeps_a_higher_threshold_and_a_disabled_collector():
+    import gc
+
+    before = gc.get_threshold()
+    was_enabled = gc.isenabled()
+    try:
+        gc.set_threshold(50_000, *before[1:])
+        gc.disable()
+        with _quiet.collector_tuned_for_commands():
+            assert not gc.isenabled()
+        assert gc.get_threshold()[0] == 50_000  # never lowered
+        assert not gc.isenabled()  # the user's choice
+        gc.set_threshold(700, *before[1:])
+        with _quiet.collector_tuned_for_commands():
+            pass
+        assert gc.get_threshold()[0] == _quiet.COMMAND_GC_THRESHOLD
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+        if was_enabled:
+            gc.enable()
 
 
 JAX_PROBE = """

@@ -215,6 +215,57 @@ def test_fold_tree_and_token_lists():
         distances_to_tree("the cat sat", [0.0] * 11)
 
 
+def _random_nltk_tree(rng, depth=0):
+    """A random labelled tree: unary chains, empty nodes and words."""
+    kids = []
+    for _ in range(int(rng.integers(0, 4))):
+        if depth < 4 and rng.random() < 0.5:
+            kids.append(_random_nltk_tree(rng, depth + 1))
+        else:
+            kids.append(f"w{int(rng.integers(100))}")
+    return nltk.Tree(f"L{depth}", kids)
+
+
+def _recursive_calls(tree):
+    """fold_tree's calls by plain recursion: leaves in order, each node
+    after its children, with its children's values."""
+    calls = []
+
+    def visit(node):
+        if not isinstance(node, nltk.Tree):
+            calls.append(("leaf", node))
+            return node
+        values = [visit(kid) for kid in node]
+        calls.append(("branch", node.label(), tuple(values)))
+        return f"{node.label()}{len(values)}"
+
+    return visit(tree), calls
+
+
+def test_fold_tree_calls_leaf_and_branch_as_a_recursion_does():
+    rng = np.random.default_rng(0)
+    trees = [_random_nltk_tree(rng) for _ in range(300)] + ["bare"]
+    for tree in trees:
+        calls = []
+
+        def leaf(node):
+            calls.append(("leaf", node))
+            return node
+
+        def branch(node, values):
+            calls.append(("branch", node.label(), tuple(values)))
+            return f"{node.label()}{len(values)}"
+
+        value = trees_lib.fold_tree(tree, leaf, branch)
+        assert (value, calls) == _recursive_calls(tree)
+        # The same through an explicit `children` (the generic walk).
+        calls.clear()
+        value = trees_lib.fold_tree(
+            tree, leaf, branch,
+            children=lambda n: list(n) if isinstance(n, nltk.Tree) else None)
+        assert (value, calls) == _recursive_calls(tree)
+
+
 # --- the left decoder: the parser's mirror image ----------------------------
 
 
