@@ -161,6 +161,21 @@ def test_distances_for_sentences():
                                result["layer1/forget"][1], atol=1e-6)
 
 
+def test_distances_of_passes_cut_by_length_are_each_sentences_own():
+    # Lengths with a long tail: the passes are cut by `length_batches`,
+    # not in equal batches; each sentence's distances are its own, in the
+    # order given.
+    model = tiny_model()
+    rng = np.random.default_rng(3)
+    lengths = [2, 9, 3, 3, 1, 2, 3, 2]
+    sentences = [[f"w{int(w)}" for w in rng.integers(1, 9, size=n)]
+                 for n in lengths]
+    result = model.sentence_distances(sentences, batch_size=3)
+    for sentence, values in zip(sentences, result["layer2/forget"]):
+        alone = model.sentence_distances([sentence])["layer2/forget"][0]
+        np.testing.assert_allclose(values, alone, atol=1e-6)
+
+
 # --- NT-ASGD ----------------------------------------------------------------
 def test_ntasgd_triggers_non_monotonically_and_averages():
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
