@@ -635,8 +635,16 @@ def read_mrg_file(path):
     assert read_mrg_file(path)[0].leaves() == ["The", "cat", "sat"]
     ```
     """
+    return _trees_of_text(_mrg_text(path), path)
+
+
+def _mrg_text(path):
+    """The text of the `.mrg` file at `path` (UTF-8, refused otherwise)."""
     with open(path, "rb") as f:
-        content = decode_utf8_text(f.read(), repr(os.fspath(path)))
+        return decode_utf8_text(f.read(), repr(os.fspath(path)))
+
+
+def _trees_of_text(content, path):
     trees = _read_well_formed(content)
     if trees is not None:
         return trees
@@ -910,9 +918,9 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
             f"{parent}/{os.path.basename(path)}" if _SECTION.match(parent)
             else os.path.basename(path)
         )
-        for index, tree in enumerate(read_mrg_file(path)):
-            if max_length is not None and _word_count(tree) > max_length:
-                continue  # longer without its punctuation too: not cleaned
+        trees = (enumerate(read_mrg_file(path)) if max_length is None
+                 else _short_trees(path, max_length))
+        for index, tree in trees:
             pair = make_sentence_pair(tree, file_id, index, numbers)
             if pair is None:
                 continue
@@ -931,6 +939,60 @@ def load_treebank_files(files, numbers="digit-runs", punctuation=False,
     return records
 
 
+_PRETERMINAL = re.compile(r"\(([^\s()]+)\s+[^\s()]+\s*\)")
+"""A node of one word, `(TAG word)`: its tag is the first group."""
+
+
+def _short_trees(path, max_length):
+    """`(index in the file, tree)` of the trees of the `.mrg` file at
+    `path` with at most `max_length` words once cleaned (`_word_count`).
+
+    Only those trees are built: the top-level brackets and the one-word
+    nodes are found in the text (NumPy over its characters, and one
+    regular expression), and a tree is read only if its words are few
+    enough. A text that is not a sequence of balanced trees is read whole,
+    as `read_mrg_file` reads it (which then names its error)."""
+    content = _mrg_text(path)
+    spans = _top_level_spans(content)
+    if spans is not None:
+        kept = []
+        for index, (start, end) in enumerate(spans):
+            tags = _PRETERMINAL.findall(content, start, end)
+            if sum(map(WORD_TAGS.__contains__, tags)) > max_length:
+                continue  # longer without its punctuation too: not read
+            trees = _read_well_formed(content[start:end])
+            if trees is None or len(trees) != 1:
+                break
+            kept.append((index, trees[0]))
+        else:
+            return kept
+    return [(index, tree)
+            for index, tree in enumerate(_trees_of_text(content, path))
+            if _word_count(tree) <= max_length]
+
+
+def _top_level_spans(content):
+    """The `(start, end)` character offsets of each top-level bracketed
+    expression of `content`, or `None` if its brackets do not balance or
+    anything but white space lies between them."""
+    codes = np.frombuffer(content.encode("utf-32-le"), dtype=np.uint32)
+    positions = np.flatnonzero((codes == ord("(")) | (codes == ord(")")))
+    if not len(positions):
+        return None
+    steps = np.where(codes[positions] == ord("("), 1, -1)
+    depth = np.cumsum(steps)
+    if depth.min() < 0 or depth[-1] != 0:
+        return None
+    starts = positions[(steps == 1) & (depth == 1)]
+    ends = positions[depth == 0] + 1
+    spans = list(zip(starts.tolist(), ends.tolist()))
+    gaps = zip([0] + [end for _, end in spans],
+               [start for start, _ in spans] + [len(content)])
+    if any(content[a:b].strip() for a, b in gaps):
+        return None
+    return spans
+
+
 def _word_count(tree):
     """The number of words `clean_tree` keeps (preterminals whose tag is
     in `WORD_TAGS`), counted without building the cleaned tree."""
@@ -938,7 +1000,7 @@ def _word_count(tree):
     stack = [tree]
     while stack:
         node = stack.pop()
-        if len(node) == 1 and isinstance(node[0], str):
+        if _is_preterminal(node):
             count += node.label() in WORD_TAGS
         else:
             stack.extend(child for child in node

@@ -1,6 +1,7 @@
 """Gold tree preprocessing: punctuation, empty elements, labels, words."""
 
 import os
+import re
 
 import nltk
 import numpy as np
@@ -217,8 +218,8 @@ def test_max_sentences_reads_the_first_sentences_and_no_further_file(
     pair_ends = np.cumsum([sum(a.file_id == n for a, _ in pairs)
                            for n in names])
     read = []
-    reader = treebank.read_mrg_file
-    monkeypatch.setattr(treebank, "read_mrg_file",
+    reader = treebank._mrg_text  # every reader of a file's text
+    monkeypatch.setattr(treebank, "_mrg_text",
                         lambda path: read.append(path) or reader(path))
     for limit in (1, int(ends[0]), int(ends[0]) + 1, 40, 10_000):
         read.clear()
@@ -250,6 +251,50 @@ def test_map_to_vocabulary():
     assert map_to_vocabulary(["the"], {"the": 0, "<unk>": 1}) == ["the"]
     with pytest.raises(ValueError, match="<unk>"):
         map_to_vocabulary(["the"], ["the"])
+
+
+def _kept_by_reading_every_tree(path, max_length):
+    return [(index, str(tree))
+            for index, tree in enumerate(treebank.read_mrg_file(path))
+            if treebank._word_count(tree) <= max_length]
+
+
+def test_short_trees_are_those_of_reading_every_tree_on_the_sample():
+    from conftest import require_data
+
+    directory = require_data("wsj_sample", "mrg")
+    files = sorted(os.path.join(directory, name)
+                   for name in os.listdir(directory) if name.endswith(".mrg"))
+    for max_length in (0, 3, 10, 40):
+        for path in files:
+            kept = [(index, str(tree))
+                    for index, tree in treebank._short_trees(path, max_length)]
+            assert kept == _kept_by_reading_every_tree(path, max_length), (
+                path, max_length)
+
+
+@pytest.mark.parametrize("text", [
+    # Two trees on one line, a word with a bracket-free odd spelling, an
+    # empty top bracketing, a one-word tree.
+    "(S (NN a))(S (NN b) (-NONE- *) (NN c))\n( (S (NN \\/)) )\n(NN d)\n",
+    # A word outside any bracket: read whole, as read_mrg_file reads it.
+    "junk (S (NN a) (NN b))\n",
+    # Unbalanced: read_mrg_file's own error.
+    "(S (NN a) (NN b)\n",
+])
+def test_short_trees_of_odd_files_are_those_of_reading_every_tree(
+        tmp_path, text):
+    path = tmp_path / "wsj_0001.mrg"
+    path.write_text(text)
+    try:
+        expected = _kept_by_reading_every_tree(str(path), 1)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            treebank._short_trees(str(path), 1)
+        return
+    kept = [(index, str(tree))
+            for index, tree in treebank._short_trees(str(path), 1)]
+    assert kept == expected
 
 
 def test_a_length_limit_cleans_only_the_trees_it_keeps(tmp_path, monkeypatch):
