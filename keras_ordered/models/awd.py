@@ -165,6 +165,10 @@ class AWDLanguageModelMixin:
     `"layer{l}/input"`.
     """
 
+    # Left-to-right recurrences: a word's distances do not depend on the
+    # words after it.
+    reads_past_the_sentence = False
+
     def _set_distance_names(self):
         self.distance_names = [
             f"layer{i + 1}/{kind}"

@@ -294,6 +294,11 @@ class SyntacticDistanceMixin:
     """
 
     default_distance = None
+    reads_past_the_sentence = True
+    """Whether a word's distance may depend on the `<eos>` after the
+    sentence; a model whose distances depend only on the words up to
+    their own (a left-to-right recurrence) sets False, and reads one step
+    less."""
 
     def _set_vocabulary(self, vocabulary_size, words):
         """Keeps the word list (or `"0" .. "V-1"` when only a size is known)."""
@@ -461,6 +466,8 @@ class SyntacticDistanceMixin:
             return {name: [] for name in names}
         index = self._word_index()
         eos = index[EOS]
+        # <bos or eos> w_1 .. w_n, and the closing <eos> if it counts.
+        extra = 2 if self.reads_past_the_sentence else 1
         # A model trained on `<s> w_1 .. w_n </s>` (PRPN's unsupervised-
         # parsing setup) reads `<s>` first; otherwise `<eos>` starts.
         bos = index.get(BOS, eos)
@@ -470,14 +477,14 @@ class SyntacticDistanceMixin:
             chunks = [order[start : start + batch_size]
                       for start in range(0, len(order), batch_size)]
         else:
-            chunks = length_batches(order, [len(s) + 2 for s in sentences],
-                                    batch_size)
+            chunks = length_batches(
+                order, [len(s) + extra for s in sentences], batch_size)
         result = {name: [None] * len(sentences) for name in names}
         for chunk in chunks:
             # On JAX, a multiple of 16: the distances of a causal model at
             # a position do not depend on the padding after it.
             width = backend.compiled_width(
-                max(len(sentences[i]) for i in chunk) + 2, 16)
+                max(len(sentences[i]) for i in chunk) + extra, 16)
             ids = np.full((len(chunk), width), eos, dtype="int32")
             ids[:, 0] = bos
             for row, i in enumerate(chunk):

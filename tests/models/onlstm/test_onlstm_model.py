@@ -176,6 +176,32 @@ def test_distances_of_passes_cut_by_length_are_each_sentences_own():
         np.testing.assert_allclose(values, alone, atol=1e-6)
 
 
+def test_distances_leave_out_the_closing_eos_and_equal_reading_it(
+        monkeypatch):
+    # A left-to-right model reads "<eos> w_1 .. w_n", one step less than
+    # "<eos> w_1 .. w_n <eos>"; the distances are those of the longer read.
+    model = tiny_model()
+    sentence = ["w1", "w2", "w3", "w4"]
+    widths = []
+    real = model._distances_for_ids
+
+    def spy(ids, names=None):
+        widths.append(np.shape(ids)[1])
+        return real(ids, names)
+
+    monkeypatch.setattr(model, "_distances_for_ids", spy)
+    got = model.sentence_distances([sentence])
+    from keras_ordered import backend
+
+    assert widths == [backend.compiled_width(len(sentence) + 1, 16)]
+    eos = model.vocabulary.index("<eos>")
+    ids = np.array([[eos, *model.token_ids(sentence), eos]], "int32")
+    full = model.syntactic_distances(ids)
+    for name in model.distance_names:
+        np.testing.assert_allclose(got[name][0], full[name][0, 1:-1],
+                                   atol=1e-6)
+
+
 # --- NT-ASGD ----------------------------------------------------------------
 def test_ntasgd_triggers_non_monotonically_and_averages():
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
