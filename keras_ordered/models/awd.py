@@ -155,6 +155,12 @@ def awd_graph(
     return [token_ids, *state_inputs], [logits, *new_states], layers
 
 
+def _distance_name(layer, kind):
+    """The name of layer `layer`'s (from 1) `kind` distance
+    (`"forget"` or `"input"`): `"layer2/forget"`."""
+    return f"layer{layer}/{kind}"
+
+
 class AWDLanguageModelMixin:
     """States, distances and the inference pass of an `awd_graph` model.
 
@@ -170,13 +176,16 @@ class AWDLanguageModelMixin:
     reads_past_the_sentence = False
 
     def _set_distance_names(self):
-        self.distance_names = [
-            f"layer{i + 1}/{kind}"
-            for i in range(len(self.hidden_dims))
+        # The layer (from 1) of each distance.
+        self._distance_layers = {
+            _distance_name(layer, kind): layer
+            for layer in range(1, len(self.hidden_dims) + 1)
             for kind in ("forget", "input")
-        ]
+        }
+        self.distance_names = list(self._distance_layers)
         # The paper's best parses: 2nd layer (or the only one), forget gate.
-        self.default_distance = f"layer{min(2, len(self.hidden_dims))}/forget"
+        self.default_distance = _distance_name(
+            min(2, len(self.hidden_dims)), "forget")
 
     # --- state ------------------------------------------------------------
     def state_shapes(self):
@@ -222,8 +231,7 @@ class AWDLanguageModelMixin:
         # Only the layers up to the deepest distance asked for.
         layers = None
         if names is not None:
-            layers = max(int(name.split("/")[0][len("layer"):])
-                         for name in names)
+            layers = max(self._distance_layers[name] for name in names)
         return self.syntactic_distances(token_ids, layers=layers)
 
     def _distance_pass(self, token_ids, states):
@@ -254,8 +262,10 @@ class AWDLanguageModelMixin:
             x, d_forget, d_input = self._layer_distances(
                 layer, x, *states[2 * index : 2 * index + 2]
             )
-            distances[f"layer{index + 1}/forget"] = ops.cast(d_forget, "float32")
-            distances[f"layer{index + 1}/input"] = ops.cast(d_input, "float32")
+            distances[_distance_name(index + 1, "forget")] = ops.cast(
+                d_forget, "float32")
+            distances[_distance_name(index + 1, "input")] = ops.cast(
+                d_input, "float32")
         if not logits:
             return None, distances
         if self.tie_weights:
