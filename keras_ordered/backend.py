@@ -371,9 +371,16 @@ def compiled_width(width, multiple):
 
         width = backend.compiled_width(13, 16)  # 16 on JAX, else 13
     """
-    if name() == "jax":
+    if compiles_per_shape():
         return -(-width // multiple) * multiple
     return width
+
+
+def compiles_per_shape():
+    """Whether the backend compiles a program per input shape (JAX): a
+    caller then keeps its batches' shapes few (`compiled_width`, full
+    batches)."""
+    return name() == "jax"
 
 
 def _jax_compiled(owner, function):

@@ -472,8 +472,8 @@ class SyntacticDistanceMixin:
         # parsing setup) reads `<s>` first; otherwise `<eos>` starts.
         bos = index.get(BOS, eos)
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        if backend.name() == "jax":
-            # A program per shape: full batches, widths in steps of 16.
+        if backend.compiles_per_shape():
+            # JAX: full batches, widths in steps of 16 (few programs).
             chunks = [order[start : start + batch_size]
                       for start in range(0, len(order), batch_size)]
         else:
