@@ -291,6 +291,7 @@ def test_a_sentence_of_unknown_words_gets_a_note(capsys):
 
 # TensorFlow's start-up log.
 
+@pytest.mark.slow  # two fresh processes that import TensorFlow
 @pytest.mark.tensorflow_only
 def test_a_library_import_keeps_tensorflows_start_up_log_quiet():
     env = {"KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": None,
