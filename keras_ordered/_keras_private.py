@@ -48,7 +48,8 @@ traceback deep inside a layer or a search:
   first and the public `save` methods, so that every state file is written
   by the class's `write_state(path, state)` (whole, in
   `keras_ordered.tuning.search`). keras-tuner has no hook for how a file
-  is written.
+  is written. `StateFilesHook.reload` also puts a trial left running by a
+  killed search on the private `_retry_queue`, so that it runs again.
 - `keras_tuner.Hyperband.__init__`, skipped: `HyperbandWithOracle` gives
   keras-tuner's Hyperband tuner (epochs per round, continued trials) an
   oracle made elsewhere by calling `keras_tuner.Tuner.__init__`, since
@@ -239,6 +240,21 @@ class StateFilesHook:
         self.write_state(
             os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"),
             trial.get_state())
+
+    def reload(self):
+        """keras-tuner's reload, then every trial still marked running
+        goes to the retry queue (keras-tuner's private `_retry_queue`).
+
+        A new trial's `trial.json` is written before `oracle.json` names
+        it as ongoing: a search killed in between reloads the trial as
+        running but retries only the ones `oracle.json` names, so the trial
+        never ran again and counted towards `max_trials`.
+        """
+        super().reload()
+        for trial_id, trial in self.trials.items():
+            if (str(trial.status) == "RUNNING"
+                    and trial_id not in self._retry_queue):
+                self._retry_queue.append(trial_id)
 
 
 class TunerStateFileHook:

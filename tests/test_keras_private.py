@@ -3,7 +3,9 @@ still behaving as the layers expect, and a loud error naming the Keras
 version when one moves."""
 
 import importlib
+import json
 import os
+import shutil
 import sys
 
 import keras
@@ -320,6 +322,49 @@ def test_state_files_go_through_write_state(tmp_path):
     oracle.save()
     assert "trial.json" in written and "oracle.json" in written
     assert not os.path.exists(tmp_path / "p" / "oracle.json")
+
+
+def test_a_trial_killed_before_the_oracle_named_it_runs_again(tmp_path):
+    # A search killed after a new trial's trial.json (status RUNNING) was
+    # written but before oracle.json named it as ongoing: reloaded, the
+    # trial is retried, not left running and counted as tried.
+    import keras_tuner as kt
+
+    class Oracle(_keras_private.StateFilesHook,
+                 kt.oracles.RandomSearchOracle):
+        def write_state(self, path, state):
+            with open(path, "w") as f:
+                json.dump(state, f)
+
+    hp = kt.HyperParameters()
+    hp.Float("rate", 0.0, 1.0)
+
+    def oracle():
+        made = Oracle(objective="loss", max_trials=3, hyperparameters=hp,
+                      seed=1)
+        made._set_project_dir(str(tmp_path), "p")
+        return made
+
+    first = oracle()
+    trial = first.create_trial("t0")
+    first.update_trial(trial.trial_id, {"loss": 1.0})
+    first.end_trial(trial)
+    saved_state = json.load(open(tmp_path / "p" / "oracle.json"))
+    second = first.create_trial("t0")  # its trial.json says RUNNING
+    # The kill: oracle.json as it was before `second` was named ongoing.
+    with open(tmp_path / "p" / "oracle.json", "w") as f:
+        json.dump(saved_state, f)
+    shutil.copytree(tmp_path / "p", tmp_path / "q")  # for keras-tuner alone
+
+    resumed = oracle()
+    resumed.reload()
+    assert resumed.create_trial("t0").trial_id == second.trial_id
+    # keras-tuner alone draws a new trial and never runs that one again.
+    plain = kt.oracles.RandomSearchOracle(objective="loss", max_trials=3,
+                                          hyperparameters=hp, seed=1)
+    plain._set_project_dir(str(tmp_path), "q")
+    plain.reload()
+    assert plain.create_trial("t0").trial_id != second.trial_id
 
 
 def test_the_docstring_counts_what_it_lists():
