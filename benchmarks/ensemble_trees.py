@@ -221,10 +221,27 @@ Command ({card['cpu']}; record `{card['record']}`):
 {card['command']}
 ```
 
-Every member has read the WSJ sample's sentences as language-modelling
-text (they lie inside PTB's training text): see docs/results.md for what
-that is worth.
+{_read_the_sample(card["expanded_members"])}
 """
+
+
+def _read_the_sample(members):
+    """What the card says about the members and the WSJ sample's text."""
+    from keras_ordered import shipped
+
+    students = sorted({m.split(":")[0] for m in members
+                       if shipped.shipped_card(m.split(":")[0])["class"]
+                       == "DistanceParser"})
+    if not students:
+        return ("Every member has read the WSJ sample's sentences as "
+                "language-modelling\ntext (they lie inside PTB's training "
+                "text): see docs/results.md for what\nthat is worth.")
+    return ("Every language model among the members has read the WSJ "
+            "sample's sentences\nas language-modelling text (they lie "
+            "inside PTB's training text); "
+            + ", ".join(f"`{s}`" for s in students)
+            + "\nlearnt from such models' trees of the PTB text without "
+            "them: see\ndocs/results.md for what that is worth.")
 
 
 def markdown(record):

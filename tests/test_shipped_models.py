@@ -143,21 +143,37 @@ def sample_and_right_branching():
     return records, parts
 
 
+@pytest.fixture(scope="module")
+def shipped_trees(sample_and_right_branching):
+    """A function name -> {distance: trees of the whole sample} of a
+    shipped model, every distance from one pass, each model read once:
+    the models' tests and the ensembles' share them."""
+    from keras_ordered.parsing.evaluate import model_trees
+
+    records, _ = sample_and_right_branching
+    cache = {}
+
+    def trees_of(name):
+        if name not in cache:
+            cache[name] = model_trees(records, saving.load_shipped(name))
+        return cache[name]
+
+    return trees_of
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_shipped_parsing_f1_is_the_cards(name, sample_and_right_branching):
+def test_shipped_parsing_f1_is_the_cards(name, sample_and_right_branching,
+                                         shipped_trees):
     from keras_ordered.parsing.evaluate import evaluate_trees
-    from keras_ordered.parsing.evaluate import model_trees
 
     records, parts = sample_and_right_branching
     card = shipped.shipped_card(name)
     parsing = card["parsing"]
     assert len(records) == parsing["sentences"] == 3253
-    model = saving.load_shipped(name)
     # The model reads the sample once; the whole sample and each split
     # are scored from those trees.
-    trees = model_trees(records, model, names=[parsing["distance"]])
-    trees = trees[parsing["distance"]]
+    trees = shipped_trees(name)[parsing["distance"]]
     got = evaluate_trees(records, trees)
     assert round(got["sentence_f1"], 2) == parsing["sentence_f1"]
     assert round(got["corpus_f1"], 2) == parsing["corpus_f1"]
@@ -178,6 +194,33 @@ def test_shipped_parsing_f1_is_the_cards(name, sample_and_right_branching):
     test = parsing["splits"]["test"]
     assert card["parser"] == (
         test["sentence_f1"] >= test["right_branching_sentence_f1"] + 2.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", shipped.ensemble_names())
+def test_shipped_ensemble_f1_is_the_cards(name, sample_and_right_branching,
+                                          shipped_trees):
+    # The averaged trees, recomputed from the shipped members' trees: the
+    # card's development and test figures.
+    from keras_ordered.parsing.ensemble import average_tree
+    from keras_ordered.parsing.ensemble import split_member
+    from keras_ordered.parsing.evaluate import evaluate_trees
+
+    records, parts = sample_and_right_branching
+    card = shipped.ensemble_card(name)
+    assert card["decoder"] == "right"  # each member through its own
+    members = [shipped_trees(model)[distance] for model, distance in
+               map(split_member, card["expanded_members"])]
+    for split in SPLITS:
+        chosen, _ = parts[split]
+        averaged = [average_tree(records[i].words,
+                                 [trees[i] for trees in members],
+                                 card["weights"], card["tie"]).tree
+                    for i in chosen]
+        got = evaluate_trees([records[i] for i in chosen], averaged)
+        want = card["parsing"]["splits"][split]
+        assert len(chosen) == want["sentences"]
+        assert round(got["sentence_f1"], 2) == want["sentence_f1"], split
 
 
 def test_the_default_parser_parses_and_language_models_say_so(capsys):
