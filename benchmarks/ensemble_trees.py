@@ -228,10 +228,11 @@ Command ({card['cpu']}; record `{card['record']}`):
 def _read_the_sample(members):
     """What the card says about the members and the WSJ sample's text."""
     from keras_ordered import shipped
+    from keras_ordered.parsing.ensemble import split_member
 
-    students = sorted({m.split(":")[0] for m in members
-                       if shipped.shipped_card(m.split(":")[0])["class"]
-                       == "DistanceParser"})
+    models = {split_member(member)[0] for member in members}
+    students = sorted(m for m in models
+                      if shipped.shipped_card(m)["class"] == "DistanceParser")
     if not students:
         return ("Every member has read the WSJ sample's sentences as "
                 "language-modelling\ntext (they lie inside PTB's training "
