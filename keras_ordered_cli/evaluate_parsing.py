@@ -471,11 +471,14 @@ def _protocol_blocks(request, protocols, records, punct_records, model_runs,
     seeds = list(range(request.seed, request.seed + request.random_seeds))
     cache = {}
 
-    def baseline_trees(name, seed, punctuation):
-        key = (name, seed, punctuation)
+    def baseline_trees(name, seed, protocol):
+        # A protocol scored on spans gets the baselines' spans (the random
+        # baseline's without building its trees); EVALB gets trees.
+        spans = protocol.scorer == "spans"
+        key = (name, seed, protocol.punctuation, spans)
         if key not in cache:
-            recs = punct_records if punctuation else records
-            cache[key] = baseline_predictor(name, seed=seed)(
+            recs = punct_records if protocol.punctuation else records
+            cache[key] = baseline_predictor(name, seed=seed, spans=spans)(
                 [list(r.words) for r in recs]
             )
         return cache[key]
@@ -530,7 +533,7 @@ def _protocol_blocks(request, protocols, records, punct_records, model_runs,
         entry["baselines"] = {}
         for name in baselines:
             if name == "random":
-                runs = [score(baseline_trees(name, seed, protocol.punctuation))
+                runs = [score(baseline_trees(name, seed, protocol))
                         for seed in seeds]
                 mean, std = _mean_std(runs)
                 entry["baselines"][name] = {
@@ -539,7 +542,7 @@ def _protocol_blocks(request, protocols, records, punct_records, model_runs,
                 rows.append((f"random ({len(seeds)} seeds)", mean,
                              {b: std[b][measure] for b in buckets}))
             else:
-                scores = score(baseline_trees(name, 0, protocol.punctuation))
+                scores = score(baseline_trees(name, 0, protocol))
                 entry["baselines"][name] = scores
                 rows.append((name, scores, None))
         gold = score(binarized_gold_trees(recs))

@@ -67,6 +67,7 @@ from keras_ordered.parsing.trees import WORD_DECODERS
 from keras_ordered.parsing.trees import UNLABELED
 from keras_ordered.parsing.trees import WORD_TAG
 from keras_ordered.parsing.trees import brackets_to_tree
+from keras_ordered.parsing.trees import distances_to_spans
 from keras_ordered.parsing.trees import distances_to_tree
 from keras_ordered.parsing.trees import num_leaves
 from keras_ordered.parsing.trees import spans_depth

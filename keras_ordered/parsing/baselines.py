@@ -141,7 +141,7 @@ BASELINES = dict(zip(BASELINE_NAMES, (right_branching_tree,
 which the command's options name without importing the package)."""
 
 
-def baseline_predictor(name, seed=0):
+def baseline_predictor(name, seed=0, spans=False):
     """A `predict` function for `evaluate_parsing` that builds baseline trees.
 
     Args:
@@ -149,15 +149,25 @@ def baseline_predictor(name, seed=0):
             `"balanced"`, `"random"`).
         seed: int seed of the random baseline (ignored by the others).
             The same seed gives the same trees for the same sentences.
+        spans: bool; true for each tree's spans instead of the tree
+            (`trees.tree_to_spans`'s set, which
+            `keras_ordered.parsing.evaluate.evaluate_protocol` scores as a
+            tree), the random baseline's without building its trees
+            (`trees.distances_to_spans`, a fraction of the cost). Same
+            seed, same spans as the trees'.
 
     Returns:
-        A function mapping a list of word lists to a list of trees.
+        A function mapping a list of word lists to a list of trees (or of
+        span sets).
 
     Example:
 
     >>> predict = baseline_predictor("right-branching")
     >>> [trees_lib.tree_to_brackets(t) for t in predict([["a", "b", "c"]])]
     ['(a (b c))']
+    >>> sorted(baseline_predictor("right-branching", spans=True)(
+    ...     [["a", "b", "c"]])[0])
+    [(0, 3), (1, 3)]
     """
     if name not in BASELINES:
         raise ValueError(
@@ -168,12 +178,19 @@ def baseline_predictor(name, seed=0):
 
         def predict(sentences):
             rng = np.random.default_rng(seed)
+            if spans:
+                return [trees_lib.distances_to_spans(
+                            rng.random(len(trees_lib._check_words(words))))
+                        for words in sentences]
             return [random_tree(words, rng) for words in sentences]
 
     else:
         build = BASELINES[name]
 
         def predict(sentences):
+            if spans:
+                return [trees_lib.tree_to_spans(build(words))
+                        for words in sentences]
             return [build(words) for words in sentences]
 
     return predict

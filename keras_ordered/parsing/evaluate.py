@@ -646,6 +646,23 @@ def _percent_scores(scores):
     }
 
 
+def _checked_spans(spans, record, protocol, index):
+    """A prediction given as its spans, or a one-line ValueError: EVALB
+    scores trees, and the spans must fit the sentence."""
+    if protocol.scorer != "spans":
+        raise ValueError(
+            f"Prediction {index} is a set of spans, but protocol "
+            f"{protocol.name!r} scores trees with EVALB: pass trees.")
+    length = len(record.words)
+    if any(not 0 <= start < end <= length for start, end in spans) or (
+            length > 1 and (0, length) not in spans):
+        raise ValueError(
+            f"Prediction {index}'s spans are not those of a tree over the "
+            f"sentence's {length} words (every span inside (0, {length}), "
+            "the whole span among them).")
+    return spans
+
+
 def evaluate_protocol(records, predicted_trees, protocol,
                       bucket_lengths=None, buckets=metrics.LENGTH_BUCKETS):
     """Scores induced trees under one protocol, by sentence length.
@@ -655,7 +672,11 @@ def evaluate_protocol(records, predicted_trees, protocol,
             protocol keeps it (`load_treebank_split(..., punctuation=True)`
             gives both versions).
         predicted_trees: one tree (`nltk.Tree` or bracketed string) per
-            record, over the record's words.
+            record, over the record's words; or, for a protocol scored on
+            spans (not EVALB), the tree's spans as `trees.tree_to_spans`
+            gives them (a `set` or `frozenset` of `(start, end)`, which
+            holds the whole sentence's span when it has two words or more:
+            `baseline_predictor(..., spans=True)` gives them).
         protocol: a `Protocol` or the name of one of `PROTOCOLS`.
         bucket_lengths: the number of words of each sentence without
             punctuation (default: the records' lengths), which decides its
@@ -687,6 +708,10 @@ def evaluate_protocol(records, predicted_trees, protocol,
         )
     predicted, lengths = [], []
     for index, (record, tree) in enumerate(zip(records, predicted_trees)):
+        if isinstance(tree, (set, frozenset)):
+            predicted.append(_checked_spans(tree, record, protocol, index))
+            lengths.append(len(record.words))
+            continue
         tree = _as_tree(tree, index)
         if len(tree.leaves()) != len(record.words):
             raise ValueError(

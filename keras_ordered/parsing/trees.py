@@ -335,55 +335,122 @@ def _split_point(distances, start, end, decoder):
     return max(range(end - 1, start - 1, -1), key=distances.__getitem__)
 
 
-def _top_down(words, distances, decoder="right"):
-    """The greedy top-down parse of `words`, with an explicit stack.
+def _splits(distances, decoder="right"):
+    """The split of every span of two words or more of the greedy top-down
+    parse, as `(start, end, split)`, each span before the spans inside it
+    (read backwards, every span comes after its parts).
 
-    The recursion of `distances_to_tree` unrolled: a span is visited once
-    to find its split point and push its two parts, and once more to
-    assemble them when both are built. No Python recursion, so any
-    sentence length works.
+    The recursion of `distances_to_tree` unrolled with an explicit stack:
+    no Python recursion, so any sentence length works. `distances_to_tree`
+    assembles its tree from these splits and `distances_to_spans` its
+    spans, so the two cannot disagree.
     """
-    tree = _unlabeled_tree()
     distances = [float(d) for d in distances]
-    built = {}
-    stack = [(0, len(words), None)]
+    splits = []
+    stack = [(0, len(distances))]
     while stack:
-        start, end, split = stack.pop()
-        if end - start == 1:
-            built[start, end] = words[start]
+        start, end = stack.pop()
+        if end - start < 2:
             continue
-        if split is None:
-            split = _split_point(distances, start, end, decoder)
-            if decoder == "gap":
-                # (left, right), split between words split - 1 and split.
-                stack.extend([(start, end, split), (split, end, None),
-                              (start, split, None)])
-                continue
-            stack.append((start, end, split))
-            if split + 1 < end:
-                stack.append((split + 1, end, None))
-            if split > start:
-                stack.append((start, split, None))
-            continue
+        split = _split_point(distances, start, end, decoder)
+        splits.append((start, end, split))
+        if decoder == "gap":
+            # (left, right), split between words split - 1 and split.
+            stack.append((split, end))
+            stack.append((start, split))
+        else:
+            stack.append((split + 1, end))
+            stack.append((start, split))
+    return splits
+
+
+def _top_down(words, distances, decoder="right"):
+    """The greedy top-down parse of `words`: its tree assembled from
+    `_splits`, each span after its parts."""
+    tree = _unlabeled_tree()
+    built = {}
+
+    def part(start, end):
+        return words[start] if end - start == 1 else built.pop((start, end))
+
+    for start, end, split in reversed(_splits(distances, decoder)):
         if decoder == "gap":
             built[start, end] = tree(
-                UNLABELED, [built.pop((start, split)), built.pop((split, end))])
+                UNLABELED, [part(start, split), part(split, end)])
             continue
         head = words[split]
         if decoder == "right":
             # (left, (x_k, right))
             if split + 1 < end:
-                head = tree(UNLABELED, [head, built.pop((split + 1, end))])
+                head = tree(UNLABELED, [head, part(split + 1, end)])
             if split > start:
-                head = tree(UNLABELED, [built.pop((start, split)), head])
+                head = tree(UNLABELED, [part(start, split), head])
         else:
             # ((left, x_k), right)
             if split > start:
-                head = tree(UNLABELED, [built.pop((start, split)), head])
+                head = tree(UNLABELED, [part(start, split), head])
             if split + 1 < end:
-                head = tree(UNLABELED, [head, built.pop((split + 1, end))])
+                head = tree(UNLABELED, [head, part(split + 1, end)])
         built[start, end] = head
-    return built[0, len(words)]
+    return part(0, len(words))
+
+
+def _check_distances(distances, length=None):
+    """`distances` as a 1-D float64 array, or a one-line ValueError: not
+    one-dimensional, empty, not `length` long, NaN or infinite."""
+    distances = np.asarray(distances, dtype="float64")
+    if distances.ndim != 1:
+        raise ValueError(
+            "`distances` must be one-dimensional (one distance per word), "
+            f"got shape {distances.shape}. For a batch, parse each "
+            "sentence's distances on their own."
+        )
+    if length is not None and len(distances) != length:
+        raise ValueError(
+            f"Got {length} words but {len(distances)} distances: pass "
+            "exactly one distance per word."
+        )
+    if not len(distances):
+        raise ValueError(
+            "Cannot parse an empty sentence: pass at least one distance.")
+    if not np.all(np.isfinite(distances)):
+        raise ValueError(
+            "`distances` contains NaN or infinite values; check the model "
+            f"that produced them. Got: {distances.tolist()}"
+        )
+    return distances
+
+
+def distances_to_spans(distances, decoder="right"):
+    """The spans of `distances_to_tree`'s tree, without building the tree.
+
+    Equal to `tree_to_spans(distances_to_tree(words, distances, decoder))`
+    (spans of two words or more, the whole sentence's included) for any
+    words, at a fraction of its cost: what a scorer needs of many trees
+    (the random baseline's, for one).
+
+    Args:
+        distances: 1-D array-like of finite floats, one per word.
+        decoder: `"right"`, `"left"` or `"gap"`, as `distances_to_tree`.
+
+    Returns:
+        A set of `(start, end)` pairs, end-exclusive.
+
+    Example:
+
+    >>> sorted(distances_to_spans([0.0, 0.1, 0.9]))
+    [(0, 2), (0, 3)]
+    >>> sorted(distances_to_spans([1.0, 1.0, 1.0], decoder="left"))
+    [(0, 2), (0, 3)]
+    """
+    check_decoder(decoder)
+    spans = set()
+    for start, end, split in _splits(_check_distances(distances), decoder):
+        spans.add((start, end))
+        if start < split < end - 1 and decoder != "gap":
+            # The split word's node: (x_k, right), or (left, x_k).
+            spans.add((split, end) if decoder == "right" else (start, split + 1))
+    return spans
 
 
 def model_decoder(model, decoder=None):
@@ -499,23 +566,7 @@ def distances_to_tree(words, distances, decoder="right"):
     """
     check_decoder(decoder)
     words = _check_words(words)
-    distances = np.asarray(distances, dtype="float64")
-    if distances.ndim != 1:
-        raise ValueError(
-            "`distances` must be one-dimensional (one distance per word), "
-            f"got shape {distances.shape}. For a batch, call "
-            "`distances_to_tree` once per sentence."
-        )
-    if len(distances) != len(words):
-        raise ValueError(
-            f"Got {len(words)} words but {len(distances)} distances: pass "
-            "exactly one distance per word."
-        )
-    if not np.all(np.isfinite(distances)):
-        raise ValueError(
-            "`distances` contains NaN or infinite values; check the model "
-            f"that produced them. Got: {distances.tolist()}"
-        )
+    distances = _check_distances(distances, len(words))
     tree = _top_down(words, distances, decoder)
     if isinstance(tree, str):
         tree = _unlabeled_tree()(UNLABELED, [tree])

@@ -72,6 +72,31 @@ def test_on_lstm_and_prpn_protocols_by_hand(pairs):
     assert evaluate.PROTOCOLS["prpn"].headline == 10
 
 
+def test_a_prediction_given_as_its_spans_scores_as_its_tree(pairs):
+    # Every spans protocol, with and without punctuation, the random
+    # baseline (its trees and its spans), then the spans that do not fit.
+    for name, protocol in evaluate.PROTOCOLS.items():
+        records = [p[1] if protocol.punctuation else p[0] for p in pairs]
+        words = [r.words for r in records]
+        trees = baselines_lib.baseline_predictor("random", seed=2)(words)
+        spans = baselines_lib.baseline_predictor("random", seed=2,
+                                                 spans=True)(words)
+        if protocol.scorer == "evalb":
+            with pytest.raises(ValueError, match="scores trees with EVALB"):
+                evaluate.evaluate_protocol(records, spans, name)
+            continue
+        assert evaluate.evaluate_protocol(records, spans, name) == (
+            evaluate.evaluate_protocol(records, trees, name)), name
+    records = [p[0] for p in pairs]
+    fitting = baselines_lib.baseline_predictor("balanced", spans=True)(
+        [r.words for r in records])
+    for wrong in ({(0, 2), (1, 6)}, {(0, 6), (4, 7)}):
+        with pytest.raises(ValueError, match="not those of a tree over the "
+                                             "sentence's 6 words"):
+            evaluate.evaluate_protocol(records, [wrong, *fitting[1:]],
+                                       "on-lstm")
+
+
 def test_compound_pcfg_protocol_skips_one_word_sentences(pairs):
     records = [p[0] for p in pairs]
     scores = evaluate.evaluate_protocol(

@@ -72,3 +72,17 @@ def test_random_baseline_on_the_wsj_sample(wsj_sample):
     # Random distances through the right-biased parser: between left-branching
     # and right-branching.
     assert 15.0 < scores["sentence_f1"] < 30.0
+
+
+@pytest.mark.parametrize("name", sorted(baselines.BASELINES))
+def test_baseline_spans_are_the_baseline_trees_spans(name):
+    from keras_ordered.parsing.trees import tree_to_spans
+
+    sentences = [list("abcdefghij"[:n]) for n in (1, 2, 3, 7, 10)] * 2
+    for seed in (0, 5):
+        trees = baselines.baseline_predictor(name, seed=seed)(sentences)
+        spans = baselines.baseline_predictor(name, seed=seed,
+                                             spans=True)(sentences)
+        assert spans == [tree_to_spans(tree) for tree in trees]
+    with pytest.raises(ValueError, match="empty"):
+        baselines.baseline_predictor(name, spans=True)([[]])

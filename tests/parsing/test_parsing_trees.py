@@ -401,3 +401,43 @@ def test_neither_decoder_builds_every_binary_tree():
 def test_unknown_decoder():
     with pytest.raises(ValueError, match="Unknown decoder 'up'"):
         distances_to_tree(["a", "b"], [0.0, 1.0], decoder="up")
+
+
+def test_distances_to_spans_are_the_recursive_references_spans():
+    # Against the recursive references (right and left decoders: written
+    # apart from the package) and the gap decoder's tree, with ties.
+    rng = np.random.default_rng(58)
+    references = {
+        "right": recursive_brackets,
+        "left": recursive_left_brackets,
+        "gap": lambda words, distances: tree_to_brackets(
+            distances_to_tree(words, distances, decoder="gap")),
+    }
+    for trial in range(300):
+        length = int(rng.integers(1, 40))
+        if trial % 2:
+            distances = rng.integers(0, 3, length).astype(float)
+        else:
+            distances = rng.normal(size=length)
+        words = [f"w{i}" for i in range(length)]
+        for decoder, reference in references.items():
+            text = reference(words, list(distances))
+            expected = (tree_to_spans(brackets_to_tree(text)) if length > 1
+                        else set())
+            assert trees_lib.distances_to_spans(
+                distances, decoder=decoder) == expected, (decoder, text)
+
+
+def test_distances_to_spans_input_errors_and_depth():
+    spans = trees_lib.distances_to_spans
+    with pytest.raises(ValueError, match="empty sentence"):
+        spans([])
+    with pytest.raises(ValueError, match="one-dimensional"):
+        spans([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="NaN"):
+        spans([1.0, float("inf")])
+    with pytest.raises(ValueError, match="Unknown decoder"):
+        spans([1.0, 2.0], decoder="middle")
+    # No recursion: 10,000 falling distances, the right-branching spans.
+    assert spans(np.arange(10_000, 0, -1.0)) == {
+        (start, 10_000) for start in range(9_999)}
