@@ -7,6 +7,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import pytest  # noqa: E402
 
+# `pytester`: tests/project/test_harness.py runs pytest on a conftest of
+# its own.
+pytest_plugins = ("pytester",)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # JAX's persistent compilation cache, for the tests and the processes they
@@ -35,18 +39,33 @@ other at the end. Refreshed by a full run with
 
 RECORD_DURATIONS_ENV = "KERAS_ORDERED_RECORD_DURATIONS"
 
+QUICK_LIMIT_SECONDS = 1.5
+"""A test not marked `slow` that took at least this long in the measured
+run (`DURATIONS_FILE`'s `slow_by_time`) counts as `slow` too: the quick
+loop (`-m "not slow"`) leaves it out, the full suite runs it. What is
+slow is thus measured, not guessed, and a refresh of the file moves a
+test in or out."""
 
 
-
-def file_durations(path=DURATIONS_FILE):
-    """`{test file: seconds}` of the last measured full run ({} if none)."""
+def _measured(key, path):
     import json
 
     try:
         with open(path, encoding="utf-8") as f:
-            return dict(json.load(f)["files"])
+            return dict(json.load(f)[key])
     except (OSError, ValueError, KeyError):
         return {}
+
+
+def file_durations(path=DURATIONS_FILE):
+    """`{test file: seconds}` of the last measured full run ({} if none)."""
+    return _measured("files", path)
+
+
+def slow_by_time(path=DURATIONS_FILE):
+    """`{test id: seconds}`: the tests not marked `slow` that took at least
+    `QUICK_LIMIT_SECONDS` in the last measured full run ({} if none)."""
+    return _measured("slow_by_time", path)
 
 
 def keras_backend():
@@ -80,8 +99,10 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """On JAX or PyTorch (`KERAS_BACKEND=jax|torch`), keeps only the tests
+    """Marks `slow` the tests of `slow_by_time` (before `-m` selects).
+    On JAX or PyTorch (`KERAS_BACKEND=jax|torch`), keeps only the tests
     marked `backends` and not `tensorflow_only` (the rest are TensorFlow's: export, tf.distribute,
     the recipes' TensorFlow loop; `KERAS_ORDERED_ALL_BACKEND_TESTS=1` keeps
     them all, to see what else runs); then orders the files by their
@@ -99,6 +120,10 @@ def pytest_collection_modifyitems(config, items):
         if deselected:
             config.hook.pytest_deselected(items=deselected)
         items[:] = kept
+    measured_slow = slow_by_time()
+    for item in items:
+        if item.nodeid in measured_slow:
+            item.add_marker(pytest.mark.slow)
     durations = file_durations()
     known = sorted(durations.values())
     median = known[len(known) // 2] if known else 0.0
@@ -110,14 +135,24 @@ def pytest_collection_modifyitems(config, items):
 
 
 _MEASURED = {}
+_MEASURED_TESTS = {}  # test id -> [seconds, marked slow]
+_SLOW_BY_TIME = {}  # "measured": slow_by_time(), read once
 
 
 def pytest_runtest_logreport(report):
-    """Sums each test file's time, for `KERAS_ORDERED_RECORD_DURATIONS`
-    (under pytest-xdist the workers' reports reach the controller here)."""
+    """Sums each test file's and each test's time, for
+    `KERAS_ORDERED_RECORD_DURATIONS` (under pytest-xdist the workers'
+    reports reach the controller here)."""
     if os.environ.get(RECORD_DURATIONS_ENV):
         path = report.nodeid.split("::")[0]
         _MEASURED[path] = _MEASURED.get(path, 0.0) + report.duration
+        test = _MEASURED_TESTS.setdefault(report.nodeid, [0.0, False])
+        test[0] += report.duration
+        # A test marked slow by time is not: the record is made anew.
+        if "measured" not in _SLOW_BY_TIME:
+            _SLOW_BY_TIME["measured"] = slow_by_time()
+        test[1] = (report.nodeid not in _SLOW_BY_TIME["measured"]
+                   and "slow" in getattr(report, "keywords", {}))
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -138,6 +173,11 @@ def pytest_sessionfinish(session, exitstatus):
         "total_seconds": round(sum(_MEASURED.values()), 1),
         "files": {path: round(seconds, 2) for path, seconds in sorted(
             _MEASURED.items(), key=lambda item: -item[1])},
+        "quick_limit_seconds": QUICK_LIMIT_SECONDS,
+        "slow_by_time": {test: round(seconds, 2) for test, (seconds, marked)
+                         in sorted(_MEASURED_TESTS.items(),
+                                   key=lambda item: -item[1][0])
+                         if seconds >= QUICK_LIMIT_SECONDS and not marked},
     }
     with open(target, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)

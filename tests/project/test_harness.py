@@ -161,14 +161,63 @@ def test_a_run_records_each_files_time(monkeypatch, tmp_path):
     target = tmp_path / "durations.json"
     monkeypatch.setenv(conftest.RECORD_DURATIONS_ENV, str(target))
     monkeypatch.setattr(conftest, "_MEASURED", {})
-    for nodeid, seconds in (("tests/a.py::t1", 1.5), ("tests/a.py::t1", 0.5),
-                            ("tests/b.py::t", 4.0)):
-        conftest.pytest_runtest_logreport(
-            SimpleNamespace(nodeid=nodeid, duration=seconds))
+    monkeypatch.setattr(conftest, "_MEASURED_TESTS", {})
+    monkeypatch.setattr(conftest, "_SLOW_BY_TIME", {"measured": {}})
+    for nodeid, seconds, keywords in (
+            ("tests/a.py::t1", 1.5, {}), ("tests/a.py::t1", 0.5, {}),
+            ("tests/b.py::t", 4.0, {}), ("tests/b.py::u", 1.0, {}),
+            ("tests/b.py::marked", 9.0, {"slow": 1})):
+        conftest.pytest_runtest_logreport(SimpleNamespace(
+            nodeid=nodeid, duration=seconds, keywords=keywords))
     conftest.pytest_sessionfinish(
         SimpleNamespace(config=SimpleNamespace()), 0)
     record = json.loads(target.read_text())
-    assert record["files"] == {"tests/b.py": 4.0, "tests/a.py": 2.0}
+    assert record["files"] == {"tests/b.py": 14.0, "tests/a.py": 2.0}
+    # t1's 2 s and b's 4 s reach the quick loop's limit of 1.5 s; a test
+    # marked slow by hand is slow already.
+    assert record["quick_limit_seconds"] == conftest.QUICK_LIMIT_SECONDS == 1.5
+    assert record["slow_by_time"] == {"tests/b.py::t": 4.0,
+                                      "tests/a.py::t1": 2.0}
     assert list(record["files"]) == ["tests/b.py", "tests/a.py"]
     assert record["cpu"] and record["command"].startswith(
         conftest.RECORD_DURATIONS_ENV)
+
+
+def test_the_tests_slow_by_time_are_marked_slow(monkeypatch):
+    """A test of `slow_by_time` is marked `slow` at collection, so the
+    quick loop leaves it out; the others are left as they are."""
+    from types import SimpleNamespace
+
+    import conftest
+
+    class Item(SimpleNamespace):
+        def add_marker(self, marker):
+            self.markers.append(marker.name)
+
+    monkeypatch.setattr(conftest, "file_durations", lambda: {})
+    monkeypatch.setattr(conftest, "slow_by_time",
+                        lambda: {"tests/a.py::t_long": 3.0})
+    items = [Item(nodeid=nodeid, markers=[]) for nodeid in (
+        "tests/a.py::t_long", "tests/a.py::t_short")]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [item.markers for item in items] == [["slow"], []]
+
+
+def test_a_test_slow_by_time_leaves_the_quick_loop(pytester):
+    """Through pytest itself: `-m "not slow"` deselects a test that the
+    measured durations call slow (the marking runs before `-m`)."""
+    import json
+
+    import conftest
+
+    pytester.makeconftest(open(conftest.__file__, encoding="utf-8").read()
+                          .replace("DURATIONS_FILE = os.path.join(REPO, "
+                                   "\"tests\", \"durations.json\")",
+                                   "DURATIONS_FILE = 'durations.json'"))
+    pytester.makefile(".json", durations=json.dumps(
+        {"files": {}, "slow_by_time": {"test_a.py::test_long": 2.0}}))
+    pytester.makepyfile(test_a="def test_long(): pass\n"
+                               "def test_short(): pass\n")
+    pytester.makeini("[pytest]\nmarkers =\n    slow: slow\n")
+    result = pytester.runpytest("-m", "not slow", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, deselected=1)
