@@ -52,7 +52,11 @@ def _measured(key, path):
 
     try:
         with open(path, encoding="utf-8") as f:
-            return dict(json.load(f)[key])
+            record = json.load(f)
+        if key == "slow_by_time" and record.get(
+                "backend", "tensorflow") != keras_backend():
+            return {}
+        return dict(record[key])
     except (OSError, ValueError, KeyError):
         return {}
 
@@ -64,7 +68,9 @@ def file_durations(path=DURATIONS_FILE):
 
 def slow_by_time(path=DURATIONS_FILE):
     """`{test id: seconds}`: the tests not marked `slow` that took at least
-    `QUICK_LIMIT_SECONDS` in the last measured full run ({} if none)."""
+    `QUICK_LIMIT_SECONDS` in the last measured full run ({} if none, and
+    on a backend other than the run's: the quick runs of JAX and PyTorch,
+    CI's among them, keep every test marked `backends`)."""
     return _measured("slow_by_time", path)
 
 

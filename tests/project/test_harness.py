@@ -218,9 +218,15 @@ def test_a_test_slow_by_time_leaves_the_quick_loop(pytester, monkeypatch):
                                    "\"tests\", \"durations.json\")",
                                    "DURATIONS_FILE = 'durations.json'"))
     pytester.makefile(".json", durations=json.dumps(
-        {"files": {}, "slow_by_time": {"test_a.py::test_long": 2.0}}))
+        {"files": {}, "backend": "tensorflow",
+         "slow_by_time": {"test_a.py::test_long": 2.0}}))
     pytester.makepyfile(test_a="def test_long(): pass\n"
                                "def test_short(): pass\n")
     pytester.makeini("[pytest]\nmarkers =\n    slow: slow\n")
     result = pytester.runpytest("-m", "not slow", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, deselected=1)
+    # Measured on TensorFlow: JAX's quick run (CI's) keeps the test.
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    monkeypatch.setenv("KERAS_ORDERED_ALL_BACKEND_TESTS", "1")
+    result = pytester.runpytest("-m", "not slow", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
