@@ -154,18 +154,24 @@ def test_depth():
 # --- no recursion: any sentence length -------------------------------------
 
 
-def test_iterative_parser_matches_the_recursive_reference():
-    rng = np.random.default_rng(25)
-    for trial in range(300):
+def random_sentences(seed, trials=300):
+    """`(words, distances)` of 1 to 39 words; half of the sentences draw
+    their distances from few values, so that ties are common."""
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
         length = int(rng.integers(1, 40))
-        # Few distinct values half of the time: ties must pick the first.
         if trial % 2:
             distances = rng.integers(0, 3, length).astype(float)
         else:
             distances = rng.normal(size=length)
-        words = [f"w{i}" for i in range(length)]
+        yield [f"w{i}" for i in range(length)], distances
+
+
+def test_iterative_parser_matches_the_recursive_reference():
+    # Ties must pick the first maximum.
+    for words, distances in random_sentences(25):
         expected = recursive_brackets(words, list(distances))
-        if length == 1:
+        if len(words) == 1:
             expected = f"({expected})"
         assert parse(words, distances) == expected
 
@@ -329,17 +335,10 @@ def test_monotone_distances_give_the_same_tree_under_both_decoders():
 
 
 def test_left_decoder_matches_its_recursive_reference():
-    rng = np.random.default_rng(46)
-    for trial in range(300):
-        length = int(rng.integers(1, 40))
-        # Few distinct values half of the time: ties must pick the last.
-        if trial % 2:
-            distances = rng.integers(0, 3, length).astype(float)
-        else:
-            distances = rng.normal(size=length)
-        words = [f"w{i}" for i in range(length)]
+    # Ties must pick the last maximum.
+    for words, distances in random_sentences(46):
         expected = recursive_left_brackets(words, list(distances))
-        if length == 1:
+        if len(words) == 1:
             expected = f"({expected})"
         assert parse_left(words, distances) == expected
 
@@ -406,24 +405,17 @@ def test_unknown_decoder():
 def test_distances_to_spans_are_the_recursive_references_spans():
     # Against the recursive references (right and left decoders: written
     # apart from the package) and the gap decoder's tree, with ties.
-    rng = np.random.default_rng(58)
     references = {
         "right": recursive_brackets,
         "left": recursive_left_brackets,
         "gap": lambda words, distances: tree_to_brackets(
             distances_to_tree(words, distances, decoder="gap")),
     }
-    for trial in range(300):
-        length = int(rng.integers(1, 40))
-        if trial % 2:
-            distances = rng.integers(0, 3, length).astype(float)
-        else:
-            distances = rng.normal(size=length)
-        words = [f"w{i}" for i in range(length)]
+    for words, distances in random_sentences(58):
         for decoder, reference in references.items():
             text = reference(words, list(distances))
-            expected = (tree_to_spans(brackets_to_tree(text)) if length > 1
-                        else set())
+            expected = (tree_to_spans(brackets_to_tree(text))
+                        if len(words) > 1 else set())
             assert trees_lib.distances_to_spans(
                 distances, decoder=decoder) == expected, (decoder, text)
 
