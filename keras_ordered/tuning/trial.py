@@ -52,6 +52,7 @@ from keras_ordered import backend
 from keras_ordered.training.batching import BPTTBatches
 from keras_ordered.training.callbacks import ParsingEvaluation
 from keras_ordered.training.callbacks import make_plateau
+from keras_ordered.training.callbacks import read_epoch_history
 from keras_ordered.training.distributed import make_strategy
 from keras_ordered.training.precision import emulated_bfloat16_warning
 from keras_ordered.training.runner import Task
@@ -178,10 +179,18 @@ class TrialTask(Task):
 
     def evaluate(self, model, results, loop):
         """The epochs' logs into `results` (the objective is measured
-        every epoch; no further evaluation)."""
+        every epoch; no further evaluation): this process's, or, when it
+        trained no epoch (a trial killed after its last epoch's backup and
+        run again), the trial's `history.csv`, every epoch it trained."""
         results["history"] = {name: [float(v) for v in values]
                               for name, values in
                               self.history.history.items()}
+        if not results["history"]:
+            rows = read_epoch_history(
+                os.path.join(self.config.output, "history.csv"))
+            results["history"] = {
+                name: [row[name] for row in rows]
+                for name in (rows[0] if rows else ()) if name != "epoch"}
         return model
 
     def outcome(self):

@@ -1,6 +1,7 @@
 """keras-tuner searches: the hypermodels' spaces, a search end to end (tiny
 preset, a slice of PTB), its resumption, the best model parsing."""
 
+import csv
 import glob
 import itertools
 import json
@@ -330,6 +331,54 @@ def test_an_interrupted_trial_runs_again(tmp_path):
     tuner = run([])
     statuses = {t.trial_id: t.status for t in tuner.oracle.trials.values()}
     assert statuses == {"0": "COMPLETED", "1": "COMPLETED"}
+
+
+@pytest.mark.slow
+def test_a_trial_stopped_after_its_last_backup_completes_when_run_again(
+        tmp_path):
+    """A search stopped after a trial's last epoch was backed up, before
+    the trial's results were written (CI's kill at a random moment once
+    landed there): run again, the trial trains no epoch, and its
+    objective comes from its history.csv (it failed with "recorded no
+    val_perplexity", and the search finished one trial short)."""
+    data = os.path.dirname(require_data("ptb", "train.txt"))
+    from keras_ordered.datasets import ptb
+
+    (train, valid, _), vocabulary = ptb.load_data(data, max_lines=200)
+    trials_begun = []
+
+    class StopAfterTraining(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            trials_begun.append(1)
+
+        def on_train_end(self, logs=None):
+            if len(trials_begun) == 2:
+                raise KeyboardInterrupt
+
+    def run(callbacks):
+        hypermodel = ONLSTMHyperModel(vocabulary, "tiny", tune=["chunk_size"])
+        tuner = search.make_tuner(hypermodel, "random", str(tmp_path),
+                                  max_trials=2)
+        tuner.search(train, validation_data=valid, epochs=1,
+                     steps_per_epoch=3, validation_steps=2,
+                     callbacks=callbacks, verbose=0)
+        return tuner
+
+    with pytest.raises(KeyboardInterrupt):
+        run([StopAfterTraining()])
+    folder = tmp_path / "search" / "trial_1"
+    assert (folder / "backup" / "backup.json").exists()
+    assert not (folder / "results.json").exists()
+    tuner = run([])
+    trials = tuner.oracle.trials
+    assert {t.trial_id: t.status for t in trials.values()} == {
+        "0": "COMPLETED", "1": "COMPLETED"}
+    rows = list(csv.DictReader(open(folder / "history.csv")))
+    assert trials["1"].score == pytest.approx(
+        float(rows[0]["val_perplexity"]))
+    results = json.load(open(folder / "results.json"))
+    assert results["epochs_run"] == 1 and results["history"][
+        "val_perplexity"] == [trials["1"].score]
 
 
 @pytest.mark.slow
