@@ -296,6 +296,17 @@ def test_hyperband_continues_trials_prpn(tmp_path):
                       PRPNLanguageModel)
 
 
+def _two_trial_search(tmp_path, train, valid, vocabulary, callbacks):
+    """A random search of 2 one-epoch trials of the tiny ON-LSTM (chunk
+    size tuned) in `tmp_path`, with `callbacks`; returns the tuner."""
+    hypermodel = ONLSTMHyperModel(vocabulary, "tiny", tune=["chunk_size"])
+    tuner = search.make_tuner(hypermodel, "random", str(tmp_path),
+                              max_trials=2)
+    tuner.search(train, validation_data=valid, epochs=1, steps_per_epoch=3,
+                 validation_steps=2, callbacks=callbacks, verbose=0)
+    return tuner
+
+
 @pytest.mark.slow
 def test_an_interrupted_trial_runs_again(tmp_path):
     """A search killed inside a trial (Ctrl-C) keeps the finished trials;
@@ -315,20 +326,11 @@ def test_an_interrupted_trial_runs_again(tmp_path):
             if len(trials_begun) == 2 and batch == 1:
                 raise KeyboardInterrupt
 
-    def run(callbacks):
-        hypermodel = ONLSTMHyperModel(vocabulary, "tiny", tune=["chunk_size"])
-        tuner = search.make_tuner(hypermodel, "random", str(tmp_path),
-                                  max_trials=2)
-        tuner.search(train, validation_data=valid, epochs=1,
-                     steps_per_epoch=3, validation_steps=2,
-                     callbacks=callbacks, verbose=0)
-        return tuner
-
     with pytest.raises(KeyboardInterrupt):
-        run([Interrupt()])
+        _two_trial_search(tmp_path, train, valid, vocabulary, [Interrupt()])
     interrupted = json.load(open(tmp_path / "search" / "oracle.json"))
     assert list(interrupted["ongoing_trials"].values()) == ["1"]
-    tuner = run([])
+    tuner = _two_trial_search(tmp_path, train, valid, vocabulary, [])
     statuses = {t.trial_id: t.status for t in tuner.oracle.trials.values()}
     assert statuses == {"0": "COMPLETED", "1": "COMPLETED"}
 
@@ -355,21 +357,13 @@ def test_a_trial_stopped_after_its_last_backup_completes_when_run_again(
             if len(trials_begun) == 2:
                 raise KeyboardInterrupt
 
-    def run(callbacks):
-        hypermodel = ONLSTMHyperModel(vocabulary, "tiny", tune=["chunk_size"])
-        tuner = search.make_tuner(hypermodel, "random", str(tmp_path),
-                                  max_trials=2)
-        tuner.search(train, validation_data=valid, epochs=1,
-                     steps_per_epoch=3, validation_steps=2,
-                     callbacks=callbacks, verbose=0)
-        return tuner
-
     with pytest.raises(KeyboardInterrupt):
-        run([StopAfterTraining()])
+        _two_trial_search(tmp_path, train, valid, vocabulary,
+                          [StopAfterTraining()])
     folder = tmp_path / "search" / "trial_1"
     assert (folder / "backup" / "backup.json").exists()
     assert not (folder / "results.json").exists()
-    tuner = run([])
+    tuner = _two_trial_search(tmp_path, train, valid, vocabulary, [])
     trials = tuner.oracle.trials
     assert {t.trial_id: t.status for t in trials.values()} == {
         "0": "COMPLETED", "1": "COMPLETED"}
