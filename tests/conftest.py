@@ -47,23 +47,20 @@ slow is thus measured, not guessed, and a refresh of the file moves a
 test in or out."""
 
 
-def _measured(key, path):
+def _measured(path):
+    """The record of `DURATIONS_FILE` (or `path`); {} if none."""
     import json
 
     try:
         with open(path, encoding="utf-8") as f:
-            record = json.load(f)
-        if key == "slow_by_time" and record.get(
-                "backend", "tensorflow") != keras_backend():
-            return {}
-        return dict(record[key])
-    except (OSError, ValueError, KeyError):
+            return json.load(f)
+    except (OSError, ValueError):
         return {}
 
 
 def file_durations(path=DURATIONS_FILE):
     """`{test file: seconds}` of the last measured full run ({} if none)."""
-    return _measured("files", path)
+    return dict(_measured(path).get("files", {}))
 
 
 def slow_by_time(path=DURATIONS_FILE):
@@ -71,7 +68,10 @@ def slow_by_time(path=DURATIONS_FILE):
     `QUICK_LIMIT_SECONDS` in the last measured full run ({} if none, and
     on a backend other than the run's: the quick runs of JAX and PyTorch,
     CI's among them, keep every test marked `backends`)."""
-    return _measured("slow_by_time", path)
+    record = _measured(path)
+    if record.get("backend", "tensorflow") != keras_backend():
+        return {}
+    return dict(record.get("slow_by_time", {}))
 
 
 def keras_backend():
