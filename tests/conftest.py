@@ -29,8 +29,9 @@ DATA = os.environ.get(
 
 DURATIONS_FILE = os.path.join(REPO, "tests", "durations.json")
 """Each test file's measured time in a full run (seconds, summed over its
-tests' setup, call and teardown), with the CPU and the command that
-measured it. `--dist loadfile` hands whole files to the two workers, one
+tests' setup, call and teardown), with the processor and the command
+that measured it, and the CPU seconds its tests used in their worker and
+in the processes they started (`cpu_seconds`). `--dist loadfile` hands whole files to the two workers, one
 at a time as each worker frees up, in collection order: the files are
 collected longest first (`pytest_collection_modifyitems`), so that the
 last files to run are short ones and neither worker waits long on the
@@ -143,6 +144,44 @@ def pytest_collection_modifyitems(config, items):
 _MEASURED = {}
 _MEASURED_TESTS = {}  # test id -> [seconds, marked slow]
 _SLOW_BY_TIME = {}  # "measured": slow_by_time(), read once
+_MEASURED_CPU = {}  # test file -> [its worker's CPU, its children's CPU]
+_CPU_MARK = {}  # "last": this process's CPU clocks at its last mark
+
+CPU_PROPERTY = "cpu_seconds"
+"""The name of the `user_properties` entry that a recording run's reports
+carry: `[worker, children]`, the CPU seconds (user and system) that the
+test's process and the child processes it waited for used in the
+report's phase. They travel with the report from an xdist worker to the
+controller, which sums them per file."""
+
+
+def _cpu_clocks():
+    """(this process's CPU, its waited-for children's CPU), in seconds."""
+    clocks = os.times()
+    return (clocks.user + clocks.system,
+            clocks.children_user + clocks.children_system)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """Marks the CPU clocks as a test starts (recording runs only)."""
+    if os.environ.get(RECORD_DURATIONS_ENV):
+        _CPU_MARK["last"] = _cpu_clocks()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In a recording run, each phase's report carries the CPU its
+    process and its children used since the last mark (`CPU_PROPERTY`):
+    a full run's CPU split by file, between the tests' own processes and
+    the processes they start."""
+    outcome = yield
+    if os.environ.get(RECORD_DURATIONS_ENV):
+        now = _cpu_clocks()
+        before = _CPU_MARK.get("last", now)
+        _CPU_MARK["last"] = now
+        outcome.get_result().user_properties.append(
+            (CPU_PROPERTY, [round(now[0] - before[0], 3),
+                            round(now[1] - before[1], 3)]))
 
 
 def pytest_runtest_logreport(report):
@@ -159,6 +198,11 @@ def pytest_runtest_logreport(report):
             _SLOW_BY_TIME["measured"] = slow_by_time()
         test[1] = (report.nodeid not in _SLOW_BY_TIME["measured"]
                    and "slow" in getattr(report, "keywords", {}))
+        for name, value in getattr(report, "user_properties", ()):
+            if name == CPU_PROPERTY:
+                cpu = _MEASURED_CPU.setdefault(path, [0.0, 0.0])
+                cpu[0] += value[0]
+                cpu[1] += value[1]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -179,6 +223,15 @@ def pytest_sessionfinish(session, exitstatus):
         "total_seconds": round(sum(_MEASURED.values()), 1),
         "files": {path: round(seconds, 2) for path, seconds in sorted(
             _MEASURED.items(), key=lambda item: -item[1])},
+        # Where the CPU went: each file's tests in their own (worker)
+        # process, and in the processes they started, largest sum first.
+        "cpu_seconds": {
+            "worker": round(sum(c[0] for c in _MEASURED_CPU.values()), 1),
+            "children": round(sum(c[1] for c in _MEASURED_CPU.values()), 1),
+            "files": {path: [round(c[0], 2), round(c[1], 2)]
+                      for path, c in sorted(_MEASURED_CPU.items(),
+                                            key=lambda item: -sum(item[1]))},
+        },
         "quick_limit_seconds": QUICK_LIMIT_SECONDS,
         "slow_by_time": {test: round(seconds, 2) for test, (seconds, marked)
                          in sorted(_MEASURED_TESTS.items(),

@@ -163,12 +163,16 @@ def test_a_run_records_each_files_time(monkeypatch, tmp_path):
     monkeypatch.setattr(conftest, "_MEASURED", {})
     monkeypatch.setattr(conftest, "_MEASURED_TESTS", {})
     monkeypatch.setattr(conftest, "_SLOW_BY_TIME", {"measured": {}})
-    for nodeid, seconds, keywords in (
-            ("tests/a.py::t1", 1.5, {}), ("tests/a.py::t1", 0.5, {}),
-            ("tests/b.py::t", 4.0, {}), ("tests/b.py::u", 1.0, {}),
-            ("tests/b.py::marked", 9.0, {"slow": 1})):
+    monkeypatch.setattr(conftest, "_MEASURED_CPU", {})
+    for nodeid, seconds, keywords, cpu in (
+            ("tests/a.py::t1", 1.5, {}, [1.25, 0.0]),
+            ("tests/a.py::t1", 0.5, {}, [0.5, 0.0]),
+            ("tests/b.py::t", 4.0, {}, [0.5, 3.0]),
+            ("tests/b.py::u", 1.0, {}, [1.0, 0.0]),
+            ("tests/b.py::marked", 9.0, {"slow": 1}, [0.25, 8.5])):
         conftest.pytest_runtest_logreport(SimpleNamespace(
-            nodeid=nodeid, duration=seconds, keywords=keywords))
+            nodeid=nodeid, duration=seconds, keywords=keywords,
+            user_properties=[("other", 1), (conftest.CPU_PROPERTY, cpu)]))
     conftest.pytest_sessionfinish(
         SimpleNamespace(config=SimpleNamespace()), 0)
     record = json.loads(target.read_text())
@@ -179,8 +183,45 @@ def test_a_run_records_each_files_time(monkeypatch, tmp_path):
     assert record["slow_by_time"] == {"tests/b.py::t": 4.0,
                                       "tests/a.py::t1": 2.0}
     assert list(record["files"]) == ["tests/b.py", "tests/a.py"]
+    assert record["cpu_seconds"] == {
+        "worker": 3.5, "children": 11.5,
+        "files": {"tests/b.py": [1.75, 11.5], "tests/a.py": [1.75, 0.0]}}
     assert record["cpu"] and record["command"].startswith(
         conftest.RECORD_DURATIONS_ENV)
+
+
+def test_a_recording_run_splits_each_files_cpu(pytester, monkeypatch):
+    """Through pytest-xdist, as CI records: the CPU that a file's tests
+    use in their worker, and in the child processes they start, reaches
+    the controller's record, each under its file."""
+    import json
+
+    import conftest
+
+    monkeypatch.delenv(conftest.RECORD_DURATIONS_ENV, raising=False)
+    pytester.makeconftest(open(conftest.__file__, encoding="utf-8").read())
+    burn = ("import time\n"
+            "def burn(seconds):\n"
+            "    end = time.process_time() + seconds\n"
+            "    while time.process_time() < end:\n"
+            "        pass\n")
+    pytester.makepyfile(
+        test_inside=burn + "def test_inside():\n    burn(0.6)\n",
+        test_child=burn + (
+            "import subprocess, sys\n"
+            "def test_child():\n"
+            "    subprocess.run([sys.executable, '-c', "
+            "'import time\\nend = time.process_time() + 0.6\\n"
+            "while time.process_time() < end: pass'], check=True)\n"))
+    target = pytester.path / "durations.json"
+    monkeypatch.setenv(conftest.RECORD_DURATIONS_ENV, str(target))
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    files = json.loads(target.read_text())["cpu_seconds"]["files"]
+    inside, child = files["test_inside.py"], files["test_child.py"]
+    assert inside[0] >= 0.55 and inside[1] == 0.0
+    assert child[1] >= 0.55 and child[0] < 0.3
 
 
 def test_the_tests_slow_by_time_are_marked_slow(monkeypatch):
