@@ -141,6 +141,28 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=position)
 
 
+def pytest_collection_finish(session):
+    """Tunes Python's cyclic garbage collector in each process that runs
+    tests, once collection has imported TensorFlow, Keras and the
+    package: what they made is frozen and the youngest generation is
+    collected every `COMMAND_GC_THRESHOLD` allocations, as in the
+    package's commands (`keras_ordered._quiet.collector_tuned_for_commands`).
+    The tests otherwise spend about a tenth of their own CPU in full
+    collections that walk those objects and free almost none
+    (`benchmarks/records/suite_time/collector_ab_avx512_epyc_2026-12-06.json`).
+    The processes the tests start keep their own collector as it is."""
+    import gc
+    import sys
+
+    if "keras" not in sys.modules:  # nothing heavy imported
+        return
+    from keras_ordered import _quiet
+
+    gc.collect()
+    with _quiet.collector_tuned_for_commands():
+        pass
+
+
 _MEASURED = {}
 _MEASURED_TESTS = {}  # test id -> [seconds, marked slow]
 _SLOW_BY_TIME = {}  # "measured": slow_by_time(), read once

@@ -224,6 +224,16 @@ def test_a_recording_run_splits_each_files_cpu(pytester, monkeypatch):
     assert child[1] >= 0.55 and child[0] < 0.3
 
 
+def test_the_tests_run_with_the_commands_collector():
+    """conftest's `pytest_collection_finish` raised this process's
+    youngest-generation threshold, as the commands do."""
+    import gc
+
+    from keras_ordered import _quiet
+
+    assert gc.get_threshold()[0] >= _quiet.COMMAND_GC_THRESHOLD > 700
+
+
 def test_the_tests_slow_by_time_are_marked_slow(monkeypatch):
     """A test of `slow_by_time` is marked `slow` at collection, so the
     quick loop leaves it out; the others are left as they are."""
