@@ -147,8 +147,9 @@ def pytest_collection_finish(session):
     package: what they made is frozen and the youngest generation is
     collected every `COMMAND_GC_THRESHOLD` allocations, as in the
     package's commands (`keras_ordered._quiet.collector_tuned_for_commands`).
-    The tests otherwise spend about a tenth of their own CPU in full
-    collections that walk those objects and free almost none
+    Full collections otherwise walk those objects and free almost none:
+    the tuning took 2-17 % off the CPU of subsets of tests that run in
+    their worker, about 1.5 % off the workers' CPU in a full run
     (`benchmarks/records/suite_time/collector_ab_avx512_epyc_2026-12-06.json`).
     The processes the tests start keep their own collector as it is."""
     import gc
