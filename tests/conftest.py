@@ -31,7 +31,8 @@ DURATIONS_FILE = os.path.join(REPO, "tests", "durations.json")
 """Each test file's measured time in a full run (seconds, summed over its
 tests' setup, call and teardown), with the processor and the command
 that measured it, and the CPU seconds its tests used in their worker and
-in the processes they started (`cpu_seconds`). `--dist loadfile` hands whole files to the two workers, one
+in the processes they started (`cpu_seconds`). `--dist loadfile` hands
+whole files to the two workers, one
 at a time as each worker frees up, in collection order: the files are
 collected longest first (`pytest_collection_modifyitems`), so that the
 last files to run are short ones and neither worker waits long on the
@@ -178,6 +179,11 @@ report's phase. They travel with the report from an xdist worker to the
 controller, which sums them per file."""
 
 
+def _recording():
+    """Whether this run records durations (`RECORD_DURATIONS_ENV` set)."""
+    return bool(os.environ.get(RECORD_DURATIONS_ENV))
+
+
 def _cpu_clocks():
     """(this process's CPU, its waited-for children's CPU), in seconds."""
     clocks = os.times()
@@ -187,7 +193,7 @@ def _cpu_clocks():
 
 def pytest_runtest_logstart(nodeid, location):
     """Marks the CPU clocks as a test starts (recording runs only)."""
-    if os.environ.get(RECORD_DURATIONS_ENV):
+    if _recording():
         _CPU_MARK["last"] = _cpu_clocks()
 
 
@@ -198,7 +204,7 @@ def pytest_runtest_makereport(item, call):
     a full run's CPU split by file, between the tests' own processes and
     the processes they start."""
     outcome = yield
-    if os.environ.get(RECORD_DURATIONS_ENV):
+    if _recording():
         now = _cpu_clocks()
         before = _CPU_MARK.get("last", now)
         _CPU_MARK["last"] = now
@@ -211,7 +217,7 @@ def pytest_runtest_logreport(report):
     """Sums each test file's and each test's time, for
     `KERAS_ORDERED_RECORD_DURATIONS` (under pytest-xdist the workers'
     reports reach the controller here)."""
-    if os.environ.get(RECORD_DURATIONS_ENV):
+    if _recording():
         path = report.nodeid.split("::")[0]
         _MEASURED[path] = _MEASURED.get(path, 0.0) + report.duration
         test = _MEASURED_TESTS.setdefault(report.nodeid, [0.0, False])

@@ -210,9 +210,9 @@ def test_a_recording_run_splits_each_files_cpu(pytester, monkeypatch):
         test_child=burn + (
             "import subprocess, sys\n"
             "def test_child():\n"
-            "    subprocess.run([sys.executable, '-c', "
-            "'import time\\nend = time.process_time() + 0.6\\n"
-            "while time.process_time() < end: pass'], check=True)\n"))
+            "    subprocess.run([sys.executable, __file__], check=True)\n"
+            "if __name__ == '__main__':\n"
+            "    burn(0.6)\n"))
     target = pytester.path / "durations.json"
     monkeypatch.setenv(conftest.RECORD_DURATIONS_ENV, str(target))
     result = pytester.runpytest_subprocess(
