@@ -118,8 +118,9 @@ def check_weights(weights, count):
         return [1.0] * count
     weights = [float(w) for w in weights]
     if len(weights) != count:
-        raise ValueError(f"{len(weights)} weights for {count} members: give "
-                         "one weight per member.")
+        given = "1 weight" if len(weights) == 1 else f"{len(weights)} weights"
+        raise ValueError(f"{given} for {count} members: give one weight per "
+                         "member.")
     for weight in weights:
         if not math.isfinite(weight) or weight < 0:
             raise ValueError(f"Weights must be finite and non-negative, got "

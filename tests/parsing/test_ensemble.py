@@ -148,7 +148,7 @@ def test_a_majority_span_wins_over_a_minority():
 
 
 @pytest.mark.parametrize("weights, match", [
-    ([1], "1 weights for 2 members"),
+    ([1], "1 weight for 2 members"),
     ([1, -1], "non-negative"),
     ([1, float("nan")], "finite"),
     ([0, 0], "all 0"),
@@ -213,7 +213,7 @@ def test_ensemble_bad_input_is_one_line():
     assert "\n" not in str(e.value)
     with pytest.raises(ValueError, match="no distance 'layer9/forget'"):
         TreeEnsemble([(model, "layer9/forget"), model], names=["m", "n"])
-    with pytest.raises(ValueError, match="1 weights for 2 members"):
+    with pytest.raises(ValueError, match="1 weight for 2 members"):
         TreeEnsemble([model, (model, "layer1/flat")], weights=[1])
     with pytest.raises(ValueError, match="Unknown decoder"):
         TreeEnsemble([model, model], decoder="middle")
