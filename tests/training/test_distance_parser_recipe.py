@@ -108,6 +108,29 @@ def test_the_recipe_trains_on_silver_trees_without_the_treebank(student_run):
 
 
 @pytest.mark.slow
+def test_the_span_preset_learns_the_spans_and_parses_by_cky(student_run,
+                                                            tmp_path):
+    # The same silver trees (copied: the teacher parses nothing again),
+    # learnt by the span head with its own loss.
+    output, argv, _, _ = student_run
+    (tmp_path / "silver").mkdir()
+    for name in ("train.txt", "valid.txt"):
+        (tmp_path / "silver" / name).write_text(
+            (output / "silver" / name).read_text())
+    span_argv = list(argv)
+    span_argv[span_argv.index("--preset") + 1] = "span_tiny"
+    span_argv[span_argv.index("--output") + 1] = str(tmp_path)
+    assert task.main(span_argv) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["head"] == "span"
+    assert results["selection"].startswith(
+        "the epoch with the lowest span cross-entropy")
+    assert results["parsing"]["splits"]["dev"]["sentence_f1"] > 0
+    model = saving.load_model(str(tmp_path / "model.keras"))
+    assert model.head == "span" and model.default_decoder == "gap"
+
+
+@pytest.mark.slow
 def test_parse_and_evaluate_parsing_read_the_student_with_its_decoder(
         student_run, capsys):
     output, _, _, sample = student_run

@@ -12,10 +12,19 @@ from keras_ordered.models.base import base_model_config
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.distance_parser.presets import PRESETS
+from keras_ordered.parsing import ensemble as ensemble_lib
+from keras_ordered.parsing import trees as trees_lib
 
 
 DISTANCE = "gap/distance"
 """The parser's one distance: the height of the gap before each word."""
+
+HEADS = ("gap", "span")
+"""What the parser predicts: each gap's distance (Shen et al., 2018) or
+each span's score (Stern et al., 2017)."""
+
+_BOUNDARY = 1e9
+"""The height `span_loss` gives a sentence's two ends: above every gap."""
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
@@ -55,6 +64,139 @@ def ranking_loss(y_true, y_pred):
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
+def span_loss(y_true, y_pred):
+    """Binary cross-entropy of the span scores against the tree's spans.
+
+    The target tree comes as `ranking_loss`'s target heights; a span of
+    words `i .. j-1` is one of its constituents when every gap inside it
+    lies lower than both its ends (a sentence's ends lie above every gap).
+    Every span of two words or more but the whole sentence is scored, and
+    the loss is the mean over every such span of the batch: each sentence
+    counts by its spans, as in Stern et al. (2017).
+
+    Args:
+        y_true: float `(batch, time)`, the target heights (`-1` at the
+            opening token, the first word, the closing `<eos>` and the
+            padding), as `ranking_loss` takes them.
+        y_pred: float `(batch, time - 1, time - 1)`, the span scores
+            (logits): `[b, i, j]` scores the span between fences `i` and
+            `j`, fence `k` lying before word `k + 1` (fence 0 before the
+            first word, fence `n` after the last).
+
+    Returns:
+        float `(batch,)`, each sentence's summed cross-entropy times the
+        batch's rows over the batch's spans (so that their mean is the
+        mean over the spans).
+
+    Reference:
+        Stern, Andreas and Klein, 2017, "A Minimal Span-Based Neural
+        Constituency Parser", ACL.
+    """
+    heights = ops.cast(y_true, "float32")
+    logits = ops.cast(y_pred, "float32")
+    fences = ops.shape(logits)[1]
+    gaps = heights[:, 1:]  # fence f is the gap before position f + 1
+    words = ops.sum(ops.cast(gaps >= 0, "float32"), axis=1) + 1.0
+    fence = ops.cast(ops.arange(fences), "float32")[None, :]
+    ends = ops.logical_or(fence == 0, fence == words[:, None])
+    height = ops.where(ends, _BOUNDARY, gaps)
+    # at_least[b, i, f]: fence f as high as fence i; its running count
+    # along f counts the fences between two fences that reach i's height.
+    at_least = ops.cast(height[:, None, :] >= height[:, :, None], "float32")
+    count = ops.cumsum(at_least, axis=2)
+    own = ops.diagonal(count, axis1=1, axis2=2)  # count[b, i, i]
+    before = ops.pad(count[:, :, :-1], [[0, 0], [0, 0], [1, 0]])
+    # Fences strictly between i and j as high as i, and as high as j.
+    above_start = before - own[:, :, None]
+    above_end = (own[:, None, :] - 1.0) - ops.transpose(count, (0, 2, 1))
+    target = ops.cast(ops.logical_and(above_start == 0, above_end == 0),
+                      "float32")
+    start = fence[:, :, None]
+    end = fence[:, None, :]
+    scored = ops.logical_and(end - start >= 2, end <= words[:, None, None])
+    scored = ops.logical_and(scored, ops.logical_not(ops.logical_and(
+        start == 0, end == words[:, None, None])))
+    scored = ops.cast(scored, "float32")
+    # The cross-entropy of logits, written to stay finite for any logit.
+    entropy = (ops.relu(logits) - logits * target
+               + ops.log1p(ops.exp(-ops.abs(logits))))
+    per_sentence = ops.sum(entropy * scored, axis=(1, 2))
+    rows = ops.cast(ops.shape(logits)[0], "float32")
+    return per_sentence * rows / ops.maximum(ops.sum(scored), 1.0)
+
+
+
+def _gap_distances(x, mask, hidden_dim, bidirectional, dropout_layer,
+                   next_seed):
+    """The gap head (Shen et al., 2018): one distance per position."""
+    # The gap before position k reads the states at k - 1 and k.
+    gaps = keras.layers.Conv1D(hidden_dim, 2, padding="causal",
+                               activation="relu", name="gap_convolution")(x)
+    gaps = bidirectional(
+        keras.layers.LSTM(hidden_dim, return_sequences=True,
+                          seed=next_seed(), name="gap_lstm"),
+        name="gap_bilstm")(gaps, mask=mask)
+    gaps = dropout_layer("gap_dropout")(gaps)
+    gaps = keras.layers.Dense(hidden_dim, activation="relu",
+                              name="gap_hidden")(gaps)
+    distances = keras.layers.Dense(1, dtype="float32", name="distance")(gaps)
+    return ops.where(mask, distances[:, :, 0], 0.0)
+
+
+def _span_scores(x, hidden_dim, dropout_layer):
+    """The span head (Stern et al., 2017): one score per pair of fences.
+
+    Fence `k` lies between positions `k` and `k + 1`: the forward LSTM's
+    state at `k` has read the words before it, the backward LSTM's at
+    `k + 1` those after it. A span from fence `i` to fence `j` is read as
+    `[f_j - f_i, b_i - b_j]`.
+    """
+    forward = x[:, :-1, :hidden_dim]
+    backward = x[:, 1:, hidden_dim:]
+    spans = ops.concatenate([
+        ops.expand_dims(forward, 1) - ops.expand_dims(forward, 2),
+        ops.expand_dims(backward, 2) - ops.expand_dims(backward, 1),
+    ], axis=-1)
+    spans = keras.layers.Dense(hidden_dim, activation="relu",
+                               name="span_hidden")(spans)
+    spans = dropout_layer("span_dropout")(spans)
+    scores = keras.layers.Dense(1, dtype="float32", name="span_score")(spans)
+    return scores[..., 0]
+
+
+def cky_heights(probabilities, length):
+    """The gap heights of the tree CKY builds from span probabilities.
+
+    Args:
+        probabilities: float array, at least `(length + 1, length + 1)`:
+            `[i, j]` the probability that words `i .. j-1` form a
+            constituent (fences as `span_loss`'s).
+        length: the number of words.
+
+    Returns:
+        float64 array `(length,)`: the heights of the tree whose spans of
+        two words or more have the largest summed probability (ties
+        towards right-branching), as `keras_ordered.parsing.
+        tree_to_distances` gives them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> p = np.zeros((4, 4)); p[1, 3] = 0.9
+    >>> cky_heights(p, 3).tolist()
+    [0.0, 2.0, 1.0]
+    """
+    if length < 2:
+        return np.zeros(length)
+    votes = {(i, j): float(probabilities[i, j])
+             for i in range(length - 1) for j in range(i + 2, length + 1)}
+    splits, _ = ensemble_lib.best_splits(length, votes, "right")
+    tree = ensemble_lib.tree_from_splits(
+        [str(k) for k in range(length)], splits)
+    return trees_lib.tree_to_distances(tree)
+
+
+@keras.saving.register_keras_serializable(package="keras_ordered")
 class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
     """A supervised parser that predicts the syntactic distance of each gap.
 
@@ -70,6 +212,17 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
     export) takes it as it takes them; its one distance is
     `"gap/distance"` and its `default_decoder` is `"gap"`.
 
+    With `head="span"`, the parser scores every span instead (Stern et
+    al., 2017): the states on each side of a span's two ends, subtracted
+    (the forward LSTM's across the span, the backward LSTM's too), go
+    through a feed-forward layer to one score per span; it learns with
+    `span_loss` from the same targets, and parses by CKY, the tree whose
+    spans have the largest summed probabilities
+    (`keras_ordered.parsing.ensemble.best_splits`). Its distances are
+    then that tree's gap heights, so the gap decoder gives the CKY tree
+    back and the same machinery takes it (export excepted: the CKY runs in
+    Python).
+
     In keras-ordered it is the student of tree averaging: trained on the
     trees an ensemble gives the PTB training text (`recipes/
     ptb_distance_parser.py`), it parses as one model.
@@ -77,7 +230,9 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
     Inputs: `[token_ids (batch, time) int, mask (batch, time) bool]`, the
     mask false on the padding after the closing `<eos>`. Output: the
     distances `(batch, time)`, float32; the distance at position `k` is
-    that of the gap between positions `k - 1` and `k`.
+    that of the gap between positions `k - 1` and `k`. With
+    `head="span"`: the span scores `(batch, time - 1, time - 1)`, float32
+    logits (`span_loss` says which span each holds).
 
     Args:
         vocabulary: list of str (index = token id; must hold `<eos>` and
@@ -87,6 +242,8 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             layers.
         num_layers: int, the BiLSTM layers over the words.
         dropout: float, dropout on the embeddings and between layers.
+        head: `"gap"` (a distance per gap, the default) or `"span"` (a
+            score per span, parsed by CKY).
         seed: int or None.
         dtype: the dtype policy of every layer (None: the global policy);
             the distances are float32 under any policy.
@@ -104,8 +261,10 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
 
     Reference:
         Shen et al., 2018, "Straight to the Tree: Constituency Parsing with
-        Neural Syntactic Distance", ACL; Shayegh, Cao and Mou, 2024,
-        "Ensemble Distillation for Unsupervised Constituency Parsing", ICLR.
+        Neural Syntactic Distance", ACL; Stern, Andreas and Klein, 2017,
+        "A Minimal Span-Based Neural Constituency Parser", ACL; Shayegh,
+        Cao and Mou, 2024, "Ensemble Distillation for Unsupervised
+        Constituency Parsing", ICLR.
     """
 
     preset_family = "distance parser"
@@ -113,7 +272,11 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
     default_decoder = "gap"
 
     def __init__(self, vocabulary, embedding_dim=200, hidden_dim=200,
-                 num_layers=2, dropout=0.3, seed=None, dtype=None, **kwargs):
+                 num_layers=2, dropout=0.3, head="gap", seed=None,
+                 dtype=None, **kwargs):
+        if head not in HEADS:
+            raise ValueError(f"Unknown head {head!r}: use one of "
+                             f"{', '.join(map(repr, HEADS))}.")
         with dtype_policy_scope(dtype):
             vocabulary_size, words = check_vocabulary(vocabulary)
             rng = np.random.default_rng(seed)
@@ -150,21 +313,12 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
                 x = dropout_layer(f"dropout_{index + 1}")(x)
             # Padding zeroed, so that no gap reads a padded state.
             x = x * ops.cast(mask, x.dtype)[:, :, None]
-            # The gap before position k reads the states at k - 1 and k.
-            gaps = keras.layers.Conv1D(hidden_dim, 2, padding="causal",
-                                       activation="relu",
-                                       name="gap_convolution")(x)
-            gaps = bidirectional(
-                keras.layers.LSTM(hidden_dim, return_sequences=True,
-                                  seed=next_seed(), name="gap_lstm"),
-                name="gap_bilstm")(gaps, mask=mask)
-            gaps = dropout_layer("gap_dropout")(gaps)
-            gaps = keras.layers.Dense(hidden_dim, activation="relu",
-                                      name="gap_hidden")(gaps)
-            distances = keras.layers.Dense(1, dtype="float32",
-                                           name="distance")(gaps)
-            distances = ops.where(mask, distances[:, :, 0], 0.0)
-            super().__init__(inputs=[token_ids, mask], outputs=distances,
+            if head == "span":
+                outputs = _span_scores(x, hidden_dim, dropout_layer)
+            else:
+                outputs = _gap_distances(x, mask, hidden_dim, bidirectional,
+                                         dropout_layer, next_seed)
+            super().__init__(inputs=[token_ids, mask], outputs=outputs,
                              **kwargs)
 
             self._set_vocabulary(vocabulary_size, words)
@@ -172,9 +326,15 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             self.hidden_dim = hidden_dim
             self.num_layers = num_layers
             self.dropout = dropout
+            self.head = head
             self.seed = seed
             self.distance_names = [DISTANCE]
             self.default_distance = DISTANCE
+
+    @property
+    def training_loss(self):
+        """The loss the head learns with: `ranking_loss` or `span_loss`."""
+        return span_loss if self.head == "span" else ranking_loss
 
     # --- distances --------------------------------------------------------
     def _reading_ids(self):
@@ -200,14 +360,24 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             token_ids: int array `(batch, time)`.
 
         Returns:
-            dict `"gap/distance"` -> float32 array `(batch, time)`.
+            dict `"gap/distance"` -> float32 array `(batch, time)`: the
+            predicted distances, or with the span head the heights of each
+            sentence's CKY tree (`cky_heights`).
         """
         token_ids = np.asarray(token_ids, "int32")
+        mask = self.reading_mask(token_ids)
         # The compiled inference function (`predict_on_batch`): an eager
         # call runs the masked recurrences step by step in Python.
-        distances = self.predict_on_batch(
-            [token_ids, self.reading_mask(token_ids)])
-        return {DISTANCE: np.asarray(distances, "float32")}
+        outputs = np.asarray(self.predict_on_batch([token_ids, mask]),
+                             "float32")
+        if self.head == "gap":
+            return {DISTANCE: outputs}
+        probabilities = 1.0 / (1.0 + np.exp(-outputs.astype("float64")))
+        distances = np.zeros(token_ids.shape, "float32")
+        for row, length in enumerate(mask.sum(axis=1) - 2):
+            distances[row, 1:length + 1] = cky_heights(probabilities[row],
+                                                       int(length))
+        return {DISTANCE: distances}
 
     def serving_outputs(self, token_ids, lengths):
         """The distances of one inference pass, for an exported model.
@@ -219,7 +389,17 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
 
         Returns:
             `{"gap/distance": float32 (batch, time)}`.
+
+        Raises:
+            ValueError: a parser with the span head (its CKY runs in
+                Python, not in the graph).
         """
+        if self.head != "gap":
+            raise ValueError(
+                "A DistanceParser with head='span' does not export: its "
+                "trees come from a CKY that runs in Python, not in the "
+                "graph. Parse with the model itself (keras-ordered parse "
+                "--model FILE).")
         width = ops.shape(token_ids)[1]
         mask = ops.arange(width)[None, :] < (ops.cast(lengths, "int32")[:, None] + 2)
         return {DISTANCE: ops.cast(self([token_ids, mask], training=False),
@@ -234,6 +414,7 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             "hidden_dim": self.hidden_dim,
             "num_layers": self.num_layers,
             "dropout": self.dropout,
+            "head": self.head,
             "seed": self.seed,
         }
 

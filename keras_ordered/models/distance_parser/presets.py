@@ -35,6 +35,16 @@ PRESETS = {
         "model": {"embedding_dim": 128, "hidden_dim": 64, "num_layers": 1},
         "training": dict(TRAINING),
     },
+    "span": {
+        "description": "A span-scoring student (Stern et al., 2017): "
+        "embedding 300, two BiLSTM layers of 256 per direction, a span "
+        "feed-forward layer of 256, trained on silver trees with the span "
+        "cross-entropy and parsed by CKY.",
+        "parameters": 5847233,  # with the 10,000-word PTB vocabulary
+        "model": {"embedding_dim": 300, "hidden_dim": 256, "head": "span"},
+        "training": {**TRAINING, "batch_size": 32, "clip_norm": 5.0,
+                     "epochs": 5},
+    },
     "tiny": {
         "description": "A test-sized parser (embedding 16, one BiLSTM layer "
         "of 16, a gap BiLSTM of 16), for a few sentences.",
@@ -44,6 +54,19 @@ PRESETS = {
             "hidden_dim": 16,
             "num_layers": 1,
             "dropout": 0.1,
+        },
+        "training": {**TRAINING, "batch_size": 8, "epochs": 2},
+    },
+    "span_tiny": {
+        "description": "A test-sized span parser (embedding 16, one BiLSTM "
+        "layer of 16, a span layer of 16), for a few sentences.",
+        "parameters": 164769,  # with the 10,000-word PTB vocabulary
+        "model": {
+            "embedding_dim": 16,
+            "hidden_dim": 16,
+            "num_layers": 1,
+            "dropout": 0.1,
+            "head": "span",
         },
         "training": {**TRAINING, "batch_size": 8, "epochs": 2},
     },

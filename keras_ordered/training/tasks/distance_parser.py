@@ -9,10 +9,11 @@ learns the averaged trees of several parsers (tree-averaging distillation).
    `OUTPUT/silver/` (`train.txt`, `valid.txt`: one bracketed tree per
    line, written as they are made), so a resumed run parses only what is
    missing.
-2. A `DistanceParser` learns their gap heights with the ranking loss
-   (Adam, gradient norm clipped); the best checkpoint is the epoch with
-   the lowest loss on the silver validation trees: no gold tree chooses
-   anything.
+2. A `DistanceParser` learns their gap heights with the ranking loss,
+   or their spans with the span cross-entropy (the `span` presets: CKY
+   parses); Adam, gradient norm clipped; the best checkpoint is the epoch
+   with the lowest loss on the silver validation trees: no gold tree
+   chooses anything.
 3. The evaluation parses the treebank's dev and test splits (gold trees)
    with the gap decoder and writes their sentence F1 to `results.json`.
 """
@@ -32,7 +33,6 @@ from keras_ordered.datasets import ptb
 from keras_ordered.datasets import treebank as treebank_lib
 from keras_ordered.models.distance_parser import PRESETS
 from keras_ordered.models.distance_parser import DistanceParser
-from keras_ordered.models.distance_parser import ranking_loss
 from keras_ordered.parsing import ensemble as ensemble_lib
 from keras_ordered.parsing import evaluate as evaluate_lib
 from keras_ordered.parsing import trees as trees_lib
@@ -54,12 +54,13 @@ EPILOG = """\
 The teacher parses the PTB training text without the evaluation's
 treebank sentences, and the validation text; the silver trees are kept in
 OUTPUT/silver/ and the same command again resumes (parsing, then
-training). The best epoch is the one with the lowest ranking loss on the
+training). The best epoch is the one with the lowest loss on the
 silver validation trees; the gold dev and test trees are read only by the
 final evaluation (results.json).
 
 presets (keras_ordered.models.distance_parser.PRESETS): small (the
-student; CPU), compact and fast (lighter students), tiny (tests).
+student; CPU), compact and fast (lighter students), span (a span-scoring
+student, parsed by CKY), tiny and span_tiny (tests).
 
   python recipes/ptb_distance_parser.py --data ../shared/data/ptb \\
       --treebank ../shared/data/wsj_sample/mrg --teacher ensemble_ptb
@@ -257,10 +258,11 @@ class DistanceParserTask(Task):
         model.compile(
             optimizer=keras.optimizers.Adam(self.training["learning_rate"],
                                             clipnorm=self.training["clip_norm"]),
-            loss=ranking_loss)
+            loss=model.training_loss)
 
     def announce(self, model, strategy, policy):
         print(f"Training DistanceParser preset {self.config.preset!r} "
+              f"({model.head} head) "
               f"({int(model.count_params()):,} parameters) on "
               f"{len(self.text['train'])} silver trees, "
               f"{self.steps_per_epoch} batches of "
@@ -282,9 +284,11 @@ class DistanceParserTask(Task):
         return batches.dataset(lambda: batches.epoch(0), len(batches))
 
     def results(self, model, facts):
+        loss_name = ("span cross-entropy" if model.head == "span"
+                     else "ranking loss")
         return {
             "model": "DistanceParser", "preset": self.config.preset,
-            "teacher": " + ".join(self.config.teacher),
+            "head": model.head, "teacher": " + ".join(self.config.teacher),
             "teacher_members": self.teacher_name,
             "parameters": int(model.count_params()),
             "training": dict(self.training),
@@ -293,7 +297,7 @@ class DistanceParserTask(Task):
             "epochs_run": facts["epochs_run"],
             "resumed_from_epoch": facts["start_epoch"],
             "train_seconds": facts["train_seconds"],
-            "selection": "the epoch with the lowest ranking loss on the "
+            "selection": f"the epoch with the lowest {loss_name} on the "
                          "teacher's trees of the PTB validation text",
         }
 

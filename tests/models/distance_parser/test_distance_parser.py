@@ -140,6 +140,7 @@ def small_treebank(count=96, seed=0):
 
 
 @pytest.mark.slow
+@pytest.mark.trains  # model.fit: autograd on, on PyTorch
 def test_the_parser_learns_a_small_treebank():
     keras.utils.set_random_seed(3)
     model = tiny_parser(seed=3, dropout=0.0)
@@ -203,3 +204,13 @@ def test_each_lstm_template_lives_until_the_model_is_built(monkeypatch):
     model = DistanceParser.from_preset("tiny", vocabulary=LM_VOCAB, seed=1)
     assert len(templates) == model.num_layers + 1
     assert not freed_while_building
+
+
+def test_every_preset_has_the_parameters_it_quotes():
+    from keras_ordered.models.distance_parser import PRESETS
+
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(9998)]
+    for name, preset in PRESETS.items():
+        model = DistanceParser.from_preset(name, vocabulary=vocabulary)
+        assert model.count_params() == preset["parameters"], name
+        assert model.head == preset["model"].get("head", "gap"), name

@@ -1,0 +1,207 @@
+"""The distance parser's span head (Stern et al., 2017): its loss against a
+NumPy computation over the tree's spans, its CKY against every binary tree,
+and a parser that learns a small treebank."""
+
+import itertools
+
+import keras
+import numpy as np
+import pytest
+
+from harness import LM_VOCAB
+from harness import gradients
+from harness import to_numpy
+from keras_ordered.models import DistanceParser
+from keras_ordered.models.distance_parser import cky_heights
+from keras_ordered.models.distance_parser import span_loss
+from keras_ordered.parsing import brackets_to_tree
+from keras_ordered.parsing import distances_to_tree
+from keras_ordered.parsing import tree_to_brackets
+from keras_ordered.parsing import tree_to_distances
+from keras_ordered.parsing import tree_to_spans
+
+from test_distance_parser import small_treebank
+
+pytestmark = pytest.mark.backends
+
+
+def span_parser(seed=1, **overrides):
+    return DistanceParser.from_preset("span_tiny", vocabulary=LM_VOCAB,
+                                      seed=seed, **overrides)
+
+
+def binary_trees(words):
+    """Every binary tree over `words`, as bracket strings."""
+    if len(words) == 1:
+        return [words[0]]
+    return [f"({left} {right})"
+            for k in range(1, len(words))
+            for left in binary_trees(words[:k])
+            for right in binary_trees(words[k:])]
+
+
+def as_targets(trees, width):
+    """The heights of `DistanceBatches`: word k's at position k (k >= 2),
+    -1 elsewhere."""
+    targets = np.full((len(trees), width), -1.0, "float32")
+    for row, brackets in enumerate(trees):
+        heights = tree_to_distances(brackets_to_tree(brackets))
+        targets[row, 2:len(heights) + 1] = heights[1:]
+    return targets
+
+
+def numpy_span_loss(trees, logits):
+    """Cross-entropy over the spans of two words or more but the whole
+    sentence, their constituents from `tree_to_spans`; summed per
+    sentence, times the rows over the batch's spans."""
+    per_sentence, spans = [], 0
+    for brackets, scores in zip(trees, logits):
+        tree = brackets_to_tree(brackets)
+        n = len(tree.leaves()) if not isinstance(tree, str) else 1
+        gold = tree_to_spans(tree, include_whole=False) if n > 1 else set()
+        total = 0.0
+        for i in range(n + 1):
+            for j in range(i + 2, n + 1):
+                if (i, j) == (0, n):
+                    continue
+                p = 1.0 / (1.0 + np.exp(-float(scores[i, j])))
+                y = 1.0 if (i, j) in gold else 0.0
+                total -= y * np.log(p) + (1 - y) * np.log(1 - p)
+                spans += 1
+        per_sentence.append(total)
+    return np.asarray(per_sentence) * len(trees) / max(spans, 1)
+
+
+def test_span_loss_reads_the_trees_spans_from_their_heights():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(8)]
+    # Every tree of 4 words, and random ones of 1 to 8, one batch padded.
+    trees = binary_trees(words[:4])
+    for n in (1, 2, 3, 5, 6, 7, 8, 8):
+        options = binary_trees(words[:n])
+        trees.append(options[rng.integers(len(options))])
+    width = 8 + 2
+    targets = as_targets(trees, width)
+    logits = rng.normal(size=(len(trees), width - 1, width - 1)).astype(
+        "float32")
+    got = to_numpy(span_loss(targets, logits))
+    np.testing.assert_allclose(got, numpy_span_loss(trees, logits),
+                               rtol=1e-4, atol=1e-5)
+    # Scores that agree with each tree by a wide margin: a loss near 0.
+    agree = np.full_like(logits, -20.0)
+    for row, brackets in enumerate(trees):
+        tree = brackets_to_tree(brackets)
+        for i, j in (tree_to_spans(tree) if not isinstance(tree, str) else ()):
+            agree[row, i, j] = 20.0
+    assert float(np.max(to_numpy(span_loss(targets, agree)))) < 1e-6
+
+
+def test_cky_heights_build_the_tree_of_the_largest_summed_probability():
+    rng = np.random.default_rng(1)
+    for n in range(1, 8):
+        words = [f"w{i}" for i in range(n)]
+        probabilities = rng.random((n + 1, n + 1))
+        heights = cky_heights(probabilities, n)
+        assert heights.shape == (n,)
+        got = tree_to_brackets(distances_to_tree(words, heights, "gap"))
+
+        def score(brackets):
+            tree = brackets_to_tree(brackets)
+            if isinstance(tree, str):
+                return 0.0
+            return sum(probabilities[i, j]
+                       for i, j in tree_to_spans(tree, include_whole=False))
+
+        trees = binary_trees(words)
+        best = max(score(t) for t in trees)
+        assert score(got) == pytest.approx(best), (n, got)
+    # Ties go towards right-branching: no span preferred, (a (b c)).
+    assert cky_heights(np.zeros((4, 4)), 3).tolist() == [0.0, 2.0, 1.0]
+
+
+def test_span_head_gradients_reach_every_weight():
+    model = span_parser()
+    ids = np.array([[0, 3, 4, 5, 6, 0], [0, 7, 8, 0, 0, 0]], "int32")
+    mask = np.array([[True] * 6, [True] * 4 + [False] * 2])
+    targets = as_targets(["((w0 w1) (w2 w3))", "(w0 w1)"], 6)
+
+    def loss():
+        out = model([ids, mask], training=True)
+        return keras.ops.sum(span_loss(targets, out))
+
+    grads = gradients(loss, model.trainable_weights)
+    for weight, grad in zip(model.trainable_weights, grads):
+        assert grad is not None and np.any(grad != 0), weight.path
+
+
+def test_span_head_round_trips_and_parses_alike(harness, tmp_path):
+    harness.run_serialization_test(DistanceParser.from_preset(
+        "span_tiny", vocabulary=len(LM_VOCAB), seed=1))
+    model = span_parser()
+    ids = np.array([[0, 3, 4, 5, 0]], "int32")
+    restored = harness.run_model_saving_test(
+        model, [ids, np.ones_like(ids, bool)])
+    assert restored.head == "span"
+    assert restored.training_loss is span_loss
+    sentences = [["w1", "w2", "w3", "w4"], ["w5", "w6"]]
+    np.testing.assert_array_equal(
+        np.concatenate(model.sentence_distances(sentences)["gap/distance"]),
+        np.concatenate(restored.sentence_distances(sentences)["gap/distance"]))
+
+
+def test_span_head_distances_are_its_cky_trees_heights():
+    model = span_parser()
+    sentence = ["w1", "w2", "w3", "w4", "w5"]
+    distances = model.sentence_distances([sentence])["gap/distance"][0]
+    ids = np.array([[0] + model.token_ids(sentence) + [0]], "int32")
+    logits = to_numpy(model([ids, np.ones_like(ids, bool)], training=False))
+    expected = cky_heights(1.0 / (1.0 + np.exp(-logits[0])), 5)
+    np.testing.assert_array_equal(distances, expected)
+    # Beside a longer sentence (padding, another batch width): the same.
+    together = model.sentence_distances(
+        [sentence, ["w6"] * 12])["gap/distance"][0]
+    np.testing.assert_array_equal(distances, together)
+    # A one-word sentence has one distance and no span.
+    assert model.sentence_distances([["w1"]])["gap/distance"][0].tolist() == [
+        0.0]
+
+
+def test_an_unknown_head_and_exporting_the_span_head_are_one_line():
+    with pytest.raises(ValueError, match="Unknown head 'spans'") as error:
+        span_parser(head="spans")
+    assert "\n" not in str(error.value)
+    ids = keras.ops.convert_to_tensor(np.array([[0, 3, 0]], "int32"))
+    with pytest.raises(ValueError, match="does not export") as error:
+        span_parser().serving_outputs(ids, keras.ops.convert_to_tensor([1]))
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.slow
+@pytest.mark.trains  # model.fit: autograd on, on PyTorch
+def test_the_span_parser_learns_a_small_treebank():
+    keras.utils.set_random_seed(3)
+    model = span_parser(seed=3, dropout=0.0)
+    data = small_treebank()
+    index = {w: i for i, w in enumerate(LM_VOCAB)}
+    width = max(len(words) for words, _ in data) + 2
+    ids = np.zeros((len(data), width), "int32")
+    mask = np.zeros((len(data), width), bool)
+    for row, (words, _) in enumerate(data):
+        ids[row, 1:len(words) + 1] = [index[w] for w in words]
+        mask[row, :len(words) + 2] = True
+    targets = as_targets([brackets for _, brackets in data], width)
+    model.compile(optimizer=keras.optimizers.Adam(0.01),
+                  loss=model.training_loss)
+    model.fit([ids, mask], targets, batch_size=16, epochs=12, verbose=0)
+    distances = model.sentence_distances([words for words, _ in data])
+    exact = sum(
+        tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
+        for (words, brackets), d in zip(data, distances["gap/distance"]))
+    assert exact >= 0.9 * len(data), exact
+    # Untrained, the same parser gets few of them.
+    fresh = span_parser(seed=3, dropout=0.0).sentence_distances(
+        [words for words, _ in data])
+    untrained = sum(
+        tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
+        for (words, brackets), d in zip(data, fresh["gap/distance"]))
+    assert untrained < 0.5 * len(data), untrained
