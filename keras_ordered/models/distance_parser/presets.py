@@ -43,7 +43,7 @@ PRESETS = {
         "parameters": 5847233,  # with the 10,000-word PTB vocabulary
         "model": {"embedding_dim": 300, "hidden_dim": 256, "head": "span"},
         "training": {**TRAINING, "batch_size": 32, "clip_norm": 5.0,
-                     "epochs": 5},
+                     "epochs": 3},
     },
     "tiny": {
         "description": "A test-sized parser (embedding 16, one BiLSTM layer "
