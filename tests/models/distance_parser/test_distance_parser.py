@@ -75,16 +75,23 @@ def test_gradients_reach_every_weight():
         assert grad is not None and np.any(grad != 0), weight.path
 
 
-def test_serialization_and_saving(harness):
+@pytest.mark.parametrize("preset", ["tiny", "span_tiny"])
+def test_serialization_and_saving(harness, preset):
     # A config holds the vocabulary's size; the .keras file its words.
     harness.run_serialization_test(DistanceParser.from_preset(
-        "tiny", vocabulary=len(LM_VOCAB), seed=1))
-    model = tiny_parser()
+        preset, vocabulary=len(LM_VOCAB), seed=1))
+    model = DistanceParser.from_preset(preset, vocabulary=LM_VOCAB, seed=1)
     ids = np.array([[0, 3, 4, 5, 0]], "int32")
     restored = harness.run_model_saving_test(
         model, [ids, np.ones_like(ids, bool)])
     assert restored.vocabulary == model.vocabulary
     assert restored.default_decoder == "gap"
+    assert restored.head == model.head
+    assert restored.training_loss is model.training_loss
+    sentences = [["w1", "w2", "w3", "w4"], ["w5", "w6"]]
+    np.testing.assert_array_equal(
+        np.concatenate(model.sentence_distances(sentences)["gap/distance"]),
+        np.concatenate(restored.sentence_distances(sentences)["gap/distance"]))
 
 
 def test_padding_and_batch_company_change_no_distance():
@@ -139,37 +146,62 @@ def small_treebank(count=96, seed=0):
     return data
 
 
-@pytest.mark.slow
-@pytest.mark.trains  # model.fit: autograd on, on PyTorch
-def test_the_parser_learns_a_small_treebank():
-    keras.utils.set_random_seed(3)
-    model = tiny_parser(seed=3, dropout=0.0)
-    data = small_treebank()
+def height_targets(trees, width):
+    """The targets of `DistanceBatches` for bracketed trees: word k's gap
+    height at position k (k >= 2), -1 elsewhere."""
+    targets = np.full((len(trees), width), -1.0, "float32")
+    for row, brackets in enumerate(trees):
+        heights = tree_to_distances(brackets_to_tree(brackets))
+        targets[row, 2:len(heights) + 1] = heights[1:]
+    return targets
+
+
+def treebank_arrays(data):
+    """`(ids, mask, targets)` of `small_treebank`'s sentences, read as
+    `sentence_distances` reads them."""
     index = {w: i for i, w in enumerate(LM_VOCAB)}
     width = max(len(words) for words, _ in data) + 2
     ids = np.zeros((len(data), width), "int32")
-    targets = np.full((len(data), width), -1.0, "float32")
     mask = np.zeros((len(data), width), bool)
-    for row, (words, brackets) in enumerate(data):
+    for row, (words, _) in enumerate(data):
         ids[row, 1:len(words) + 1] = [index[w] for w in words]
         mask[row, :len(words) + 2] = True
-        heights = tree_to_distances(brackets_to_tree(brackets))
-        targets[row, 2:len(words) + 1] = heights[1:]
-    model.compile(optimizer=keras.optimizers.Adam(0.01), loss=ranking_loss)
-    # 12 epochs: every sentence (96 of 96) was exact after 10 with seeds
-    # 0 to 7 (84 to 96 after 5); learning rate 0 gets none.
-    model.fit([ids, mask], targets, batch_size=16, epochs=12, verbose=0)
+    return ids, mask, height_targets([b for _, b in data], width)
+
+
+def exact_trees(model, data):
+    """How many of `data`'s trees the model's distances give exactly."""
     distances = model.sentence_distances([words for words, _ in data])
-    exact = sum(
+    return sum(
         tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
         for (words, brackets), d in zip(data, distances["gap/distance"]))
+
+
+@pytest.mark.slow
+@pytest.mark.trains  # model.fit: autograd on, on PyTorch
+@pytest.mark.parametrize("preset", ["tiny", "span_tiny"])
+def test_the_parser_learns_a_small_treebank(preset):
+    # Either head, with its own loss.
+    keras.utils.set_random_seed(3)
+    data = small_treebank()
+    ids, mask, targets = treebank_arrays(data)
+    untrained = DistanceParser.from_preset(preset, vocabulary=LM_VOCAB,
+                                           seed=3, dropout=0.0)
+    model = DistanceParser.from_preset(preset, vocabulary=LM_VOCAB, seed=3,
+                                       dropout=0.0)
+    model.compile(optimizer=keras.optimizers.Adam(0.01),
+                  loss=model.training_loss)
+    # 12 epochs: every sentence (96 of 96) was exact after 10 with seeds
+    # 0 to 7 (84 to 96 after 5), gap head; learning rate 0 gets none.
+    model.fit([ids, mask], targets, batch_size=16, epochs=12, verbose=0)
     right_branching = sum(
         tree_to_brackets(distances_to_tree(words, np.zeros(len(words)),
                                            decoder="gap")) == brackets
         for words, brackets in data)
     assert right_branching == 0
+    assert exact_trees(untrained, data) < 0.5 * len(data)
+    exact = exact_trees(model, data)
     assert exact >= 0.9 * len(data), exact
-
 
 
 def test_each_lstm_template_lives_until_the_model_is_built(monkeypatch):

@@ -1,8 +1,7 @@
 """The distance parser's span head (Stern et al., 2017): its loss against a
-NumPy computation over the tree's spans, its CKY against every binary tree,
-and a parser that learns a small treebank."""
-
-import itertools
+NumPy computation over the tree's spans, its CKY against every binary tree.
+Its round trips and learning run with the gap head's
+(test_distance_parser.py)."""
 
 import keras
 import numpy as np
@@ -17,10 +16,9 @@ from keras_ordered.models.distance_parser import span_loss
 from keras_ordered.parsing import brackets_to_tree
 from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import tree_to_brackets
-from keras_ordered.parsing import tree_to_distances
 from keras_ordered.parsing import tree_to_spans
 
-from test_distance_parser import small_treebank
+from test_distance_parser import height_targets
 
 pytestmark = pytest.mark.backends
 
@@ -38,16 +36,6 @@ def binary_trees(words):
             for k in range(1, len(words))
             for left in binary_trees(words[:k])
             for right in binary_trees(words[k:])]
-
-
-def as_targets(trees, width):
-    """The heights of `DistanceBatches`: word k's at position k (k >= 2),
-    -1 elsewhere."""
-    targets = np.full((len(trees), width), -1.0, "float32")
-    for row, brackets in enumerate(trees):
-        heights = tree_to_distances(brackets_to_tree(brackets))
-        targets[row, 2:len(heights) + 1] = heights[1:]
-    return targets
 
 
 def numpy_span_loss(trees, logits):
@@ -81,7 +69,7 @@ def test_span_loss_reads_the_trees_spans_from_their_heights():
         options = binary_trees(words[:n])
         trees.append(options[rng.integers(len(options))])
     width = 8 + 2
-    targets = as_targets(trees, width)
+    targets = height_targets(trees, width)
     logits = rng.normal(size=(len(trees), width - 1, width - 1)).astype(
         "float32")
     got = to_numpy(span_loss(targets, logits))
@@ -123,7 +111,7 @@ def test_span_head_gradients_reach_every_weight():
     model = span_parser()
     ids = np.array([[0, 3, 4, 5, 6, 0], [0, 7, 8, 0, 0, 0]], "int32")
     mask = np.array([[True] * 6, [True] * 4 + [False] * 2])
-    targets = as_targets(["((w0 w1) (w2 w3))", "(w0 w1)"], 6)
+    targets = height_targets(["((w0 w1) (w2 w3))", "(w0 w1)"], 6)
 
     def loss():
         out = model([ids, mask], training=True)
@@ -132,21 +120,6 @@ def test_span_head_gradients_reach_every_weight():
     grads = gradients(loss, model.trainable_weights)
     for weight, grad in zip(model.trainable_weights, grads):
         assert grad is not None and np.any(grad != 0), weight.path
-
-
-def test_span_head_round_trips_and_parses_alike(harness, tmp_path):
-    harness.run_serialization_test(DistanceParser.from_preset(
-        "span_tiny", vocabulary=len(LM_VOCAB), seed=1))
-    model = span_parser()
-    ids = np.array([[0, 3, 4, 5, 0]], "int32")
-    restored = harness.run_model_saving_test(
-        model, [ids, np.ones_like(ids, bool)])
-    assert restored.head == "span"
-    assert restored.training_loss is span_loss
-    sentences = [["w1", "w2", "w3", "w4"], ["w5", "w6"]]
-    np.testing.assert_array_equal(
-        np.concatenate(model.sentence_distances(sentences)["gap/distance"]),
-        np.concatenate(restored.sentence_distances(sentences)["gap/distance"]))
 
 
 def test_span_head_distances_are_its_cky_trees_heights():
@@ -174,34 +147,3 @@ def test_an_unknown_head_and_exporting_the_span_head_are_one_line():
     with pytest.raises(ValueError, match="does not export") as error:
         span_parser().serving_outputs(ids, keras.ops.convert_to_tensor([1]))
     assert "\n" not in str(error.value)
-
-
-@pytest.mark.slow
-@pytest.mark.trains  # model.fit: autograd on, on PyTorch
-def test_the_span_parser_learns_a_small_treebank():
-    keras.utils.set_random_seed(3)
-    model = span_parser(seed=3, dropout=0.0)
-    data = small_treebank()
-    index = {w: i for i, w in enumerate(LM_VOCAB)}
-    width = max(len(words) for words, _ in data) + 2
-    ids = np.zeros((len(data), width), "int32")
-    mask = np.zeros((len(data), width), bool)
-    for row, (words, _) in enumerate(data):
-        ids[row, 1:len(words) + 1] = [index[w] for w in words]
-        mask[row, :len(words) + 2] = True
-    targets = as_targets([brackets for _, brackets in data], width)
-    model.compile(optimizer=keras.optimizers.Adam(0.01),
-                  loss=model.training_loss)
-    model.fit([ids, mask], targets, batch_size=16, epochs=12, verbose=0)
-    distances = model.sentence_distances([words for words, _ in data])
-    exact = sum(
-        tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
-        for (words, brackets), d in zip(data, distances["gap/distance"]))
-    assert exact >= 0.9 * len(data), exact
-    # Untrained, the same parser gets few of them.
-    fresh = span_parser(seed=3, dropout=0.0).sentence_distances(
-        [words for words, _ in data])
-    untrained = sum(
-        tree_to_brackets(distances_to_tree(words, d, decoder="gap")) == brackets
-        for (words, brackets), d in zip(data, fresh["gap/distance"]))
-    assert untrained < 0.5 * len(data), untrained
