@@ -36,8 +36,8 @@ SENTENCES = [
     "The mat sat on a cat on a mat on the dog .",
 ]
 
-def _build(cls, seed=3):
-    model = cls.from_preset("tiny", vocabulary=WORDS, seed=seed)
+def _build(cls, seed=3, preset="tiny"):
+    model = cls.from_preset(preset, vocabulary=WORDS, seed=seed)
     # Non-trivial weights: the tiny presets' initialisers give near-uniform
     # predictions; scaled weights make distances and log-probs distinct.
     rng = np.random.default_rng(seed)
@@ -124,6 +124,29 @@ def test_fresh_tensorflow_process_matches_the_keras_model(cls, served_fresh):
         np.testing.assert_allclose(
             parse["distance"][row][: len(values)], values, atol=1e-5
         )
+
+
+def test_the_span_parser_serves_its_cky_trees(tmp_path):
+    # The span head's CKY runs in the exported graph: a fresh TensorFlow
+    # process gives the trees the Keras model gives, with only the
+    # standard model server's ops.
+    from keras_ordered.export import ops
+    from keras_ordered.models import DistanceParser
+
+    model = _build(DistanceParser, preset="span_tiny")
+    path = export_model(model, str(tmp_path / "span"))
+    served = serve_in_fresh_process([path], SENTENCES, ["parse"])[path]
+    tokens = tokenize_python(SENTENCES)
+    distances = model.sentence_distances(
+        [normalize_words(t) for t in tokens])["gap/distance"]
+    trees = [trees_lib.tree_to_brackets(
+        trees_lib.distances_to_tree(t, d, decoder="gap"))
+        for t, d in zip(tokens, distances)]
+    assert served["parse"]["tree"] == trees
+    right = [trees_lib.tree_to_brackets(trees_lib.distances_to_tree(
+        t, np.zeros(len(t)), decoder="gap")) for t in tokens]
+    assert trees != right  # trees the scores chose, not the tie rule's
+    ops.check_serving_ops(ops.saved_model_op_types(path))
 
 
 def test_onlstm_tree_distance_is_chosen_at_export(tmp_path):

@@ -12,8 +12,6 @@ from keras_ordered.models.base import base_model_config
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.distance_parser.presets import PRESETS
-from keras_ordered.parsing import ensemble as ensemble_lib
-from keras_ordered.parsing import trees as trees_lib
 
 
 DISTANCE = "gap/distance"
@@ -164,36 +162,131 @@ def _span_scores(x, hidden_dim, dropout_layer):
     return scores[..., 0]
 
 
-def cky_heights(probabilities, length):
-    """The gap heights of the tree CKY builds from span probabilities.
+def cky_heights(scores, lengths, tolerance=1e-6):
+    """The gap heights of the trees CKY builds from span scores, in the graph.
+
+    Each sentence's tree is the binary tree whose spans of two words or
+    more have the largest summed probability (`sigmoid(scores)`); among
+    trees within `tolerance` (relative to the sentence's summed
+    probabilities) of the best, each span splits as far left as it can, so
+    that ties go towards right-branching, as
+    `keras_ordered.parsing.ensemble.best_splits(..., tie="right")`. Written
+    in `keras.ops` with two loops over the width (`ops.fori_loop`: a
+    bottom-up CKY over the charts of all spans at once, then a top-down
+    walk of each gap to the constituent it splits), so it runs in the
+    graph of an exported model and on every backend, a batch at a time.
 
     Args:
-        probabilities: float array, at least `(length + 1, length + 1)`:
-            `[i, j]` the probability that words `i .. j-1` form a
-            constituent (fences as `span_loss`'s).
-        length: the number of words.
+        scores: float `(batch, fences, fences)`, the span logits as
+            `span_loss` reads them (`[b, i, j]`: words `i .. j-1`).
+        lengths: int `(batch,)`, the words of each sentence (at most
+            `fences - 1`).
+        tolerance: float, how near the best a tree must be to count as a
+            tie.
 
     Returns:
-        float64 array `(length,)`: the heights of the tree whose spans of
-        two words or more have the largest summed probability (ties
-        towards right-branching), as `keras_ordered.parsing.
-        tree_to_distances` gives them.
+        float32 `(batch, fences + 1)`, laid out as the parser's distances:
+        position `k + 1` holds the height of the gap before word `k` (the
+        first word's is 0), as `keras_ordered.parsing.tree_to_distances`
+        gives them; 0 at the opening token and after the last word.
 
     Example:
 
     >>> import numpy as np
-    >>> p = np.zeros((4, 4)); p[1, 3] = 0.9
-    >>> cky_heights(p, 3).tolist()
-    [0.0, 2.0, 1.0]
+    >>> scores = np.full((1, 4, 4), -5.0, "float32"); scores[0, 1, 3] = 5.0
+    >>> np.asarray(cky_heights(scores, np.array([3]))).tolist()
+    [[0.0, 0.0, 2.0, 1.0, 0.0]]
     """
-    if length < 2:
-        return np.zeros(length)
-    votes = {(i, j): float(probabilities[i, j])
-             for i in range(length - 1) for j in range(i + 2, length + 1)}
-    splits, _ = ensemble_lib.best_splits(length, votes, "right")
-    tree = ensemble_lib.tree_from_splits(
-        [str(k) for k in range(length)], splits)
-    return trees_lib.tree_to_distances(tree)
+    scores = ops.cast(scores, "float32")
+    lengths = ops.cast(lengths, "int32")
+    batch = ops.shape(scores)[0]
+    fences = ops.shape(scores)[1]
+    position = ops.arange(fences, dtype="int32")
+    row = position[:, None]  # a width, or the size of a left part
+    column = position[None, :]  # a span's first fence
+    # In the skewed charts, [b, w, i] is the span from fence i to i + w.
+    ends = ops.minimum(row + column, fences - 1)
+    probability = ops.sigmoid(scores)
+    inside = ops.logical_and(row >= 2,
+                             row + column <= lengths[:, None, None])
+    skewed = ops.take_along_axis(
+        ops.transpose(probability, (0, 2, 1)),
+        ops.broadcast_to(ends, ops.shape(probability)), axis=1)
+    skewed = ops.where(inside, skewed, 0.0)
+    margin = tolerance * ops.maximum(ops.sum(skewed, axis=(1, 2)), 1.0)
+    flat_shape = (batch, fences * fences)
+
+    def at(chart, width, start):
+        """`chart[b, width[b, i], start[b, i]]`, each `(batch, fences)`."""
+        index = width * fences + start
+        return ops.take_along_axis(ops.reshape(chart, flat_shape), index,
+                                   axis=1)
+
+    def grow(width, state):
+        best, height, split = state
+        # Every split of every span of this width at once: a left part of
+        # `row` words and the right part after it.
+        rows = ops.broadcast_to(ops.clip(width - row, 0, fences - 1),
+                                (fences, fences))
+        right = ops.take_along_axis(
+            ops.take(best, rows[:, 0], axis=1),
+            ops.broadcast_to(ends, ops.shape(best)), axis=2)
+        valid = ops.logical_and(row >= 1, row < width)
+        total = ops.where(valid, best + right, -1e30)
+        top = ops.max(total, axis=1)
+        near = ops.logical_and(total >= (top - margin[:, None])[:, None, :],
+                               valid)
+        left = ops.argmax(ops.cast(near, "int32"), axis=1)  # the first
+        left = ops.cast(left, "int32")
+        start = ops.broadcast_to(column, ops.shape(left))
+        parts = ops.maximum(
+            at(height, left, start),
+            at(height, width - left,
+               ops.minimum(start + left, fences - 1)))
+        here = (row == width)[None, :, :]
+        gain = ops.take(skewed, width, axis=1)
+        best = ops.where(here, (gain + top)[:, None, :], best)
+        height = ops.where(here, (parts + 1.0)[:, None, :], height)
+        split = ops.where(here, left[:, None, :], split)
+        return best, height, split
+
+    zeros = ops.zeros((batch, fences, fences), "float32")
+    _, height, split = ops.fori_loop(
+        2, fences, grow,
+        (zeros, zeros, ops.zeros((batch, fences, fences), "int32")))
+
+    # Each gap walks down from the whole sentence to the span it splits.
+    gap = ops.broadcast_to(column[0][None, :], (batch, fences))
+    last = ops.broadcast_to(lengths[:, None], (batch, fences))
+    done = ops.logical_or(gap <= 0, gap >= last)
+
+    def descend(_, state):
+        first, last, done, heights = state
+        width = last - first
+        cut = first + at(split, width, first)
+        hit = ops.logical_and(cut == gap, ops.logical_not(done))
+        heights = ops.where(hit, at(height, width, first), heights)
+        done = ops.logical_or(done, hit)
+        first = ops.where(ops.logical_or(done, gap < cut), first, cut)
+        last = ops.where(ops.logical_or(done, gap >= cut), last, cut)
+        return first, last, done, heights
+
+    state = (ops.zeros((batch, fences), "int32"), last, done,
+             ops.zeros((batch, fences), "float32"))
+    heights = ops.fori_loop(0, fences, descend, state)[3]
+    return ops.pad(heights, [[0, 0], [1, 0]])
+
+
+class _CKY(keras.layers.Layer):
+    """`cky_heights` of span scores, the lengths read from the mask (the
+    opening and closing tokens are not words)."""
+
+    def call(self, scores, reading):
+        lengths = ops.sum(ops.cast(reading, "int32"), axis=1) - 2
+        return cky_heights(scores, lengths)
+
+    def compute_output_shape(self, scores_shape, reading_shape):
+        return reading_shape
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
@@ -217,11 +310,10 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
     (the forward LSTM's across the span, the backward LSTM's too), go
     through a feed-forward layer to one score per span; it learns with
     `span_loss` from the same targets, and parses by CKY, the tree whose
-    spans have the largest summed probabilities
-    (`keras_ordered.parsing.ensemble.best_splits`). Its distances are
-    then that tree's gap heights, so the gap decoder gives the CKY tree
-    back and the same machinery takes it (export excepted: the CKY runs in
-    Python).
+    spans have the largest summed probabilities (`cky_heights`, in the
+    graph). Its distances are then that tree's gap heights, so the gap
+    decoder gives the CKY tree back and the same machinery takes it,
+    export included.
 
     In keras-ordered it is the student of tree averaging: trained on the
     trees an ensemble gives the PTB training text (`recipes/
@@ -366,18 +458,29 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
         """
         token_ids = np.asarray(token_ids, "int32")
         mask = self.reading_mask(token_ids)
-        # The compiled inference function (`predict_on_batch`): an eager
-        # call runs the masked recurrences step by step in Python.
-        outputs = np.asarray(self.predict_on_batch([token_ids, mask]),
-                             "float32")
         if self.head == "gap":
-            return {DISTANCE: outputs}
-        probabilities = 1.0 / (1.0 + np.exp(-outputs.astype("float64")))
-        distances = np.zeros(token_ids.shape, "float32")
-        for row, length in enumerate(mask.sum(axis=1) - 2):
-            distances[row, 1:length + 1] = cky_heights(probabilities[row],
-                                                       int(length))
-        return {DISTANCE: distances}
+            # The compiled inference function (`predict_on_batch`): an
+            # eager call runs the masked recurrences step by step.
+            return {DISTANCE: np.asarray(
+                self.predict_on_batch([token_ids, mask]), "float32")}
+        return {DISTANCE: np.asarray(
+            self._cky_parser().predict_on_batch([token_ids, mask]),
+            "float32")}
+
+    def _cky_parser(self):
+        """The span head's scores and their CKY (`cky_heights`) as one
+        model sharing this one's weights, built once and compiled by
+        `predict_on_batch` like any model (kept out of Keras' tracking, so
+        that it is not saved)."""
+        parser = self.__dict__.get("_cky_model")
+        if parser is None:
+            token_ids = keras.Input((None,), dtype="int32")
+            mask = keras.Input((None,), dtype="bool")
+            heights = _CKY(dtype="float32", name="cky")(
+                self([token_ids, mask]), mask)
+            parser = keras.Model([token_ids, mask], heights)
+            object.__setattr__(self, "_cky_model", parser)
+        return parser
 
     def serving_outputs(self, token_ids, lengths):
         """The distances of one inference pass, for an exported model.
@@ -388,22 +491,17 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
             lengths: int tensor `(batch,)`, the words of each sentence.
 
         Returns:
-            `{"gap/distance": float32 (batch, time)}`.
-
-        Raises:
-            ValueError: a parser with the span head (its CKY runs in
-                Python, not in the graph).
+            `{"gap/distance": float32 (batch, time)}`: with the span head,
+            the heights of each sentence's CKY tree (`cky_heights`),
+            computed in the graph.
         """
-        if self.head != "gap":
-            raise ValueError(
-                "A DistanceParser with head='span' does not export: its "
-                "trees come from a CKY that runs in Python, not in the "
-                "graph. Parse with the model itself (keras-ordered parse "
-                "--model FILE).")
         width = ops.shape(token_ids)[1]
-        mask = ops.arange(width)[None, :] < (ops.cast(lengths, "int32")[:, None] + 2)
-        return {DISTANCE: ops.cast(self([token_ids, mask], training=False),
-                                   "float32")}
+        lengths = ops.cast(lengths, "int32")
+        mask = ops.arange(width)[None, :] < (lengths[:, None] + 2)
+        outputs = self([token_ids, mask], training=False)
+        if self.head == "span":
+            outputs = cky_heights(outputs, lengths)
+        return {DISTANCE: ops.cast(outputs, "float32")}
 
     # --- config -----------------------------------------------------------
     def get_config(self):

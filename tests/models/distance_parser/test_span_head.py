@@ -1,5 +1,6 @@
 """The distance parser's span head (Stern et al., 2017): its loss against a
-NumPy computation over the tree's spans, its CKY against every binary tree.
+NumPy computation over the tree's spans, its in-graph CKY against every
+binary tree and against tree averaging's NumPy CKY.
 Its round trips and learning run with the gap head's
 (test_distance_parser.py)."""
 
@@ -16,7 +17,10 @@ from keras_ordered.models.distance_parser import span_loss
 from keras_ordered.parsing import brackets_to_tree
 from keras_ordered.parsing import distances_to_tree
 from keras_ordered.parsing import tree_to_brackets
+from keras_ordered.parsing import tree_to_distances
 from keras_ordered.parsing import tree_to_spans
+from keras_ordered.parsing.ensemble import best_splits
+from keras_ordered.parsing.ensemble import tree_from_splits
 
 from test_distance_parser import height_targets
 
@@ -84,13 +88,41 @@ def test_span_loss_reads_the_trees_spans_from_their_heights():
     assert float(np.max(to_numpy(span_loss(targets, agree)))) < 1e-6
 
 
+def numpy_cky_heights(logits, n):
+    """The reference: tree averaging's NumPy CKY (`best_splits`, right
+    ties) over the spans' probabilities, then the tree's gap heights."""
+    if n < 2:
+        return np.zeros(n)
+    probabilities = 1.0 / (1.0 + np.exp(-np.asarray(logits, "float64")))
+    votes = {(i, j): probabilities[i, j]
+             for i in range(n - 1) for j in range(i + 2, n + 1)}
+    splits, _ = best_splits(n, votes, "right")
+    return tree_to_distances(tree_from_splits([str(k) for k in range(n)],
+                                              splits))
+
+
+def batch_heights(logits, lengths):
+    got = to_numpy(cky_heights(logits, np.asarray(lengths, "int32")))
+    assert got.shape == (len(lengths), logits.shape[1] + 1)
+    for row, n in enumerate(lengths):
+        # 0 at the opening token, the first word and after the last word.
+        assert got[row, 0] == got[row, 1] == 0.0
+        assert not np.any(got[row, n + 1:])
+    return [got[row, 1:n + 1] for row, n in enumerate(lengths)]
+
+
 def test_cky_heights_build_the_tree_of_the_largest_summed_probability():
     rng = np.random.default_rng(1)
-    for n in range(1, 8):
+    # Sentences of 0 to 7 words in one padded batch, each against every
+    # binary tree of its words.
+    lengths = [0, 1, 2, 3, 4, 5, 6, 7, 7, 3]
+    logits = rng.normal(0, 2, size=(len(lengths), 9, 9)).astype("float32")
+    for n, scores, heights in zip(lengths, logits,
+                                  batch_heights(logits, lengths)):
+        if n == 0:
+            continue
         words = [f"w{i}" for i in range(n)]
-        probabilities = rng.random((n + 1, n + 1))
-        heights = cky_heights(probabilities, n)
-        assert heights.shape == (n,)
+        probabilities = 1.0 / (1.0 + np.exp(-scores.astype("float64")))
         got = tree_to_brackets(distances_to_tree(words, heights, "gap"))
 
         def score(brackets):
@@ -100,11 +132,32 @@ def test_cky_heights_build_the_tree_of_the_largest_summed_probability():
             return sum(probabilities[i, j]
                        for i, j in tree_to_spans(tree, include_whole=False))
 
-        trees = binary_trees(words)
-        best = max(score(t) for t in trees)
-        assert score(got) == pytest.approx(best), (n, got)
-    # Ties go towards right-branching: no span preferred, (a (b c)).
-    assert cky_heights(np.zeros((4, 4)), 3).tolist() == [0.0, 2.0, 1.0]
+        best = max(score(t) for t in binary_trees(words))
+        assert score(got) == pytest.approx(best, rel=1e-6), (n, got)
+
+
+def test_cky_heights_match_the_numpy_cky_on_long_sentences():
+    rng = np.random.default_rng(2)
+    lengths = [40, 1, 17, 39, 2, 25]
+    logits = rng.normal(0, 3, size=(len(lengths), 41, 41)).astype("float32")
+    for n, scores, heights in zip(lengths, logits,
+                                  batch_heights(logits, lengths)):
+        np.testing.assert_array_equal(heights, numpy_cky_heights(scores, n))
+
+
+def test_cky_ties_go_towards_right_branching():
+    # No span preferred: (a (b c)); every span certain, as saturated
+    # scores give: the same.
+    for value in (0.0, 30.0, -30.0):
+        logits = np.full((2, 7, 7), value, "float32")
+        for heights, n in zip(batch_heights(logits, [3, 6]), [3, 6]):
+            assert heights.tolist() == [0.0] + list(range(n - 1, 0, -1))
+    # Two trees of equal score: ((a b) c) or (a (b c)); right wins.
+    logits = np.full((1, 4, 4), -30.0, "float32")
+    logits[0, 0, 2] = logits[0, 1, 3] = 2.0
+    assert batch_heights(logits, [3])[0].tolist() == [0.0, 2.0, 1.0]
+    logits[0, 0, 2] = 2.1
+    assert batch_heights(logits, [3])[0].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_span_head_gradients_reach_every_weight():
@@ -124,12 +177,17 @@ def test_span_head_gradients_reach_every_weight():
 
 def test_span_head_distances_are_its_cky_trees_heights():
     model = span_parser()
+    weights = [w.path for w in model.weights]
     sentence = ["w1", "w2", "w3", "w4", "w5"]
     distances = model.sentence_distances([sentence])["gap/distance"][0]
+    # The CKY's compiled model shares the weights and is not tracked, so
+    # that saving sees the parser alone.
+    assert [w.path for w in model.weights] == weights
+    assert "cky" not in [layer.name for layer in model.layers]
     ids = np.array([[0] + model.token_ids(sentence) + [0]], "int32")
     logits = to_numpy(model([ids, np.ones_like(ids, bool)], training=False))
-    expected = cky_heights(1.0 / (1.0 + np.exp(-logits[0])), 5)
-    np.testing.assert_array_equal(distances, expected)
+    np.testing.assert_array_equal(distances,
+                                  numpy_cky_heights(logits[0], 5))
     # Beside a longer sentence (padding, another batch width): the same.
     together = model.sentence_distances(
         [sentence, ["w6"] * 12])["gap/distance"][0]
@@ -137,13 +195,19 @@ def test_span_head_distances_are_its_cky_trees_heights():
     # A one-word sentence has one distance and no span.
     assert model.sentence_distances([["w1"]])["gap/distance"][0].tolist() == [
         0.0]
+    # The serving path (`serving_outputs`, which the SavedModel export
+    # traces) gives the same heights, padding and all.
+    ids = np.array([[0] + model.token_ids(sentence) + [0] * 8,
+                    [0] + model.token_ids(["w6"] * 12) + [0]], "int32")
+    served = to_numpy(model.serving_outputs(
+        keras.ops.convert_to_tensor(ids),
+        keras.ops.convert_to_tensor(np.array([5, 12], "int32")))[
+            "gap/distance"])
+    np.testing.assert_array_equal(served[0, 1:6], distances)
+    assert not np.any(served[0, 6:])
 
 
-def test_an_unknown_head_and_exporting_the_span_head_are_one_line():
+def test_an_unknown_head_is_one_line():
     with pytest.raises(ValueError, match="Unknown head 'spans'") as error:
         span_parser(head="spans")
-    assert "\n" not in str(error.value)
-    ids = keras.ops.convert_to_tensor(np.array([[0, 3, 0]], "int32"))
-    with pytest.raises(ValueError, match="does not export") as error:
-        span_parser().serving_outputs(ids, keras.ops.convert_to_tensor([1]))
     assert "\n" not in str(error.value)
