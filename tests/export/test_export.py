@@ -126,15 +126,16 @@ def test_fresh_tensorflow_process_matches_the_keras_model(cls, served_fresh):
         )
 
 
-def test_the_span_parser_serves_its_cky_trees(tmp_path):
-    # The span head's CKY runs in the exported graph: a fresh TensorFlow
-    # process gives the trees the Keras model gives, with only the
-    # standard model server's ops.
+@pytest.mark.parametrize("preset", ["tiny", "span_tiny"])
+def test_the_distance_parser_serves_its_trees(tmp_path, preset):
+    # Either head: the gap decoder, and the span head's CKY, run in the
+    # exported graph: a fresh TensorFlow process gives the trees the Keras
+    # model gives, with only the standard model server's ops.
     from keras_ordered.export import ops
     from keras_ordered.models import DistanceParser
 
-    model = _build(DistanceParser, preset="span_tiny")
-    path = export_model(model, str(tmp_path / "span"))
+    model = _build(DistanceParser, preset=preset)
+    path = export_model(model, str(tmp_path / preset))
     served = serve_in_fresh_process([path], SENTENCES, ["parse"])[path]
     tokens = tokenize_python(SENTENCES)
     distances = model.sentence_distances(
@@ -145,7 +146,7 @@ def test_the_span_parser_serves_its_cky_trees(tmp_path):
     assert served["parse"]["tree"] == trees
     right = [trees_lib.tree_to_brackets(trees_lib.distances_to_tree(
         t, np.zeros(len(t)), decoder="gap")) for t in tokens]
-    assert trees != right  # trees the scores chose, not the tie rule's
+    assert trees != right  # trees the model chose, not the tie rule's
     ops.check_serving_ops(ops.saved_model_op_types(path))
 
 
