@@ -147,16 +147,21 @@ def _span_scores(x, hidden_dim, dropout_layer):
     Fence `k` lies between positions `k` and `k + 1`: the forward LSTM's
     state at `k` has read the words before it, the backward LSTM's at
     `k + 1` those after it. A span from fence `i` to fence `j` is read as
-    `[f_j - f_i, b_i - b_j]`.
+    `[f_j - f_i, b_i - b_j]` by a feed-forward layer (`span_hidden`, ReLU).
+    That layer is linear before its activation: with its kernel split as
+    `[K_f; K_b]`, the span gets `relu(g_j - g_i + bias)`, where `g_k + bias
+    = span_hidden([f_k, -b_k])`. So it projects each fence once, not each
+    span: the same weights and values, the sentence's length times less
+    work.
     """
-    forward = x[:, :-1, :hidden_dim]
-    backward = x[:, 1:, hidden_dim:]
-    spans = ops.concatenate([
-        ops.expand_dims(forward, 1) - ops.expand_dims(forward, 2),
-        ops.expand_dims(backward, 2) - ops.expand_dims(backward, 1),
-    ], axis=-1)
-    spans = keras.layers.Dense(hidden_dim, activation="relu",
-                               name="span_hidden")(spans)
+    fences = ops.concatenate([x[:, :-1, :hidden_dim], -x[:, 1:, hidden_dim:]],
+                             axis=-1)
+    hidden = keras.layers.Dense(hidden_dim, name="span_hidden")
+    projected = hidden(fences)  # g_k + bias
+    bias = hidden(ops.zeros_like(fences[:, :1]))  # (batch, 1, hidden): bias
+    spans = ops.relu(ops.expand_dims(projected, 1)
+                     - ops.expand_dims(projected, 2)
+                     + ops.expand_dims(bias, 1))
     spans = dropout_layer("span_dropout")(spans)
     scores = keras.layers.Dense(1, dtype="float32", name="span_score")(spans)
     return scores[..., 0]

@@ -88,6 +88,36 @@ def test_span_loss_reads_the_trees_spans_from_their_heights():
     assert float(np.max(to_numpy(span_loss(targets, agree)))) < 1e-6
 
 
+def test_span_scores_are_the_dense_layers_over_each_spans_differences():
+    # The model projects each fence once; the paper's reading, a dense
+    # layer over every span's [f_j - f_i, b_i - b_j], in NumPy, must agree.
+    model = span_parser()
+    rng = np.random.default_rng(4)
+    for weight in model.weights:  # away from the near-zero start
+        weight.assign(to_numpy(weight) + rng.normal(
+            0, 0.3, weight.shape).astype("float32"))
+    ids = np.array([[0, 3, 4, 5, 6, 7, 0], [0, 8, 9, 0, 0, 0, 0]], "int32")
+    mask = np.array([[True] * 7, [True] * 4 + [False] * 3])
+    states = keras.Model(model.inputs, model.get_layer("dropout_1").output)
+    x = to_numpy(states([ids, mask], training=False)) * mask[:, :, None]
+    h = model.hidden_dim
+    forward, backward = x[:, :-1, :h], x[:, 1:, h:]
+    kernel, bias = (to_numpy(w) for w in model.get_layer("span_hidden").weights)
+    out_kernel, out_bias = (to_numpy(w)
+                            for w in model.get_layer("span_score").weights)
+    fences = ids.shape[1] - 1
+    expected = np.zeros((2, fences, fences), "float32")
+    for b in range(2):
+        for i in range(fences):
+            for j in range(fences):
+                span = np.concatenate([forward[b, j] - forward[b, i],
+                                       backward[b, i] - backward[b, j]])
+                hidden = np.maximum(span @ kernel + bias, 0.0)
+                expected[b, i, j] = (hidden @ out_kernel + out_bias)[0]
+    got = to_numpy(model([ids, mask], training=False))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
 def numpy_cky_heights(logits, n):
     """The reference: tree averaging's NumPy CKY (`best_splits`, right
     ties) over the spans' probabilities, then the tree's gap heights."""
