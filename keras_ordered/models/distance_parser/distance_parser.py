@@ -176,10 +176,13 @@ def cky_heights(scores, lengths, tolerance=1e-6):
     probabilities) of the best, each span splits as far left as it can, so
     that ties go towards right-branching, as
     `keras_ordered.parsing.ensemble.best_splits(..., tie="right")`. Written
-    in `keras.ops` with two loops over the width (`ops.fori_loop`: a
-    bottom-up CKY over the charts of all spans at once, then a top-down
-    walk of each gap to the constituent it splits), so it runs in the
-    graph of an exported model and on every backend, a batch at a time.
+    in `keras.ops`, so it runs in the graph of an exported model and on
+    every backend, a batch at a time: a bottom-up loop over the widths
+    (`ops.fori_loop`) scores every split of every span of that width at
+    once from the chart and its transpose; then each gap walks down from
+    the whole sentence to the constituent it splits (`ops.while_loop`,
+    the tree's depth in steps), and a constituent's height is one more
+    than the depth of its deepest split below it.
 
     Args:
         scores: float `(batch, fences, fences)`, the span logits as
@@ -207,79 +210,77 @@ def cky_heights(scores, lengths, tolerance=1e-6):
     batch = ops.shape(scores)[0]
     fences = ops.shape(scores)[1]
     position = ops.arange(fences, dtype="int32")
-    row = position[:, None]  # a width, or the size of a left part
-    column = position[None, :]  # a span's first fence
-    # In the skewed charts, [b, w, i] is the span from fence i to i + w.
-    ends = ops.minimum(row + column, fences - 1)
-    probability = ops.sigmoid(scores)
-    inside = ops.logical_and(row >= 2,
-                             row + column <= lengths[:, None, None])
-    skewed = ops.take_along_axis(
-        ops.transpose(probability, (0, 2, 1)),
-        ops.broadcast_to(ends, ops.shape(probability)), axis=1)
-    skewed = ops.where(inside, skewed, 0.0)
-    margin = tolerance * ops.maximum(ops.sum(skewed, axis=(1, 2)), 1.0)
-    flat_shape = (batch, fences * fences)
-
-    def at(chart, width, start):
-        """`chart[b, width[b, i], start[b, i]]`, each `(batch, fences)`."""
-        index = width * fences + start
-        return ops.take_along_axis(ops.reshape(chart, flat_shape), index,
-                                   axis=1)
+    # [i, j]: the span from fence i to fence j; its width j - i.
+    width_of = position[None, :] - position[:, None]
+    probability = ops.where(
+        ops.logical_and(width_of >= 2,
+                        position[None, :] <= lengths[:, None, None]),
+        ops.sigmoid(scores), 0.0)
+    margin = tolerance * ops.maximum(ops.sum(probability, axis=(1, 2)), 1.0)
+    probability_t = ops.transpose(probability, (0, 2, 1))
+    width_of_t = ops.transpose(width_of)
 
     def grow(width, state):
-        best, height, split = state
-        # Every split of every span of this width at once: a left part of
-        # `row` words and the right part after it.
-        rows = ops.broadcast_to(ops.clip(width - row, 0, fences - 1),
-                                (fences, fences))
-        right = ops.take_along_axis(
-            ops.take(best, rows[:, 0], axis=1),
-            ops.broadcast_to(ends, ops.shape(best)), axis=2)
-        valid = ops.logical_and(row >= 1, row < width)
-        total = ops.where(valid, best + right, -1e30)
-        top = ops.max(total, axis=1)
-        near = ops.logical_and(total >= (top - margin[:, None])[:, None, :],
-                               valid)
-        left = ops.argmax(ops.cast(near, "int32"), axis=1)  # the first
-        left = ops.cast(left, "int32")
-        start = ops.broadcast_to(column, ops.shape(left))
-        parts = ops.maximum(
-            at(height, left, start),
-            at(height, width - left,
-               ops.minimum(start + left, fences - 1)))
-        here = (row == width)[None, :, :]
-        gain = ops.take(skewed, width, axis=1)
-        best = ops.where(here, (gain + top)[:, None, :], best)
-        height = ops.where(here, (parts + 1.0)[:, None, :], height)
-        split = ops.where(here, left[:, None, :], split)
-        return best, height, split
+        best, best_t, split = state
+        # For every start i and split k at once: the left part [i, k) and
+        # the right part [k, i + width), read from the transposed chart
+        # rolled by the width (best_t[b, i + width, k] = best[b, k, i +
+        # width]). Spans not yet built (wider) or backwards hold -1e30, so
+        # only the splits inside the span count.
+        total = best + ops.roll(best_t, -width, axis=1)
+        top = ops.max(total, axis=2)
+        near = total >= (top - margin[:, None])[:, :, None]
+        cut = ops.cast(ops.argmax(ops.cast(near, "int32"), axis=2),
+                       "int32")  # the first: ties towards the right
+        best = ops.where(width_of == width, probability + top[:, :, None],
+                         best)
+        best_t = ops.where(width_of_t == width,
+                           probability_t + top[:, None, :], best_t)
+        split = ops.where(width_of == width, cut[:, :, None], split)
+        return best, best_t, split
 
-    zeros = ops.zeros((batch, fences, fences), "float32")
-    _, height, split = ops.fori_loop(
+    # One word: 0; every other span: not built yet.
+    start = ops.broadcast_to(ops.where(width_of == 1, 0.0, -1e30),
+                             (batch, fences, fences))
+    _, _, split = ops.fori_loop(
         2, fences, grow,
-        (zeros, zeros, ops.zeros((batch, fences, fences), "int32")))
+        (start, ops.transpose(start, (0, 2, 1)),
+         ops.zeros((batch, fences, fences), "int32")))
+    split = ops.reshape(split, (batch, fences * fences))
 
-    # Each gap walks down from the whole sentence to the span it splits.
-    gap = ops.broadcast_to(column[0][None, :], (batch, fences))
-    last = ops.broadcast_to(lengths[:, None], (batch, fences))
-    done = ops.logical_or(gap <= 0, gap >= last)
+    # Each gap walks down from the whole sentence to the span it splits,
+    # and keeps that span and its depth.
+    gap = ops.broadcast_to(position[None, :], (batch, fences))
+    is_gap = ops.logical_and(gap > 0, gap < lengths[:, None])
 
-    def descend(_, state):
-        first, last, done, heights = state
-        width = last - first
-        cut = first + at(split, width, first)
+    def unfinished(first, last, done, depth, level):
+        return ops.logical_not(ops.all(done))
+
+    def descend(first, last, done, depth, level):
+        cut = ops.take_along_axis(split, first * fences + last, axis=1)
         hit = ops.logical_and(cut == gap, ops.logical_not(done))
-        heights = ops.where(hit, at(height, width, first), heights)
+        depth = ops.where(hit, level, depth)
         done = ops.logical_or(done, hit)
         first = ops.where(ops.logical_or(done, gap < cut), first, cut)
         last = ops.where(ops.logical_or(done, gap >= cut), last, cut)
-        return first, last, done, heights
+        return first, last, done, depth, level + 1
 
-    state = (ops.zeros((batch, fences), "int32"), last, done,
-             ops.zeros((batch, fences), "float32"))
-    heights = ops.fori_loop(0, fences, descend, state)[3]
-    return ops.pad(heights, [[0, 0], [1, 0]])
+    first, last, _, depth, _ = ops.while_loop(
+        unfinished, descend,
+        (ops.zeros((batch, fences), "int32"),
+         ops.broadcast_to(lengths[:, None], (batch, fences)),
+         ops.logical_not(is_gap), ops.zeros((batch, fences), "int32"),
+         ops.zeros((), "int32")),
+        maximum_iterations=fences)
+    # A constituent's height is one more than its deepest split's depth
+    # below its own: the largest depth over the gaps inside it.
+    within = ops.logical_and(
+        ops.logical_and(gap[:, None, :] > first[:, :, None],
+                        gap[:, None, :] < last[:, :, None]),
+        is_gap[:, None, :])
+    deepest = ops.max(ops.where(within, depth[:, None, :], -1), axis=2)
+    heights = ops.where(is_gap, deepest - depth + 1, 0)
+    return ops.pad(ops.cast(heights, "float32"), [[0, 0], [1, 0]])
 
 
 class _CKY(keras.layers.Layer):
