@@ -169,8 +169,11 @@ def test_the_shipped_ensembles_card_is_its_record():
         card = shipped.ensemble_card(name)
         with open(os.path.join(REPO, card["record"]), encoding="utf-8") as f:
             record = json.load(f)
+        members = card["expanded_members"]
+        weights = card.get("weights") or [1.0] * len(members)
         chosen = [key for key, entry in record["ensembles"].items()
-                  if entry["members"] == card["expanded_members"]]
+                  if entry["members"] == members
+                  and [float(w) for w in entry["weights"]] == weights]
         assert len(chosen) == 1, chosen
         entry = record["ensembles"][chosen[0]]
         dev = {k: e["splits"]["dev"]["ensemble"][script.DEFAULT]["sentence_f1"]
