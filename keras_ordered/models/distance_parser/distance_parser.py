@@ -464,14 +464,11 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
         """
         token_ids = np.asarray(token_ids, "int32")
         mask = self.reading_mask(token_ids)
-        if self.head == "gap":
-            # The compiled inference function (`predict_on_batch`): an
-            # eager call runs the masked recurrences step by step.
-            return {DISTANCE: np.asarray(
-                self.predict_on_batch([token_ids, mask]), "float32")}
+        # The compiled inference function (`predict_on_batch`): an eager
+        # call runs the masked recurrences step by step.
+        model = self if self.head == "gap" else self._cky_parser()
         return {DISTANCE: np.asarray(
-            self._cky_parser().predict_on_batch([token_ids, mask]),
-            "float32")}
+            model.predict_on_batch([token_ids, mask]), "float32")}
 
     def _cky_parser(self):
         """The span head's scores and their CKY (`cky_heights`) as one
