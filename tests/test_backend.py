@@ -108,6 +108,31 @@ def test_distances_are_compiled_not_retraced_per_call():
         backend.compiled_inference(model, "distances", None))
 
 
+@pytest.mark.skipif(backend.name() != "tensorflow",
+                    reason="XLA on request is TensorFlow's (JAX always)")
+def test_xla_on_request_compiles_the_distances_apart():
+    # `model.jit_compile = True`: the distances become an XLA program,
+    # kept beside the graph without XLA, and give its values.
+    from keras_ordered.models import ONLSTMLanguageModel
+
+    vocabulary = ["<eos>", "<unk>"] + [f"w{i}" for i in range(30)]
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary)
+    ids = np.random.default_rng(0).integers(0, 31, (3, 9))
+    plain = model.syntactic_distances(ids)
+    assert not backend.uses_xla(model) and not backend.compiles_per_shape(
+        model)
+    model.jit_compile = True
+    assert backend.uses_xla(model) and backend.compiles_per_shape(model)
+    assert backend.compiled_width(9, 16, model) == 16
+    assert backend.compiled_width(9, 16) == 9
+    compiled = model.syntactic_distances(ids)
+    functions = model.__dict__["_compiled_inference"]
+    assert functions["distances", True]._xla
+    assert not functions["distances", False]._xla
+    for name in plain:
+        np.testing.assert_allclose(compiled[name], plain[name], atol=1e-5)
+
+
 def test_compiled_inference_is_the_function_on_torch():
     if backend.name() != "torch":
         pytest.skip("compiled on TensorFlow and JAX")

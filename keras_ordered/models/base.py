@@ -472,8 +472,9 @@ class SyntacticDistanceMixin:
         # parsing setup) reads `<s>` first; otherwise `<eos>` starts.
         bos = index.get(BOS, eos)
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-        if backend.compiles_per_shape():
-            # JAX: full batches, widths in steps of 16 (few programs).
+        if backend.compiles_per_shape(self):
+            # JAX or XLA: full batches, widths in steps of 16 (few
+            # programs).
             chunks = [order[start : start + batch_size]
                       for start in range(0, len(order), batch_size)]
         else:
@@ -481,10 +482,10 @@ class SyntacticDistanceMixin:
                 order, [len(s) + extra for s in sentences], batch_size)
         result = {name: [None] * len(sentences) for name in names}
         for chunk in chunks:
-            # On JAX, a multiple of 16: the distances of a causal model at
-            # a position do not depend on the padding after it.
+            # On JAX or XLA, a multiple of 16: the distances of a causal
+            # model at a position do not depend on the padding after it.
             width = backend.compiled_width(
-                max(len(sentences[i]) for i in chunk) + extra, 16)
+                max(len(sentences[i]) for i in chunk) + extra, 16, self)
             ids = np.full((len(chunk), width), eos, dtype="int32")
             ids[:, 0] = bos
             for row, i in enumerate(chunk):

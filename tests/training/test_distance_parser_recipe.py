@@ -192,3 +192,15 @@ def test_student_trees_benchmark_scores_teacher_members_and_students(
     assert dev["students_sentence_f1"]["std"] == 0.0
     assert set(result["speed"]["students"]) == {student}
     assert "| dev |" in table and "x)." in table
+    # With XLA: the same trees, and the teacher's speed the better of its
+    # two.
+    compiled = tmp_path / "compiled.json"
+    assert script.main(["--treebank", sample, "--teacher", "prpn_ptb_quick",
+                        "prpn_ptb_small", "--student", student, "--limit",
+                        "40", "--jit-compile", "--record", str(compiled)]) == 0
+    capsys.readouterr()
+    xla = json.loads(compiled.read_text())
+    assert xla["splits"]["dev"]["students"] == dev["students"]
+    speed = xla["speed"]
+    assert speed["xla"] is True and speed["teacher_sentences_per_second"] == (
+        max(speed["teacher_with_xla"], speed["teacher_without_xla"]))

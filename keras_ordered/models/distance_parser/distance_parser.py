@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_ordered import backend
 from keras_ordered._tokens import BOS
 from keras_ordered._tokens import EOS
 from keras_ordered.models.base import PresetMixin
@@ -473,8 +474,8 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
     def _cky_parser(self):
         """The span head's scores and their CKY (`cky_heights`) as one
         model sharing this one's weights, built once and compiled by
-        `predict_on_batch` like any model (kept out of Keras' tracking, so
-        that it is not saved)."""
+        `predict_on_batch` like any model, with XLA when this model has
+        it (kept out of Keras' tracking, so that it is not saved)."""
         parser = self.__dict__.get("_cky_model")
         if parser is None:
             token_ids = keras.Input((None,), dtype="int32")
@@ -483,6 +484,11 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
                 self([token_ids, mask]), mask)
             parser = keras.Model([token_ids, mask], heights)
             object.__setattr__(self, "_cky_model", parser)
+        if backend.uses_xla(parser) != backend.uses_xla(self):
+            # XLA on TensorFlow (`model.jit_compile = True`) as this model:
+            # the inference function is made again.
+            parser.jit_compile = backend.uses_xla(self)
+            parser.predict_function = None
         return parser
 
     def serving_outputs(self, token_ids, lengths):

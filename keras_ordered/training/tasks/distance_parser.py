@@ -59,8 +59,9 @@ silver validation trees; the gold dev and test trees are read only by the
 final evaluation (results.json).
 
 presets (keras_ordered.models.distance_parser.PRESETS): small (the
-student; CPU), compact and fast (lighter students), span and span_fast
-(span-scoring students, parsed by CKY), tiny and span_tiny (tests).
+student; CPU), compact and fast (lighter students), span, span_compact
+and span_fast (span-scoring students, parsed by CKY), tiny and span_tiny
+(tests).
 
   python recipes/ptb_distance_parser.py --data ../shared/data/ptb \\
       --treebank ../shared/data/wsj_sample/mrg --teacher ensemble_ptb

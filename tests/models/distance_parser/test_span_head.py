@@ -241,3 +241,38 @@ def test_an_unknown_head_is_one_line():
     with pytest.raises(ValueError, match="Unknown head 'spans'") as error:
         span_parser(head="spans")
     assert "\n" not in str(error.value)
+
+
+def test_xla_parses_the_same_trees_in_few_shapes(monkeypatch):
+    # `model.jit_compile = True`: on TensorFlow the span scores and their
+    # CKY run as one XLA program per batch shape; the batches are then
+    # full and their widths multiples of 16 (few programs), and the
+    # heights are those of the graph without XLA.
+    from keras_ordered import backend
+
+    model = span_parser()
+    sentences = [["w1", "w2", "w3", "w4", "w5"], ["w6"] * 12,
+                 ["w2", "w7", "w3"], ["w1"] * 20, ["w9", "w8"]]
+    plain = model.sentence_distances(sentences, batch_size=2)["gap/distance"]
+    assert not backend.uses_xla(model)
+    model.jit_compile = True
+    assert backend.uses_xla(model) == (backend.name() == "tensorflow")
+    shapes = []
+    calls = model._distances_for_ids
+
+    def record(ids, names=None):
+        shapes.append(ids.shape)
+        return calls(ids, names)
+
+    monkeypatch.setattr(model, "_distances_for_ids", record)
+    compiled = model.sentence_distances(sentences,
+                                        batch_size=2)["gap/distance"]
+    for a, b in zip(plain, compiled):
+        np.testing.assert_array_equal(a, b)
+    if backend.name() == "tensorflow":
+        assert model._cky_parser().jit_compile is True
+        # Sorted by length, two to a batch: widths 5 and 7 -> 16, 14 and
+        # 22 -> 32, and the last sentence alone.
+        assert shapes == [(2, 16), (2, 16), (1, 32)]
+        model.jit_compile = False
+        assert model._cky_parser().jit_compile is False
