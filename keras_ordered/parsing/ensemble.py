@@ -150,9 +150,15 @@ def span_votes(trees, weights=None):
         raise ValueError(f"The trees have different lengths "
                          f"({sorted(lengths)} words): they must parse the "
                          "same sentence.")
+    return _summed_votes([trees_lib.tree_to_spans(t) for t in trees],
+                         weights)
+
+
+def _summed_votes(span_sets, weights):
+    """dict span -> the summed weights of the sets holding it."""
     votes = {}
-    for tree, weight in zip(trees, weights):
-        for span in trees_lib.tree_to_spans(tree):
+    for spans, weight in zip(span_sets, weights):
+        for span in spans:
             votes[span] = votes.get(span, 0.0) + weight
     return votes
 
@@ -251,13 +257,16 @@ def average_tree(words, trees, weights=None, tie="right"):
     if trees_lib.num_leaves(trees[0]) != len(words):
         raise ValueError(f"The trees have {trees_lib.num_leaves(trees[0])} "
                          f"leaves and the sentence {len(words)} words.")
+    return _voted_tree(words, votes, check_weights(weights, len(trees)), tie)
+
+
+def _voted_tree(words, votes, weights, tie):
+    """The `AveragedTree` of `words` from the members' summed `votes`."""
     splits, score = best_splits(len(words), votes, tie)
-    tree = tree_from_splits(list(words), splits)
-    total = float(sum(check_weights(weights, len(trees))))
     return AveragedTree(
-        tree=tree,
+        tree=tree_from_splits(list(words), splits),
         votes={span: votes.get(span, 0.0) for span in splits},
-        total=total, score=score, splits=splits)
+        total=float(sum(weights)), score=score, splits=splits)
 
 
 def split_member(spec):
@@ -476,10 +485,19 @@ class TreeEnsemble:
         Returns:
             A list of `AveragedTree`, one per sentence.
         """
-        members = self.member_trees(sentences, batch_size, progress)
         words = [list(r.words) if hasattr(r, "words") else list(r)
                  for r in sentences]
-        return self.averaged(words, members)
+        distances = self.member_distances(sentences, batch_size, progress)
+        # Each member's spans straight from its distances: the spans of
+        # its trees (`member_trees`), without building them.
+        spans = [[trees_lib.distances_to_spans(
+                      d, decoder=self.member_decoder(member))
+                  for d in values]
+                 for member, values in zip(self.members, distances)]
+        return [_voted_tree(w, _summed_votes([s[i] for s in spans],
+                                             self.weights),
+                            self.weights, self.tie)
+                for i, w in enumerate(words)]
 
     def predictor(self, batch_size=64, progress=None):
         """A `predict` function (word lists -> trees), as

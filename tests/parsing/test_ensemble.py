@@ -206,6 +206,48 @@ def test_an_ensemble_of_model_distances_reads_each_model_once():
     assert parsed.votes == expected.votes
 
 
+class RandomDistances:
+    """Integer distances (many ties), seeded by the sentence; `gap=True`
+    declares the gap decoder, as a `DistanceParser` does."""
+
+    distance_names = ["a", "b"]
+    default_distance = "a"
+
+    def __init__(self, seed, gap=False):
+        self.seed = seed
+        if gap:
+            self.default_decoder = "gap"
+
+    def sentence_distances(self, sentences, batch_size=64, progress=None):
+        out = {"a": [], "b": []}
+        for s in sentences:
+            rng = np.random.default_rng([self.seed, len(s), hash(s[0]) % 97])
+            out["a"].append(rng.integers(0, 3, len(s)).astype(float))
+            out["b"].append(rng.integers(0, 5, len(s)).astype(float))
+        return out
+
+
+@pytest.mark.parametrize("decoder", ["right", "left"])
+@pytest.mark.parametrize("tie", ["right", "left"])
+def test_parse_votes_the_spans_of_the_members_trees(decoder, tie):
+    # `parse` reads each member's spans from its distances, without its
+    # tree: the same votes, trees and scores as averaging the trees.
+    ensemble = TreeEnsemble(
+        [(RandomDistances(1), "all"), RandomDistances(2, gap=True),
+         (RandomDistances(3), "b")], weights=[1, 0.5, 2, 1],
+        decoder=decoder, tie=tie, names=["one", "gap", "three"])
+    rng = np.random.default_rng(0)
+    sentences = [[f"w{rng.integers(9)}" for _ in range(n)]
+                 for n in list(range(1, 13)) * 3]
+    parsed = ensemble.parse(sentences)
+    expected = ensemble.averaged(sentences, ensemble.member_trees(sentences))
+    for got, want in zip(parsed, expected):
+        assert got.brackets == want.brackets
+        assert got.votes == want.votes
+        assert (got.score, got.total, got.splits) == (
+            want.score, want.total, want.splits)
+
+
 def test_ensemble_bad_input_is_one_line():
     model = Distances()
     with pytest.raises(ValueError, match="two members or more, got 1") as e:
