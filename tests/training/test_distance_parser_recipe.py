@@ -204,3 +204,4 @@ def test_student_trees_benchmark_scores_teacher_members_and_students(
     speed = xla["speed"]
     assert speed["xla"] is True and speed["teacher_sentences_per_second"] == (
         max(speed["teacher_with_xla"], speed["teacher_without_xla"]))
+    assert speed["students"][student]["without_xla"] > 0

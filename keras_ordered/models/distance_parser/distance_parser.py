@@ -468,6 +468,14 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
         # The compiled inference function (`predict_on_batch`): an eager
         # call runs the masked recurrences step by step.
         model = self if self.head == "gap" else self._cky_parser()
+        xla = backend.uses_xla(self)
+        if model.__dict__.get("_predicts_with_xla") != xla:
+            # `model.jit_compile` changed (or the first call): the
+            # inference function is made again, with XLA or without.
+            if model is not self and backend.name() == "tensorflow":
+                model.jit_compile = xla
+            model.predict_function = None
+            model.__dict__["_predicts_with_xla"] = xla
         return {DISTANCE: np.asarray(
             model.predict_on_batch([token_ids, mask]), "float32")}
 
@@ -484,11 +492,6 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
                 self([token_ids, mask]), mask)
             parser = keras.Model([token_ids, mask], heights)
             object.__setattr__(self, "_cky_model", parser)
-        if backend.uses_xla(parser) != backend.uses_xla(self):
-            # XLA on TensorFlow (`model.jit_compile = True`) as this model:
-            # the inference function is made again.
-            parser.jit_compile = backend.uses_xla(self)
-            parser.predict_function = None
         return parser
 
     def serving_outputs(self, token_ids, lengths):

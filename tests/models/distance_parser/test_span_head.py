@@ -253,6 +253,16 @@ def test_xla_parses_the_same_trees_in_few_shapes(monkeypatch):
     model = span_parser()
     sentences = [["w1", "w2", "w3", "w4", "w5"], ["w6"] * 12,
                  ["w2", "w7", "w3"], ["w1"] * 20, ["w9", "w8"]]
+    parser = model._cky_parser()
+    made = []  # jit_compile of each inference function Keras makes
+    make = parser.make_predict_function
+
+    def recording(force=False):
+        if parser.predict_function is None or force:
+            made.append(parser.jit_compile)
+        return make(force)
+
+    parser.make_predict_function = recording
     plain = model.sentence_distances(sentences, batch_size=2)["gap/distance"]
     assert not backend.uses_xla(model)
     model.jit_compile = True
@@ -274,5 +284,33 @@ def test_xla_parses_the_same_trees_in_few_shapes(monkeypatch):
         # Sorted by length, two to a batch: widths 5 and 7 -> 16, 14 and
         # 22 -> 32, and the last sentence alone.
         assert shapes == [(2, 16), (2, 16), (1, 32)]
+        # And back without XLA.
         model.jit_compile = False
+        model.sentence_distances(sentences[:1])
         assert model._cky_parser().jit_compile is False
+        assert made == [False, True, False]
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                    reason="XLA on request is TensorFlow's")
+def test_the_gap_head_follows_its_jit_compile_both_ways():
+    from test_distance_parser import tiny_parser
+
+    model = tiny_parser()
+    made = []  # jit_compile of each inference function Keras makes
+    make = model.make_predict_function
+
+    def recording(force=False):
+        if model.predict_function is None or force:
+            made.append(model.jit_compile)
+        return make(force)
+
+    model.make_predict_function = recording
+    ids = np.array([[0, 3, 4, 5, 0, 0]], "int32")
+    plain = model.syntactic_distances(ids)["gap/distance"]
+    for xla in (True, True, False):
+        model.jit_compile = xla
+        np.testing.assert_allclose(
+            model.syntactic_distances(ids)["gap/distance"], plain, atol=1e-6)
+    # Made again each time the switch changed, not on every call.
+    assert made == [False, True, False]
