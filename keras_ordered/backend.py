@@ -400,10 +400,11 @@ def uses_xla(model):
     machine without an accelerator). On JAX every pass is one; PyTorch
     has none.
 
-    XLA fuses the span head's elementwise work and its CKY's, so a span
-    student parses about twice as fast on the CPU, with the same trees,
-    after compiling one program per batch shape (seconds each: for many
-    sentences, not one).
+    XLA fuses the span head's elementwise work and its CKY's: a small
+    span student parses faster on the CPU, with the same trees, after
+    compiling one program per batch shape (seconds each: for many
+    sentences, not one); a large one or a language model, padded to the
+    few shapes, may parse slower.
     """
     if name() != "tensorflow" or not isinstance(model, keras.Model):
         return False
