@@ -243,6 +243,21 @@ def test_an_unknown_head_is_one_line():
     assert "\n" not in str(error.value)
 
 
+def functions_made(model):
+    """The `jit_compile` of each inference function Keras makes for
+    `model` from now on (a list that grows)."""
+    made = []
+    make = model.make_predict_function
+
+    def recording(force=False):
+        if model.predict_function is None or force:
+            made.append(model.jit_compile)
+        return make(force)
+
+    model.make_predict_function = recording
+    return made
+
+
 def test_xla_parses_the_same_trees_in_few_shapes(monkeypatch):
     # `model.jit_compile = True`: on TensorFlow the span scores and their
     # CKY run as one XLA program per batch shape; the batches are then
@@ -253,16 +268,7 @@ def test_xla_parses_the_same_trees_in_few_shapes(monkeypatch):
     model = span_parser()
     sentences = [["w1", "w2", "w3", "w4", "w5"], ["w6"] * 12,
                  ["w2", "w7", "w3"], ["w1"] * 20, ["w9", "w8"]]
-    parser = model._cky_parser()
-    made = []  # jit_compile of each inference function Keras makes
-    make = parser.make_predict_function
-
-    def recording(force=False):
-        if parser.predict_function is None or force:
-            made.append(parser.jit_compile)
-        return make(force)
-
-    parser.make_predict_function = recording
+    made = functions_made(model._cky_parser())
     plain = model.sentence_distances(sentences, batch_size=2)["gap/distance"]
     assert not backend.uses_xla(model)
     model.jit_compile = True
@@ -297,15 +303,7 @@ def test_the_gap_head_follows_its_jit_compile_both_ways():
     from test_distance_parser import tiny_parser
 
     model = tiny_parser()
-    made = []  # jit_compile of each inference function Keras makes
-    make = model.make_predict_function
-
-    def recording(force=False):
-        if model.predict_function is None or force:
-            made.append(model.jit_compile)
-        return make(force)
-
-    model.make_predict_function = recording
+    made = functions_made(model)
     ids = np.array([[0, 3, 4, 5, 0, 0]], "int32")
     plain = model.syntactic_distances(ids)["gap/distance"]
     for xla in (True, True, False):
