@@ -12,6 +12,10 @@ from parity import run_on_backend
 pytestmark = pytest.mark.slow
 
 SENTENCES = 500
+BATCH_SIZE = 256
+"""Sentences per forward pass: on JAX, which compiles a program per batch
+shape, two passes, so two programs per model (the span student's CKY
+takes seconds to compile)."""
 
 READ = '''
 from keras_ordered.datasets.treebank import load_treebank_files
@@ -28,7 +32,8 @@ for shipped_name, class_name in ARGS["models"]:
     model = cls[class_name].from_preset(shipped_name)
     # One forward pass; the trees are built from its distances, as
     # `model_trees` builds them.
-    distances = model_distances(records, model)
+    distances = model_distances(records, model,
+                                batch_size=ARGS["batch_size"])
     for name in distances:
         flat = np.concatenate([np.asarray(d, "float32")
                                for d in distances[name]])
@@ -55,7 +60,7 @@ def _on(backend):
     process of `backend`."""
     models = _shipped()
     args = dict(treebank=require_data("wsj_sample", "mrg"), count=SENTENCES,
-                models=models)
+                models=models, batch_size=BATCH_SIZE)
     if backend == "tensorflow" and _TENSORFLOW:
         return _TENSORFLOW  # computed once for both backends' tests
     arrays = run_on_backend(backend, READ, **args)

@@ -59,8 +59,7 @@ PRESETS = {
         "`span_fast`: embedding 200, one BiLSTM layer of 128 per direction, "
         "a span feed-forward layer of 128, trained as `span`.",
         "parameters": 2369921,  # with the 10,000-word PTB vocabulary
-        "model": {"embedding_dim": 200, "hidden_dim": 128, "num_layers": 1,
-                  "head": "span"},
+        "model": {"hidden_dim": 128, "num_layers": 1, "head": "span"},
         "training": {**TRAINING, "batch_size": 32, "clip_norm": 5.0},
     },
     "tiny": {
