@@ -79,8 +79,8 @@ def main(argv=None):
                         help="only the first N sentences of each split "
                         "(quick checks; the figures are then partial)")
     parser.add_argument("--jit-compile", action="store_true",
-                        help="parse with XLA (TensorFlow): the students, "
-                        "and the teacher both with and without it")
+                        help="time every parser with and without XLA "
+                        "(TensorFlow) and keep the better")
     parser.add_argument("--repeats", type=int, default=1, metavar="N",
                         help="timed passes of each parser, the fastest "
                         "kept (default 1)")

@@ -316,7 +316,7 @@ def compiled_inference(owner, key, function, relaxed_shapes=False):
     if compiled is None:
         compiled = {}
         object.__setattr__(owner, "_compiled_inference", compiled)
-    xla = name() == "tensorflow" and uses_xla(owner)
+    xla = uses_xla(owner)
     if (key, xla) not in compiled:
         compiled[key, xla] = (
             _jax_compiled(owner, function) if name() == "jax"
@@ -389,8 +389,7 @@ def compiles_per_shape(model=None):
     on TensorFlow for a `model` compiled with XLA (`uses_xla`). A caller
     then keeps its batches' shapes few (`compiled_width`, full
     batches)."""
-    return name() == "jax" or (
-        model is not None and name() == "tensorflow" and uses_xla(model))
+    return name() == "jax" or uses_xla(model)
 
 
 def uses_xla(model):
