@@ -2,6 +2,7 @@
 
 import os
 import re
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -187,8 +188,10 @@ def _recording():
 def _cpu_clocks():
     """(this process's CPU, its waited-for children's CPU), in seconds."""
     clocks = os.times()
+    served = sys.modules.get("command_server")
     return (clocks.user + clocks.system,
-            clocks.children_user + clocks.children_system)
+            clocks.children_user + clocks.children_system
+            + (served.cpu_seconds() if served is not None else 0.0))
 
 
 def pytest_runtest_logstart(nodeid, location):
@@ -235,8 +238,11 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Writes the files' measured times where
+    """Stops this process's command server (`command_server`), if it has
+    one; writes the files' measured times where
     `KERAS_ORDERED_RECORD_DURATIONS` says (the controller only)."""
+    if "command_server" in sys.modules:
+        sys.modules["command_server"].stop()
     target = os.environ.get(RECORD_DURATIONS_ENV)
     if not target or hasattr(session.config, "workerinput") or not _MEASURED:
         return

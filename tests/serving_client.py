@@ -52,6 +52,17 @@ CLIENT = textwrap.dedent(
 )
 
 
+def _through_server(words):
+    """`words` through the tests' command server (`command_server`), or
+    as they are where tests/ is not importable (a page's screenshot
+    script loads this file by its path)."""
+    try:
+        import command_server
+    except ImportError:
+        return words
+    return command_server.argv(words)
+
+
 def serve_in_fresh_process(paths, inputs, signatures, timeout=300):
     """Calls `signatures` of each SavedModel in `paths` on `inputs` (a list
     of str) in a new process; returns the decoded JSON result."""
@@ -88,7 +99,7 @@ class ServeProcess:
 
         command = shutil.which("keras-ordered") or "keras-ordered"
         self.process = subprocess.Popen(
-            [command, "serve", *self.args, "--port", "0"],
+            _through_server([command, "serve", *self.args, "--port", "0"]),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=self.env)
         line = self.process.stdout.readline()

@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+import command_server
 from serving_client import ServeProcess
 
 pytestmark = pytest.mark.slow
@@ -217,8 +218,9 @@ def test_a_port_in_use_is_one_line():
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "keras_ordered_cli", "serve", "--model",
-             "prpn_ptb_quick", "--port", str(port)],
+            command_server.argv(
+                [sys.executable, "-m", "keras_ordered_cli", "serve",
+                 "--model", "prpn_ptb_quick", "--port", str(port)]),
             capture_output=True, text=True, timeout=300,
             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 2

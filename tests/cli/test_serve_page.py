@@ -133,7 +133,10 @@ def browser():
 
 
 def _parse_command(sentences):
-    done = subprocess.run(["keras-ordered", "parse", *sentences],
+    import command_server
+
+    done = subprocess.run(command_server.argv(["keras-ordered", "parse",
+                                               *sentences]),
                           capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr

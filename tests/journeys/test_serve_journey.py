@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+import command_server
 from checks import TOKENS
 from checks import tree_leaves
 from serving_client import ServeProcess
@@ -20,8 +21,9 @@ def test_export_serve_one_request_per_signature_then_stop(tmp_path):
     pytest.importorskip("aiohttp")
     exported = tmp_path / "exported" / "prpn"
     done = subprocess.run(
-        ["keras-ordered", "export", "--model", "prpn_ptb_quick", "--output",
-         str(exported)], capture_output=True, text=True, timeout=600,
+        command_server.argv(
+            ["keras-ordered", "export", "--model", "prpn_ptb_quick",
+             "--output", str(exported)]), capture_output=True, text=True, timeout=600,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr
     with ServeProcess(["--model", "ensemble_ptb", "--model",

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 
+import command_server
 from conftest import DATA
 from conftest import REPO
 from conftest import require_data
@@ -85,7 +86,7 @@ def run(words, checkout):
     env.pop("KERAS_ORDERED_DATA", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     result = subprocess.run(
-        executable(words), cwd=checkout, env=env, capture_output=True,
+        command_server.argv(executable(words)), cwd=checkout, env=env, capture_output=True,
         text=True, timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, (

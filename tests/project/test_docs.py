@@ -22,6 +22,7 @@ import re
 import pytest
 
 import keras_ordered
+import command_server
 from conftest import DATA
 from conftest import REPO
 from conftest import broken_links
@@ -160,7 +161,8 @@ def test_serve_client_snippet_runs_as_printed(tmp_path):
     assert snippet.startswith("import tempfile\n")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
-        [sys.executable, "-c", snippet], cwd=tmp_path, env=env,
+        command_server.argv([sys.executable, "-c", snippet]), cwd=tmp_path,
+        env=env,
         capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]

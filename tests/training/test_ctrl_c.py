@@ -12,6 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
+import command_server
 from conftest import REPO
 from conftest import require_data
 from parity import require_backend
@@ -42,8 +43,8 @@ def _start(command, backend="tensorflow"):
                    if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_ORDERED_TF_LOGS")}
     environment["KERAS_BACKEND"] = backend
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=REPO, env=environment,
+        command_server.argv(command), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=REPO, env=environment,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 

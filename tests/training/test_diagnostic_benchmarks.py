@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+import command_server
 from conftest import REPO
 from conftest import load_benchmark
 from harness import tiny_onlstm_lm
@@ -29,7 +30,7 @@ def _treebank(tmp_path):
 def _script(path, *args):
     """The JSON a script prints, run as a process from the repository."""
     process = subprocess.run(
-        [sys.executable, path, *args], cwd=REPO, capture_output=True,
+        command_server.argv([sys.executable, path, *args]), cwd=REPO, capture_output=True,
         text=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert process.returncode == 0, process.stderr[-2000:]
     return json.loads(process.stdout[process.stdout.index("{"):])

@@ -35,6 +35,8 @@ ATOL = 1e-5
 
 @pytest.fixture(scope="module")
 def measured():
+    import command_server
+
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
                        PYTHONPATH=REPO)
     # Two children, run at once: most of their time is graph building and
@@ -45,7 +47,8 @@ def measured():
                for part in ("windows", "sentences")}
     processes = {
         part: subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), part],
+            command_server.argv(
+                [sys.executable, os.path.abspath(__file__), part]),
             stdout=stdout, stderr=stderr, text=True, env=environment,
             cwd=REPO,
         )
@@ -172,16 +175,18 @@ def test_each_replica_draws_its_own_dropout_masks(measured):
 # --- the recipes' --strategy -------------------------------------------------------
 @pytest.mark.slow
 def test_recipe_trains_on_two_logical_cpu_replicas(tmp_path):
+    import command_server
     from conftest import require_data
 
     data = os.path.dirname(require_data("ptb", "train.txt"))
     output = tmp_path / "run"
     process = subprocess.run(
-        [sys.executable, os.path.join(REPO, "recipes", "ptb_prpn.py"),
+        command_server.argv([
+         sys.executable, os.path.join(REPO, "recipes", "ptb_prpn.py"),
          "--preset", "tiny", "--data", data, "--max-lines", "100",
          "--steps-per-epoch", "3", "--eval-steps", "1", "--epochs", "1",
          "--skip-test", "--strategy", "mirrored", "--cpu-devices", "2",
-         "--verbose", "2", "--output", str(output)],
+         "--verbose", "2", "--output", str(output)]),
         capture_output=True, text=True, timeout=600, cwd=REPO,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
     )

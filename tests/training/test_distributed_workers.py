@@ -18,6 +18,7 @@ import time
 import numpy as np
 import pytest
 
+import command_server
 from conftest import require_data
 
 pytestmark = pytest.mark.slow  # worker subprocesses that train
@@ -60,7 +61,7 @@ def _environment(tf_config=None):
 
 def _start(command, tf_config=None):
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        command_server.argv(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=_environment(tf_config), cwd=REPO, start_new_session=True,
     )
 

@@ -10,6 +10,7 @@ import keras
 import nltk
 import numpy as np
 import pytest
+import command_server
 from conftest import REPO
 from recipe_crash import CrashAtEpoch
 from conftest import require_data
@@ -308,8 +309,10 @@ def test_cli_evaluate_prints_the_evalb_report(trained_run, capsys):
 def test_parse_speed_benchmark_prints_json():
     script = os.path.join(REPO, "benchmarks", "gfl_parse_speed.py")
     result = subprocess.run(
-        [sys.executable, script, "--treebank", sample(), "--preset", "tiny",
-         "--max-sentences", "4", "--beam-size", "2", "--batch-size", "2"],
+        command_server.argv(
+            [sys.executable, script, "--treebank", sample(), "--preset",
+             "tiny", "--max-sentences", "4", "--beam-size", "2",
+             "--batch-size", "2"]),
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import command_server
 from conftest import REPO
 from conftest import load_benchmark
 
@@ -79,9 +80,11 @@ def test_categories(name, category):
 @pytest.mark.slow
 def test_profile_of_a_tiny_model_prints_json():
     result = subprocess.run(
-        [sys.executable, os.path.join(REPO, "benchmarks", "profile_step.py"),
-         "--model", "prpn", "--preset", "tiny", "--steps", "1",
-         "--vocab-size", "50"],
+        command_server.argv(
+            [sys.executable, os.path.join(REPO, "benchmarks",
+                                          "profile_step.py"),
+             "--model", "prpn", "--preset", "tiny", "--steps", "1",
+             "--vocab-size", "50"]),
         capture_output=True, text=True, timeout=600, cwd=REPO)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout.strip().splitlines()[-1])

@@ -10,6 +10,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+import command_server
 from conftest import REPO
 from conftest import require_data
 from keras_ordered.models import ONLSTMLanguageModel
@@ -244,9 +245,10 @@ def _recipe_process(output, *extra, env=None):
     # As from a terminal: SIGINT at its default even when the tests run in
     # the background (`cmd &` starts them with SIGINT ignored, which the
     # recipe rightly keeps ignoring).
-    return subprocess.Popen(command, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=environment,
-                            cwd=REPO, preexec_fn=_default_sigint)
+    return subprocess.Popen(command_server.argv(command),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=environment, cwd=REPO,
+                            preexec_fn=_default_sigint)
 
 
 def _default_sigint():

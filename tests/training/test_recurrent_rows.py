@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import command_server
 from conftest import REPO
 from conftest import load_benchmark
 
@@ -35,11 +36,12 @@ def test_each_library_runs_the_chain_numpy_runs(library):
 @pytest.mark.slow  # a process per library
 def test_the_script_prints_a_line_per_library_and_rows():
     process = subprocess.run(
-        [sys.executable, os.path.join(REPO, "benchmarks",
+        command_server.argv([
+         sys.executable, os.path.join(REPO, "benchmarks",
                                       "recurrent_rows.py"),
          "--libraries", "numpy", "tensorflow", "--rows", "2", "5",
          "--hidden", "8", "--width", "24", "--steps", "3",
-         "--repeats", "1"],
+         "--repeats", "1"]),
         capture_output=True, text=True, timeout=300,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert process.returncode == 0, process.stderr[-2000:]

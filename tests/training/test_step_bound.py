@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import command_server
 from conftest import REPO
 from conftest import load_benchmark
 
@@ -110,9 +111,10 @@ def test_every_counted_product_runs(family, parts):
 @pytest.mark.slow
 def test_the_script_prints_one_json_line():
     out = subprocess.run(
-        [sys.executable, "benchmarks/step_bound.py", "--model", "onlstm",
-         "--preset", "tiny", "--vocab-size", "50", "--repeats", "1",
-         "--batch", "3", "--window", "4"],
+        command_server.argv(
+            [sys.executable, "benchmarks/step_bound.py", "--model",
+             "onlstm", "--preset", "tiny", "--vocab-size", "50",
+             "--repeats", "1", "--batch", "3", "--window", "4"]),
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env=dict(os.environ, PYTHONPATH=REPO))
     assert out.returncode == 0, out.stderr[-2000:]

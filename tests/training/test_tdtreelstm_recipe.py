@@ -10,6 +10,7 @@ import sys
 import keras
 import numpy as np
 import pytest
+import command_server
 from conftest import DATA
 from conftest import REPO
 from recipe_crash import CrashAtEpoch
@@ -211,8 +212,9 @@ def test_cli_score_prints_log_probabilities_and_perplexity(trained_run, capsys,
 def test_throughput_benchmark_prints_json():
     script = os.path.join(REPO, "benchmarks", "tdtreelstm_throughput.py")
     result = subprocess.run(
-        [sys.executable, script, "--preset", "tiny", "--batches", "1",
-         "--repeats", "1", "--batch-size", "4", "--no-jit"],
+        command_server.argv(
+            [sys.executable, script, "--preset", "tiny", "--batches", "1",
+             "--repeats", "1", "--batch-size", "4", "--no-jit"]),
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)

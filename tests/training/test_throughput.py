@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import command_server
 from conftest import REPO
 
 from keras_ordered.models import ONLSTMLanguageModel
@@ -43,9 +44,10 @@ def test_the_training_step_trains():
 @pytest.mark.slow  # a process per backend and measurement
 def test_backend_throughput_dry_run_prints_a_line_per_measurement():
     process = subprocess.run(
-        [sys.executable, os.path.join(REPO, "benchmarks",
-                                      "backend_throughput.py"),
-         "--model", "onlstm", "--dry-run"],
+        command_server.argv(
+            [sys.executable, os.path.join(REPO, "benchmarks",
+                                          "backend_throughput.py"),
+             "--model", "onlstm", "--dry-run"]),
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert process.returncode == 0, process.stderr[-2000:]
     lines = [json.loads(x) for x in process.stdout.splitlines()
@@ -60,10 +62,11 @@ def test_backend_throughput_dry_run_prints_a_line_per_measurement():
 @pytest.mark.slow  # a training step of the tiny preset, in a process
 def test_train_throughput_prints_its_runs():
     process = subprocess.run(
-        [sys.executable, os.path.join(REPO, "benchmarks",
+        command_server.argv([
+         sys.executable, os.path.join(REPO, "benchmarks",
                                       "train_throughput.py"),
          "--model", "onlstm", "--preset", "tiny", "--steps", "1",
-         "--vocab-size", "50", "--precision", "float32", "--jit", "off"],
+         "--vocab-size", "50", "--precision", "float32", "--jit", "off"]),
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert process.returncode == 0, process.stderr[-2000:]
     result = json.loads(process.stdout[process.stdout.index("{"):])

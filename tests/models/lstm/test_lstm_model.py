@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import command_server
 from conftest import require_data
 from harness import to_numpy
 from harness import LM_VOCAB as VOCAB
@@ -130,11 +131,12 @@ def test_recipe_trains_and_parses(tmp_path):
     data = os.path.dirname(require_data("ptb", "train.txt"))
     treebank = require_data("wsj_sample", "mrg")
     result = subprocess.run(
-        [sys.executable, os.path.join(REPO, "recipes", "ptb_lstm.py"),
+        command_server.argv([
+         sys.executable, os.path.join(REPO, "recipes", "ptb_lstm.py"),
          "--preset", "tiny", "--data", data, "--max-lines", "300",
          "--steps-per-epoch", "3", "--eval-steps", "2", "--epochs", "1",
          "--parse-eval", treebank, "--parse-eval-sentences", "20",
-         "--skip-test", "--output", str(tmp_path), "--verbose", "0"],
+         "--skip-test", "--output", str(tmp_path), "--verbose", "0"]),
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     results = json.load(open(tmp_path / "results.json"))
