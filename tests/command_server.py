@@ -132,6 +132,9 @@ def stop():
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
+    if process is not None:  # its CPU stays counted
+        _state["ended"] = cpu_seconds()
+        _state.pop("socket", None)
 
 
 # --- the wire: one JSON line each way, the streams passed as descriptors --
@@ -403,14 +406,15 @@ def cpu_seconds():
     commands it ran have used so far (0 without a server): the tests'
     own measure of where the CPU goes (tests/conftest.py) adds them to
     the CPU of the processes a test started."""
+    ended = _state.get("ended", 0.0)  # of servers stopped before
     path = _state.get("socket")
     if path is None:
-        return 0.0
+        return ended
     try:
         with open(path + ".cpu", encoding="utf-8") as f:
-            return float(f.read() or 0.0)
+            return ended + float(f.read() or 0.0)
     except (OSError, ValueError):
-        return 0.0
+        return ended
 
 
 def _start(connection, listener, server_env, children):

@@ -238,11 +238,8 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Stops this process's command server (`command_server`), if it has
-    one; writes the files' measured times where
+    """Writes the files' measured times where
     `KERAS_ORDERED_RECORD_DURATIONS` says (the controller only)."""
-    if "command_server" in sys.modules:
-        sys.modules["command_server"].stop()
     target = os.environ.get(RECORD_DURATIONS_ENV)
     if not target or hasattr(session.config, "workerinput") or not _MEASURED:
         return

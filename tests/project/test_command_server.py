@@ -110,8 +110,8 @@ def test_a_pythonpath_of_other_modules_is_served(tmp_path):
 
 WAIT_FOR_CTRL_C = (
     "import sys, time\n"
-    "print('ready', flush=True)\n"
     "try:\n"
+    "    print('ready', flush=True)\n"
     "    time.sleep(60)\n"
     "except KeyboardInterrupt:\n"
     "    print('interrupted', flush=True)\n"
@@ -207,7 +207,8 @@ def test_a_command_without_tensorflows_log_level_is_served(tmp_path):
         "import os\nos.environ.setdefault('KERAS_ORDERED_QUIET', '1')\n"
         "import sys\nprint(os.environ.get('TF_CPP_MIN_LOG_LEVEL'),"
         " 'tensorflow' in sys.modules)\n")
-    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_ORDERED_QUIET")}
     served = subprocess.run(command_server.argv([sys.executable, str(script)]),
                             capture_output=True, text=True, env=env,
                             timeout=300)
