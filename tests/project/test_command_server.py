@@ -223,3 +223,29 @@ def test_a_command_without_tensorflows_log_level_is_served(tmp_path):
         command_server.argv([sys.executable, str(script), "--tf-logs"]),
         capture_output=True, text=True, env=env, timeout=300)
     assert served.stdout.split()[-1] == "False"
+
+
+def test_the_server_ends_with_its_test_process(tmp_path):
+    # Its test process gone without a word (os._exit: no atexit), the
+    # server notices its parent changed and ends, with its children.
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import os, subprocess, sys\n"
+            f"sys.path.insert(0, {tests!r})\n"
+            "import command_server\n"
+            "subprocess.run(command_server.argv([sys.executable, '-c', '1']),"
+            " check=True)\n"
+            "print(command_server._state['process'].pid, flush=True)\n"
+            "os._exit(0)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    server = int(done.stdout.split()[-1])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(server, signal.SIGKILL)
+    pytest.fail("the server outlived its test process")
