@@ -4,7 +4,7 @@ Many tests run the package's commands as a user does, in a process of
 their own (`keras-ordered ...`, `python recipes/...`, `python -c ...`).
 Each such process spends five to seven seconds of CPU importing
 TensorFlow and Keras before it does its work; a full run of the suite
-starts a few hundred of them. This module keeps, for each process that
+started about 150 of them. This module keeps, for each process that
 runs tests, one *command server*: a Python process that has imported
 TensorFlow, Keras and the package once, and forks a child for each
 command. The child takes the command's standard streams, environment,
@@ -23,15 +23,19 @@ A shim killed outright (SIGKILL) closes its connection, and the server
 kills the child. So `subprocess.run`, `Popen`, pipes, timeouts and
 signals behave as with the command itself.
 
-The shim runs the command itself (`os.execv`) wherever a fork could
-differ from a fresh process: another interpreter or option (`python -u`,
-`-X`, ...), a program that is not Python, an environment that differs
-from the server's in a variable read at import (`KERAS_BACKEND`,
-`PYTHONPATH` where it holds other copies of imported modules, `TF_*`,
-...: `READ_AT_IMPORT`), or
-`KERAS_ORDERED_COMMAND_SERVER=0` (then every command is a fresh
-process). Tests of what a fresh process imports, prints at import or
-how it starts keep plain `subprocess` calls.
+The server imports as a library does; a child that is one of the
+package's commands (`_is_command`) then does what the command's own
+import would have done besides (TensorFlow's pooled allocator, the
+collector's tuning). The shim runs the command itself (`os.execv`)
+wherever a fork could differ from a fresh process: another interpreter
+or option (`python -u`, `-X`, ...), a program that is not Python, an
+environment that differs from the server's in a variable read at import
+(`KERAS_BACKEND`, `PYTHONPATH` where it holds other copies of imported
+modules, `TF_*`, ...: `READ_AT_IMPORT`), or a command asked for
+TensorFlow's start-up log (`--tf-logs`, `keras-ordered --verbose`).
+`KERAS_ORDERED_COMMAND_SERVER=0` turns the server off: `argv` then
+returns the command as it is. Tests of what a fresh process imports,
+prints at import or how it starts keep plain `subprocess` calls.
 
 Only the TensorFlow backend has a server (on JAX or PyTorch every
 command is a fresh process).
@@ -46,7 +50,7 @@ import sys
 import tempfile
 
 SERVER_ENV = "KERAS_ORDERED_COMMAND_SERVER"
-"""The server's socket, set for the shims; `0` turns the server off."""
+"""`0` turns the server off (every command a fresh process)."""
 
 READ_AT_IMPORT = ("TF_", "KERAS_", "XLA_", "JAX_", "CUDA", "PYTHON", "OMP_",
                   "MKL_", "OPENBLAS", "LD_", "NLTK", "HOME")
