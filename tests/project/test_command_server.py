@@ -230,14 +230,14 @@ def test_the_server_ends_with_its_test_process(tmp_path):
     # server notices its parent changed and ends, with its children.
     tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = ("import os, subprocess, sys\n"
-            f"sys.path.insert(0, {tests!r})\n"
             "import command_server\n"
             "subprocess.run(command_server.argv([sys.executable, '-c', '1']),"
             " check=True)\n"
             "print(command_server._state['process'].pid, flush=True)\n"
             "os._exit(0)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=tests))
     assert done.returncode == 0, done.stderr
     server = int(done.stdout.split()[-1])
     deadline = time.monotonic() + 30
