@@ -156,6 +156,18 @@ def test_a_command_killed_by_a_signal_reports_it():
     assert plain.returncode == served.returncode == -signal.SIGTERM
 
 
+def _ends(pid, seconds=30):
+    """Whether process `pid` is gone within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_killing_the_shim_kills_the_command(tmp_path):
     marker = tmp_path / "pid"
     code = (f"import os, time\nopen({str(marker)!r}, 'w').write("
@@ -165,15 +177,7 @@ def test_killing_the_shim_kills_the_command(tmp_path):
     assert child != process.pid  # the command is the server's child
     process.kill()
     process.wait(timeout=30)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("the command outlived its killed shim")
+    assert _ends(child), "the command outlived its killed shim"
 
 
 def test_the_commands_cpu_is_counted():
@@ -240,12 +244,6 @@ def test_the_server_ends_with_its_test_process(tmp_path):
                           env=dict(os.environ, PYTHONPATH=tests))
     assert done.returncode == 0, done.stderr
     server = int(done.stdout.split()[-1])
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(server, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    os.kill(server, signal.SIGKILL)
-    pytest.fail("the server outlived its test process")
+    if not _ends(server):
+        os.kill(server, signal.SIGKILL)
+        pytest.fail("the server outlived its test process")
