@@ -441,7 +441,9 @@ def _start(connection, listener, server_env, children):
     differ = _differs(request["env"], server_env, command)
     # A command asked for TensorFlow's start-up log shows it only when it
     # imports TensorFlow itself.
-    logs = command and ("--tf-logs" in request["argv"] or (
+    from keras_ordered import _quiet
+
+    logs = command and (_quiet.tf_logs_wanted(request["argv"]) or (
         _is_cli(target) and "--verbose" in request["argv"]))
     if target is None or len(fds) != 3 or differ or logs:
         why = "not a Python command" if target is None else (
@@ -551,20 +553,11 @@ def _is_command(target, env):
     """Whether a fresh process of `target` would import the package as a
     command does (`KERAS_ORDERED_QUIET`, which the console script, the
     recipes and the benchmarks set before their imports)."""
-    kind, what, _ = target
-    if env.get("KERAS_ORDERED_QUIET", "").strip().lower() not in (
-            "", "0", "false", "no"):
-        return True
-    if kind == "module":
-        return what.split(".")[0] == "keras_ordered_cli"
-    if kind == "path":
-        try:
-            with open(what, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError):
-            return False
-        return "keras_ordered_cli" in text or "KERAS_ORDERED_QUIET" in text
-    return False
+    from keras_ordered import _quiet
+
+    text = _script_text(target)
+    return (_quiet._truthy(env.get(_quiet.QUIET_ENV)) or _is_cli(target)
+            or "keras_ordered_cli" in text or _quiet.QUIET_ENV in text)
 
 
 def _is_cli(target):
@@ -572,13 +565,20 @@ def _is_cli(target):
     kind, what, _ = target
     if kind == "module":
         return what.split(".")[0] == "keras_ordered_cli"
+    return "from keras_ordered_cli import main" in _script_text(target)
+
+
+def _script_text(target):
+    """The source of a script `target` ("" for a module, code, or a file
+    that does not read as text)."""
+    kind, what, _ = target
     if kind != "path":
-        return False
+        return ""
     try:
         with open(what, encoding="utf-8") as f:
-            return "from keras_ordered_cli import main" in f.read(4000)
+            return f.read()
     except (OSError, UnicodeDecodeError):
-        return False
+        return ""
 
 
 def _start_as_command():

@@ -23,7 +23,8 @@ def test_export_serve_one_request_per_signature_then_stop(tmp_path):
     done = subprocess.run(
         command_server.argv(
             ["keras-ordered", "export", "--model", "prpn_ptb_quick",
-             "--output", str(exported)]), capture_output=True, text=True, timeout=600,
+             "--output", str(exported)]),
+        capture_output=True, text=True, timeout=600,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr
     with ServeProcess(["--model", "ensemble_ptb", "--model",

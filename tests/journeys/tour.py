@@ -86,8 +86,9 @@ def run(words, checkout):
     env.pop("KERAS_ORDERED_DATA", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     result = subprocess.run(
-        command_server.argv(executable(words)), cwd=checkout, env=env, capture_output=True,
-        text=True, timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL,
+        command_server.argv(executable(words)), cwd=checkout, env=env,
+        capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, (
         f"`{shlex.join(words)}` exited with {result.returncode}:\n"

@@ -162,8 +162,7 @@ def test_serve_client_snippet_runs_as_printed(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
         command_server.argv([sys.executable, "-c", snippet]), cwd=tmp_path,
-        env=env,
-        capture_output=True, text=True, timeout=600,
+        env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     # The last line prints the sentence's log-probability and perplexity.

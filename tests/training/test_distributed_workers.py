@@ -61,7 +61,8 @@ def _environment(tf_config=None):
 
 def _start(command, tf_config=None):
     return subprocess.Popen(
-        command_server.argv(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        command_server.argv(command), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
         env=_environment(tf_config), cwd=REPO, start_new_session=True,
     )
 
