@@ -168,7 +168,8 @@ def self_times(space):
     return totals
 
 
-def profile(family, preset, steps, precision, jit_compile, vocab_size):
+def profile(family, preset, steps, precision, jit_compile, vocab_size,
+            matmul_size=throughput.MATMUL_SIZE):
     import tensorflow as tf
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
@@ -206,7 +207,7 @@ def profile(family, preset, steps, precision, jit_compile, vocab_size):
     tokens = batch * window
     flops = throughput.FLOPS_PER_TOKEN[family](model) * tokens
     matmul_ms = by_category["matrix products"]
-    peak = throughput.matmul_flops("float32")
+    peak = throughput.matmul_flops("float32", matmul_size)
     threads = (tf.config.threading.get_intra_op_parallelism_threads()
                or os.cpu_count())
     return {
@@ -249,10 +250,11 @@ def main():
                         help="XLA on the whole step (default: off, the "
                         "recipes' default on TensorFlow)")
     parser.add_argument("--vocab-size", type=int, default=10000)
+    throughput.add_matmul_size_option(parser)
     args = parser.parse_args()
     precision = args.precision or DEFAULT_PRECISION
     result = profile(args.model, args.preset, args.steps, precision,
-                     args.jit == "on", args.vocab_size)
+                     args.jit == "on", args.vocab_size, args.matmul_size)
     result["cpu"] = platform.processor() or platform.machine()
     with open("/proc/cpuinfo") if os.path.exists("/proc/cpuinfo") else (
             open(os.devnull)) as f:

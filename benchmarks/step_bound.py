@@ -404,6 +404,7 @@ def main():
                         help="default: the preset's bptt")
     parser.add_argument("--repeats", type=int, default=3,
                         help="rounds; each times every program and the step")
+    throughput.add_matmul_size_option(parser)
     args = parser.parse_args()
 
     import tensorflow as tf
@@ -424,7 +425,7 @@ def main():
     seconds = {name: [] for name in list(programs) + ["step"]}
     matmul = []
     for _ in range(args.repeats):
-        matmul.append(throughput.matmul_flops("float32"))
+        matmul.append(throughput.matmul_flops("float32", args.matmul_size))
         for name, (one, _, _) in programs.items():
             seconds[name].append(best_of(one, 3))
         seconds["step"].append(best_of(step, 2))

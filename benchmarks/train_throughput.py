@@ -36,6 +36,7 @@ from keras_ordered.training.config import DEFAULT_PRECISION  # noqa: E402
 from keras_ordered.training.precision import training_policy  # noqa: E402
 from keras_ordered.training.throughput import FAMILIES  # noqa: E402
 from keras_ordered.training.throughput import FLOPS_PER_TOKEN  # noqa: E402
+from keras_ordered.training.throughput import add_matmul_size_option  # noqa: E402,E501
 from keras_ordered.training.throughput import matmul_flops  # noqa: E402
 from keras_ordered.training.throughput import step_seconds  # noqa: E402
 from keras_ordered.training.throughput import training_step  # noqa: E402
@@ -81,6 +82,7 @@ def main():
                         help="default: the preset's bptt")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--vocab-size", type=int, default=10000)
+    add_matmul_size_option(parser)
     parser.add_argument("--precision", nargs="+",
                         default=["float32", "mixed_bfloat16"],
                         choices=["float32", "mixed_bfloat16"])
@@ -93,7 +95,8 @@ def main():
                         "`per-step` (keras.layers.RNN over the cell)")
     args = parser.parse_args()
     load = os.getloadavg()
-    before = {d: matmul_flops(d) for d in ("float32", "bfloat16")}
+    before = {d: matmul_flops(d, args.matmul_size)
+              for d in ("float32", "bfloat16")}
     default = training_policy(DEFAULT_PRECISION)
     result = {
         "model": args.model, "preset": args.preset,
@@ -114,7 +117,8 @@ def main():
                     loop))
     # The matmul rates are measured before and after the training steps and
     # the higher one is the reference: a conservative ratio on a noisy box.
-    after = {d: matmul_flops(d) for d in ("float32", "bfloat16")}
+    after = {d: matmul_flops(d, args.matmul_size)
+             for d in ("float32", "bfloat16")}
     peak = {d: max(before[d], after[d]) for d in before}
     for run in result["runs"]:
         for d in peak:

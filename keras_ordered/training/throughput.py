@@ -71,7 +71,22 @@ FLOPS_PER_TOKEN = {"onlstm": onlstm_flops_per_token,
                    "prpn": prpn_flops_per_token}
 
 
-def matmul_flops(dtype="float32", size=2048, repeats=20):
+MATMUL_SIZE = 2048
+"""The side of the square products whose rate is the benchmarks' reference
+(`matmul_flops`): large enough to reach a CPU's peak."""
+
+
+def add_matmul_size_option(parser):
+    """Adds `--matmul-size` (the reference products' side, default
+    `MATMUL_SIZE`) to a benchmark's argparse `parser`; a smaller side checks
+    the command in seconds (its tests), at a rate below the peak."""
+    parser.add_argument(
+        "--matmul-size", type=int, default=MATMUL_SIZE,
+        help=f"side of the reference matmul chain (default {MATMUL_SIZE}; "
+        "smaller for a quick check of the command, below the peak rate)")
+
+
+def matmul_flops(dtype="float32", size=MATMUL_SIZE, repeats=20):
     """FLOP/s of a chain of `repeats` dependent `size`^3 products on
     TensorFlow (each product feeds the next, so that grappler cannot fold
     repeated identical products); the best of three runs."""

@@ -84,7 +84,7 @@ def test_profile_of_a_tiny_model_prints_json():
             [sys.executable, os.path.join(REPO, "benchmarks",
                                           "profile_step.py"),
              "--model", "prpn", "--preset", "tiny", "--steps", "1",
-             "--vocab-size", "50"]),
+             "--vocab-size", "50", "--matmul-size", "256"]),
         capture_output=True, text=True, timeout=600, cwd=REPO)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout.strip().splitlines()[-1])

@@ -114,7 +114,8 @@ def test_the_script_prints_one_json_line():
         command_server.argv(
             [sys.executable, "benchmarks/step_bound.py", "--model",
              "onlstm", "--preset", "tiny", "--vocab-size", "50",
-             "--repeats", "1", "--batch", "3", "--window", "4"]),
+             "--repeats", "1", "--batch", "3", "--window", "4",
+             "--matmul-size", "256"]),
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env=dict(os.environ, PYTHONPATH=REPO))
     assert out.returncode == 0, out.stderr[-2000:]

@@ -66,7 +66,8 @@ def test_train_throughput_prints_its_runs():
          sys.executable, os.path.join(REPO, "benchmarks",
                                       "train_throughput.py"),
          "--model", "onlstm", "--preset", "tiny", "--steps", "1",
-         "--vocab-size", "50", "--precision", "float32", "--jit", "off"]),
+         "--vocab-size", "50", "--precision", "float32", "--jit", "off",
+         "--matmul-size", "256"]),
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert process.returncode == 0, process.stderr[-2000:]
     result = json.loads(process.stdout[process.stdout.index("{"):])
