@@ -257,12 +257,18 @@ def test_versions_and_overwrite(tmp_path):
     model = _build(PRPNLanguageModel)
     folder = str(tmp_path / "served")
     assert next_version(folder) == 1
-    export_model(model, folder)
+    os.makedirs(os.path.join(folder, "1"))  # an earlier version
     assert export_model(model, folder).endswith(os.sep + "2")
     with pytest.raises(ValueError, match="exists"):
         export_model(model, folder, version=2)
+    marker = os.path.join(folder, "2", "assets.extra", "marker")
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    open(marker, "w").close()
     assert export_model(model, folder, version=2, overwrite=True).endswith("2")
+    assert not os.path.exists(marker)  # the version folder was replaced
+    assert os.path.exists(os.path.join(folder, "2", "saved_model.pb"))
     assert sorted(os.listdir(folder)) == ["1", "2"]
+    assert os.listdir(os.path.join(folder, "1")) == []  # left as it was
     with pytest.raises(ValueError, match="positive int"):
         export_model(model, folder, version=0)
 
