@@ -40,7 +40,7 @@ CLIENT = textwrap.dedent(
         result[path] = {
             name: {k: v.numpy().tolist()
                    for k, v in served.signatures[name](inputs).items()}
-            for name in request["signatures"]
+            for name in request["signatures"] if name in served.signatures
         }
     result["modules"] = sorted(
         m for m in sys.modules
@@ -65,7 +65,8 @@ def _through_server(words):
 
 def serve_in_fresh_process(paths, inputs, signatures, timeout=300):
     """Calls `signatures` of each SavedModel in `paths` on `inputs` (a list
-    of str) in a new process; returns the decoded JSON result."""
+    of str) in a new process, each SavedModel the ones it has; returns the
+    decoded JSON result."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     request = {"paths": list(paths), "inputs": list(inputs),
                "signatures": list(signatures)}

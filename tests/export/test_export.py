@@ -71,21 +71,29 @@ def _expected(model, sentences, distance):
 
 @pytest.fixture(scope="module")
 def served_fresh(tmp_path_factory):
-    """Each language model (`_build`) exported, and both SavedModels
+    """Each language model (`_build`) and the distance parser of either
+    head (presets `tiny`, `span_tiny`) exported, and every SavedModel
     served by one fresh TensorFlow process (one process start, not one per
-    model): `{cls: (model, path, folder, that process's answers)}`."""
+    model; each asked the signatures it has): `{cls or preset: (model,
+    path, folder, that process's answers)}`."""
+    from keras_ordered.models import DistanceParser
+
     models, paths = {}, {}
-    for cls in (ONLSTMLanguageModel, PRPNLanguageModel):
-        folder = tmp_path_factory.mktemp(cls.__name__) / "served"
-        models[cls] = _build(cls)
-        paths[cls] = (export_language_model(models[cls], str(folder)), folder)
+    builds = {ONLSTMLanguageModel: (ONLSTMLanguageModel, "tiny"),
+              PRPNLanguageModel: (PRPNLanguageModel, "tiny"),
+              "tiny": (DistanceParser, "tiny"),
+              "span_tiny": (DistanceParser, "span_tiny")}
+    for key, (cls, preset) in builds.items():
+        folder = tmp_path_factory.mktemp(f"{cls.__name__}_{preset}") / "served"
+        models[key] = _build(cls, preset=preset)
+        paths[key] = (export_model(models[key], str(folder)), folder)
     served = serve_in_fresh_process(
         [path for path, _ in paths.values()], SENTENCES,
         ["parse", "score", "serving_default"]
     )
-    return {cls: (models[cls], path, folder,
+    return {key: (models[key], path, folder,
                   dict(served[path], modules=served["modules"]))
-            for cls, (path, folder) in paths.items()}
+            for key, (path, folder) in paths.items()}
 
 
 @pytest.mark.parametrize("cls", [ONLSTMLanguageModel, PRPNLanguageModel])
@@ -127,16 +135,14 @@ def test_fresh_tensorflow_process_matches_the_keras_model(cls, served_fresh):
 
 
 @pytest.mark.parametrize("preset", ["tiny", "span_tiny"])
-def test_the_distance_parser_serves_its_trees(tmp_path, preset):
+def test_the_distance_parser_serves_its_trees(served_fresh, preset):
     # Either head: the gap decoder, and the span head's CKY, run in the
     # exported graph: a fresh TensorFlow process gives the trees the Keras
     # model gives, with only the standard model server's ops.
     from keras_ordered.export import ops
-    from keras_ordered.models import DistanceParser
 
-    model = _build(DistanceParser, preset=preset)
-    path = export_model(model, str(tmp_path / preset))
-    served = serve_in_fresh_process([path], SENTENCES, ["parse"])[path]
+    model, path, _, served = served_fresh[preset]
+    assert "score" not in served  # a parser, not a language model
     tokens = tokenize_python(SENTENCES)
     distances = model.sentence_distances(
         [normalize_words(t) for t in tokens])["gap/distance"]
