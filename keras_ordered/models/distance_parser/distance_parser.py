@@ -343,7 +343,9 @@ class DistanceParser(PresetMixin, SyntacticDistanceMixin, keras.Model):
         dropout: float, dropout on the embeddings and between layers.
         head: `"gap"` (a distance per gap, the default) or `"span"` (a
             score per span, parsed by CKY).
-        seed: int or None.
+        seed: int or None, seed of the dropouts (the initial weights
+            follow Keras' global seed: `keras.utils.set_random_seed`, which
+            the recipe sets from its `--seed`).
         dtype: the dtype policy of every layer (None: the global policy);
             the distances are float32 under any policy.
         **kwargs: `keras.Model` keyword arguments (`name`, `trainable`).
