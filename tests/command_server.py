@@ -437,14 +437,16 @@ def _start(connection, listener, server_env, children):
         connection.close()
         return None
     target = _target(request["argv"])
-    command = target is not None and _is_command(target, request["env"])
+    text = "" if target is None else _script_text(target)
+    command = target is not None and _is_command(target, request["env"],
+                                                 text)
     differ = _differs(request["env"], server_env, command)
     # A command asked for TensorFlow's start-up log shows it only when it
     # imports TensorFlow itself.
     from keras_ordered import _quiet
 
     logs = command and (_quiet.tf_logs_wanted(request["argv"]) or (
-        _is_cli(target) and "--verbose" in request["argv"]))
+        _is_cli(target, text) and "--verbose" in request["argv"]))
     if target is None or len(fds) != 3 or differ or logs:
         why = "not a Python command" if target is None else (
             "TensorFlow's log asked for" if logs else
@@ -549,23 +551,25 @@ def _child(target, fds, request):
     os._exit(code)
 
 
-def _is_command(target, env):
-    """Whether a fresh process of `target` would import the package as a
-    command does (`KERAS_ORDERED_QUIET`, which the console script, the
-    recipes and the benchmarks set before their imports)."""
+def _is_command(target, env, text):
+    """Whether a fresh process of `target` (a script's source `text`,
+    `_script_text`) would import the package as a command does
+    (`KERAS_ORDERED_QUIET`, which the console script, the recipes and the
+    benchmarks set before their imports)."""
     from keras_ordered import _quiet
 
-    text = _script_text(target)
-    return (_quiet._truthy(env.get(_quiet.QUIET_ENV)) or _is_cli(target)
+    return (_quiet._truthy(env.get(_quiet.QUIET_ENV))
+            or _is_cli(target, text)
             or "keras_ordered_cli" in text or _quiet.QUIET_ENV in text)
 
 
-def _is_cli(target):
-    """Whether `target` is the `keras-ordered` command line."""
+def _is_cli(target, text):
+    """Whether `target` (a script's source `text`) is the `keras-ordered`
+    command line."""
     kind, what, _ = target
     if kind == "module":
         return what.split(".")[0] == "keras_ordered_cli"
-    return "from keras_ordered_cli import main" in _script_text(target)
+    return "from keras_ordered_cli import main" in text
 
 
 def _script_text(target):

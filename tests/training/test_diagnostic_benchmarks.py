@@ -31,7 +31,8 @@ def _script(path, *args):
     """The JSON a script prints, run as a process from the repository."""
     process = subprocess.run(
         command_server.argv([sys.executable, path, *args]), cwd=REPO,
-        capture_output=True, text=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert process.returncode == 0, process.stderr[-2000:]
     return json.loads(process.stdout[process.stdout.index("{"):])
 
