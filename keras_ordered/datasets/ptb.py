@@ -217,6 +217,40 @@ def drop_sentences(sentences, excluded, vocabulary):
     return kept, len(sentences) - len(kept), len(seen)
 
 
+def reverse_sentences(ids, eos_id):
+    """The token stream with every sentence's words reversed, in place of
+    each sentence: `a b c <eos> d e <eos>` becomes `c b a <eos> e d <eos>`.
+
+    The text a backward-reading language model trains on (its `reading`
+    is `"backward"`); the sentences keep their order and their `<eos>`, so
+    every split keeps its tokens. A last sentence without its `<eos>` is
+    reversed too.
+
+    Args:
+        ids: 1-D int array, sentences each followed by `eos_id`.
+        eos_id: int, the id of `<eos>`.
+
+    Returns:
+        1-D int array of the same length and dtype.
+
+    Example:
+
+    >>> reverse_sentences(np.array([1, 2, 3, 0, 4, 5, 0]), 0)
+    array([3, 2, 1, 0, 5, 4, 0])
+    """
+    ids = np.asarray(ids)
+    ends = np.flatnonzero(ids == eos_id)
+    # Each token's sentence: [start, end) of the words before its <eos>.
+    bounds = np.concatenate([[-1], ends, [len(ids)]])
+    sentence = np.searchsorted(ends, np.arange(len(ids)))
+    start = bounds[sentence] + 1
+    end = bounds[sentence + 1]
+    positions = np.arange(len(ids))
+    words = ids != eos_id
+    source = np.where(words, start + end - 1 - positions, positions)
+    return ids[source]
+
+
 def load_data(path=None, download=True, max_words=10000, max_lines=None,
               exclude=None):
     """Loads the PTB language-modelling corpus.

@@ -30,6 +30,44 @@ from keras_ordered._tokens import UNK
 VOCABULARY_ASSET = "vocabulary.json"
 """The file of a `.keras` archive's assets that holds a model's words."""
 WORD_NUMBERS = "digit-runs"
+
+READINGS = ("forward", "backward")
+"""The directions a language model reads its text in (its `reading`)."""
+
+
+def backward_to_forward(distances):
+    """A backward-reading model's distances of one sentence, in the forward
+    convention of `SyntacticDistanceMixin.sentence_distances`.
+
+    Read backward (`w_{n-1} .. w_0`), the distance computed at a word
+    measures the gap between it and the word read before it: the gap
+    *after* it in the sentence's own order. So value `k > 0` of the result,
+    the gap between `w_{k-1}` and `w_k`, is the distance computed at
+    `w_{k-1}`; value 0, the gap before the first word, is the other
+    sentence boundary: the distance computed at the first word read.
+
+    Args:
+        distances: 1-D array, the distances in reading order.
+
+    Returns:
+        1-D array of the same length.
+
+    Example:
+
+    >>> backward_to_forward(np.array([9.0, 1.0, 2.0, 3.0]))
+    array([9., 3., 2., 1.])
+    """
+    distances = np.asarray(distances)
+    return np.concatenate([distances[:1], distances[:0:-1]])
+
+
+def check_reading(reading):
+    """Returns `reading` if it is one of `READINGS`; raises otherwise."""
+    if reading not in READINGS:
+        raise ValueError(
+            f"`reading` must be one of {READINGS}. Received: "
+            f"reading={reading!r}")
+    return reading
 """How `token_ids` writes the numbers of a word its vocabulary does not hold
 (`keras_ordered.datasets.treebank.normalize_word`): as the command line
 and the exported SavedModels do by default."""
@@ -294,6 +332,11 @@ class SyntacticDistanceMixin:
     """
 
     default_distance = None
+    reading = "forward"
+    """The direction the model reads (`READINGS`): a `"backward"` model was
+    trained on every sentence reversed (`--model-arg reading=backward`),
+    reads sentences reversed, and `sentence_distances` gives its distances
+    in the forward convention (`backward_to_forward`)."""
     reads_past_the_sentence = True
     """Whether a word's distance may depend on the `<eos>` after the
     sentence; a model whose distances depend only on the words up to
@@ -464,6 +507,18 @@ class SyntacticDistanceMixin:
                 )
         if not sentences:
             return {name: [] for name in names}
+        if self.reading == "backward":
+            read = self._read_distances(
+                [sentence[::-1] for sentence in sentences], batch_size,
+                progress, normalized, names)
+            return {name: [backward_to_forward(v) for v in values]
+                    for name, values in read.items()}
+        return self._read_distances(sentences, batch_size, progress,
+                                    normalized, names)
+
+    def _read_distances(self, sentences, batch_size, progress, normalized,
+                        names):
+        """`sentence_distances` of checked sentences, in reading order."""
         index = self._word_index()
         eos = index[EOS]
         # <bos or eos> w_1 .. w_n, and the closing <eos> if it counts.
