@@ -221,7 +221,7 @@ def reverse_sentences(ids, eos_id):
     """The token stream with every sentence's words reversed, in place of
     each sentence: `a b c <eos> d e <eos>` becomes `c b a <eos> e d <eos>`.
 
-    The text a backward-reading language model trains on (its `reading`
+    The text a backward-reading language model trains on (its `direction`
     is `"backward"`); the sentences keep their order and their `<eos>`, so
     every split keeps its tokens. A last sentence without its `<eos>` is
     reversed too.

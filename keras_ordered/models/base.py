@@ -31,8 +31,8 @@ VOCABULARY_ASSET = "vocabulary.json"
 """The file of a `.keras` archive's assets that holds a model's words."""
 WORD_NUMBERS = "digit-runs"
 
-READINGS = ("forward", "backward")
-"""The directions a language model reads its text in (its `reading`)."""
+DIRECTIONS = ("forward", "backward")
+"""The directions a language model reads its text in (its `direction`)."""
 
 
 def backward_to_forward(distances):
@@ -61,13 +61,13 @@ def backward_to_forward(distances):
     return np.concatenate([distances[:1], distances[:0:-1]])
 
 
-def check_reading(reading):
-    """Returns `reading` if it is one of `READINGS`; raises otherwise."""
-    if reading not in READINGS:
+def check_direction(direction):
+    """Returns `direction` if it is one of `DIRECTIONS`; raises otherwise."""
+    if direction not in DIRECTIONS:
         raise ValueError(
-            f"`reading` must be one of {READINGS}. Received: "
-            f"reading={reading!r}")
-    return reading
+            f"`direction` must be one of {DIRECTIONS}. Received: "
+            f"direction={direction!r}")
+    return direction
 """How `token_ids` writes the numbers of a word its vocabulary does not hold
 (`keras_ordered.datasets.treebank.normalize_word`): as the command line
 and the exported SavedModels do by default."""
@@ -332,9 +332,9 @@ class SyntacticDistanceMixin:
     """
 
     default_distance = None
-    reading = "forward"
-    """The direction the model reads (`READINGS`): a `"backward"` model was
-    trained on every sentence reversed (`--model-arg reading=backward`),
+    direction = "forward"
+    """The direction the model reads (`DIRECTIONS`): a `"backward"` model was
+    trained on every sentence reversed (`--model-arg direction=backward`),
     reads sentences reversed, and `sentence_distances` gives its distances
     in the forward convention (`backward_to_forward`)."""
     reads_past_the_sentence = True
@@ -507,7 +507,7 @@ class SyntacticDistanceMixin:
                 )
         if not sentences:
             return {name: [] for name in names}
-        if self.reading == "backward":
+        if self.direction == "backward":
             read = self._read_distances(
                 [sentence[::-1] for sentence in sentences], batch_size,
                 progress, normalized, names)

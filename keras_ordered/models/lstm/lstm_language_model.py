@@ -14,7 +14,7 @@ from keras_ordered.models.awd import AWDLanguageModelMixin
 from keras_ordered.models.awd import awd_graph
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
-from keras_ordered.models.base import check_reading
+from keras_ordered.models.base import check_direction
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
@@ -104,9 +104,9 @@ class LSTMLanguageModel(
         tar_beta: float, temporal activation regularisation weight.
         tie_weights: bool, share the embedding and softmax matrices.
         seed: int or None.
-        reading: `"forward"` (the default, as the papers) or `"backward"`:
+        direction: `"forward"` (the default, as the papers) or `"backward"`:
             a model trained on every sentence reversed
-            (`--model-arg reading=backward`); it reads sentences reversed
+            (`--model-arg direction=backward`); it reads sentences reversed
             and gives its distances in the forward convention
             (`keras_ordered.models.base.backward_to_forward`), so that its
             trees can join an ensemble with forward members.
@@ -148,7 +148,7 @@ class LSTMLanguageModel(
         tar_beta=1.0,
         tie_weights=True,
         seed=None,
-        reading="forward",
+        direction="forward",
         dtype=None,
         **kwargs,
     ):
@@ -185,7 +185,7 @@ class LSTMLanguageModel(
             self.tar_beta = tar_beta
             self.tie_weights = tie_weights
             self.seed = seed
-            self.reading = check_reading(reading)
+            self.direction = check_direction(direction)
             self.embedding = layers["embedding"]
             self.rnn_layers = layers["rnn_layers"]
             self.output_layer = layers["output_layer"]
@@ -211,7 +211,7 @@ class LSTMLanguageModel(
             "tar_beta": self.tar_beta,
             "tie_weights": self.tie_weights,
             "seed": self.seed,
-            "reading": self.reading,
+            "direction": self.direction,
         }
 
 

@@ -8,7 +8,7 @@ from keras_ordered.models.awd import AWDLanguageModelMixin
 from keras_ordered.models.awd import awd_graph
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
-from keras_ordered.models.base import check_reading
+from keras_ordered.models.base import check_direction
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
@@ -76,9 +76,9 @@ class ONLSTMLanguageModel(
             `keras_ordered.layers.FanInUniform`). The embedding starts
             uniform in +-0.1 either way, as in the official code.
         seed: int or None.
-        reading: `"forward"` (the default, as the papers) or `"backward"`:
+        direction: `"forward"` (the default, as the papers) or `"backward"`:
             a model trained on every sentence reversed
-            (`--model-arg reading=backward`); it reads sentences reversed
+            (`--model-arg direction=backward`); it reads sentences reversed
             and gives its distances in the forward convention
             (`keras_ordered.models.base.backward_to_forward`), so that its
             trees can join an ensemble with forward members.
@@ -130,7 +130,7 @@ class ONLSTMLanguageModel(
         tie_weights=True,
         initialization="keras",
         seed=None,
-        reading="forward",
+        direction="forward",
         dtype=None,
         **kwargs,
     ):
@@ -194,7 +194,7 @@ class ONLSTMLanguageModel(
             self.tie_weights = tie_weights
             self.initialization = initialization
             self.seed = seed
-            self.reading = check_reading(reading)
+            self.direction = check_direction(direction)
             self.embedding = layers["embedding"]
             self.rnn_layers = layers["rnn_layers"]
             self.output_layer = layers["output_layer"]
@@ -227,7 +227,7 @@ class ONLSTMLanguageModel(
             "tie_weights": self.tie_weights,
             "initialization": self.initialization,
             "seed": self.seed,
-            "reading": self.reading,
+            "direction": self.direction,
         }
 
 

@@ -96,7 +96,7 @@ from keras_ordered.layers.prpn_cell import PRPNReadingNetwork
 from keras_ordered.layers.prpn_predict import PRPNPredictNetwork
 from keras_ordered.models.base import PresetMixin
 from keras_ordered.models.base import SyntacticDistanceMixin
-from keras_ordered.models.base import check_reading
+from keras_ordered.models.base import check_direction
 from keras_ordered.models.base import check_vocabulary
 from keras_ordered.models.base import dtype_policy_scope
 from keras_ordered.models.base import base_model_config
@@ -144,9 +144,9 @@ class PRPNLanguageModel(
         recurrent_dropout: float, the per-window mask on the attended hidden
             states (the official `rdropout`, 0.5).
         seed: int or None, seed of the dropouts and the embedding initialiser.
-        reading: `"forward"` (the default, as the papers) or `"backward"`:
+        direction: `"forward"` (the default, as the papers) or `"backward"`:
             a model trained on every sentence reversed
-            (`--model-arg reading=backward`); it reads sentences reversed
+            (`--model-arg direction=backward`); it reads sentences reversed
             and gives its distances in the forward convention
             (`keras_ordered.models.base.backward_to_forward`), so that its
             trees can join an ensemble with forward members.
@@ -198,7 +198,7 @@ class PRPNLanguageModel(
         input_dropout=0.5,
         recurrent_dropout=0.5,
         seed=None,
-        reading="forward",
+        direction="forward",
         synchronized_batch_norm=None,
         dtype=None,
         **kwargs,
@@ -345,7 +345,7 @@ class PRPNLanguageModel(
             self.input_dropout = input_dropout
             self.recurrent_dropout = recurrent_dropout
             self.seed = seed
-            self.reading = check_reading(reading)
+            self.direction = check_direction(direction)
             self.synchronized_batch_norm = synchronized_batch_norm
             self.embedding = embedding
             self.parser = parser
@@ -457,7 +457,7 @@ class PRPNLanguageModel(
             "input_dropout": self.input_dropout,
             "recurrent_dropout": self.recurrent_dropout,
             "seed": self.seed,
-            "reading": self.reading,
+            "direction": self.direction,
             "synchronized_batch_norm": self.synchronized_batch_norm,
         }
 

@@ -394,7 +394,7 @@ def _load_data(experiment):
             download=False, max_lines=experiment.max_lines,
             exclude=excluded,
         )
-    if experiment.model_args.get("reading") == "backward":
+    if experiment.model_args.get("direction") == "backward":
         # A backward model: every split read with its sentences reversed
         # (the treebank records stay as written: the model reverses what
         # it parses itself).
@@ -403,7 +403,7 @@ def _load_data(experiment):
                                 ptb.reverse_sentences(valid_ids, eos))
         if test_ids is not None:
             test_ids = ptb.reverse_sentences(test_ids, eos)
-        print("Reading every sentence backward (reading=backward): the "
+        print("Reading every sentence backward (direction=backward): the "
               "model trains and is evaluated on the sentences reversed.")
     return types.SimpleNamespace(
         train_ids=train_ids, valid_ids=valid_ids, test_ids=test_ids,
