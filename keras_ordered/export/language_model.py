@@ -235,6 +235,12 @@ def export_language_model(model, output, version=None, distance=None,
             "exported model must map text to ids. Load it from its .keras "
             "file, or build it with vocabulary=[...words]."
         )
+    if getattr(model, "direction", "forward") != "forward":
+        raise ValueError(
+            "The model reads backward (direction='backward'): its served "
+            "signatures would read the sentences forward. Export supports "
+            "forward models only; parse with it in Python or the CLI, or "
+            "in an ensemble.")
     distance = distance or model.default_distance or names[0]
     if distance not in names:
         raise ValueError(
