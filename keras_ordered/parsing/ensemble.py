@@ -269,6 +269,110 @@ def _voted_tree(words, votes, weights, tie):
         total=float(sum(weights)), score=score, splits=splits)
 
 
+WEIGHT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+"""The weights `fit_weights` tries for each member."""
+
+
+def fit_weights(records, member_trees, grid=WEIGHT_GRID, rounds=3,
+                tie="right", start=None, min_gain=0.05, progress=None):
+    """Member weights chosen on gold trees, by coordinate ascent on
+    sentence F1.
+
+    Each round visits the members in order; for each, every weight of
+    `grid` is tried with the others held, and the best is kept if it
+    raises the averaged trees' sentence F1 by `min_gain` points or more.
+    It stops after `rounds` rounds, or after a round that kept nothing.
+    A local optimum, not the global one. Fit on the development split and
+    report on another: the weights have seen the gold trees of `records`.
+
+    Args:
+        records: the gold sentences (`TreebankSentence`s) to fit on.
+        member_trees: one list of trees per member, one tree per record
+            (`TreeEnsemble.member_trees`).
+        grid: the weights tried, non-negative.
+        rounds: the most rounds over the members.
+        tie: the tie rule of the averaged trees.
+        start: the weights to start from (None: 1 each).
+        min_gain: the least gain in sentence F1 (points) that moves a
+            weight.
+        progress: optional function called with `(member, weights,
+            sentence_f1)` after each member's turn.
+
+    Returns:
+        `(weights, sentence_f1)`: the weights (a list of floats) and the
+        averaged trees' sentence F1 on `records` with them.
+
+    Raises:
+        ValueError: fewer than two members, a member without one tree per
+            record, or a negative or non-finite weight in `grid` (one
+            line each).
+
+    Example:
+
+    ```python
+    # needs: wsj_sample
+    from keras_ordered.datasets.treebank import load_treebank_split
+    from keras_ordered.parsing import fit_weights
+    from keras_ordered.saving import load_shipped
+    dev, _ = load_treebank_split("../shared/data/wsj_sample/mrg", "dev")
+    ensemble = load_shipped("ensemble_ptb")
+    weights, f1 = fit_weights(dev, ensemble.member_trees(dev))
+    ```
+    """
+    from keras_ordered.parsing.evaluate import evaluate_trees
+
+    check_tie(tie)
+    records = list(records)
+    member_trees = [list(trees) for trees in member_trees]
+    count = len(member_trees)
+    if count < 2:
+        raise ValueError(f"Fitting weights needs two members or more, got "
+                         f"{count}.")
+    for member, trees in enumerate(member_trees):
+        if len(trees) != len(records):
+            raise ValueError(f"Member {member} has {len(trees)} trees for "
+                             f"{len(records)} sentences: give one per "
+                             "sentence.")
+    grid = sorted({float(value) for value in grid})
+    for value in grid:
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"Weights must be finite and non-negative, got "
+                             f"{value!r} in the grid.")
+    weights = check_weights(start, count)
+    words = [list(record.words) for record in records]
+    spans = [[trees_lib.tree_to_spans(tree) for tree in trees]
+             for trees in member_trees]
+
+    def score(candidate):
+        trees = []
+        for i, sentence in enumerate(words):
+            votes = _summed_votes([spans[m][i] for m in range(count)],
+                                  candidate)
+            splits, _ = best_splits(len(sentence), votes, tie)
+            trees.append(tree_from_splits(sentence, splits))
+        return evaluate_trees(records, trees)["sentence_f1"]
+
+    best = score(weights)
+    for _ in range(rounds):
+        moved = False
+        for member in range(count):
+            tried = {}
+            for value in grid:
+                candidate = list(weights)
+                candidate[member] = value
+                if value != weights[member] and any(candidate):
+                    tried[value] = score(candidate)
+            if tried:
+                value = max(tried, key=lambda v: (tried[v], -abs(v - 1)))
+                if tried[value] >= best + min_gain:
+                    weights[member], best, moved = value, tried[value], True
+            if progress is not None:
+                progress(member, list(weights), best)
+        if not moved:
+            break
+    return weights, best
+
+
 def split_member(spec):
     """`"MODEL[:DISTANCE]"` -> `(model, distance or None)`.
 

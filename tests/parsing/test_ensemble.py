@@ -267,3 +267,64 @@ def test_brute_force_enumerates_catalan_many_trees():
         1, 1, 2, 5, 14, 42, 132, 429]
     assert len({splits for _, splits in all_trees(0, 6)}) == 42
     assert list(itertools.islice(all_trees(0, 3), 2))[0][1] == (1, 2)
+
+
+# --- weights fitted on gold trees ------------------------------------------
+def _fitting_problem(count=40):
+    """The first dev sentences of the WSJ sample, a member that parses them
+    well (a binary tree holding every gold span), and two right-branching
+    members that outvote it at weight 1."""
+    from conftest import require_data
+    from keras_ordered.datasets.treebank import load_treebank_split
+    from keras_ordered.parsing import baseline_predictor
+    from keras_ordered.parsing.ensemble import tree_from_splits
+
+    records = load_treebank_split(require_data("wsj_sample", "mrg"),
+                                  "dev")[0][:count]
+    sentences = [list(r.words) for r in records]
+    good = [tree_from_splits(words, best_splits(
+        len(words), {tuple(span): 1.0 for span in r.spans})[0])
+        for words, r in zip(sentences, records)]
+    right = baseline_predictor("right-branching")(sentences)
+    return records, [good, right, list(right)]
+
+
+def test_fit_weights_raises_the_member_that_parses_well():
+    from keras_ordered.parsing import evaluate_trees
+    from keras_ordered.parsing import fit_weights
+
+    records, members = _fitting_problem()
+    words = [list(r.words) for r in records]
+
+    def f1(weights):
+        return evaluate_trees(records, [
+            average_tree(w, [m[i] for m in members], weights).tree
+            for i, w in enumerate(words)])["sentence_f1"]
+
+    uniform, alone = f1(None), evaluate_trees(records, members[0])[
+        "sentence_f1"]
+    assert alone > uniform + 20  # the two right-branching votes win
+    turns = []
+    weights, fitted = fit_weights(records, members,
+                                  progress=lambda *a: turns.append(a))
+    # The figure is the averaged trees' with the returned weights...
+    assert fitted == pytest.approx(f1(weights))
+    # ...the good member now outweighs the two others together, and the
+    # averaged trees are its own.
+    assert weights[0] > sum(weights[1:])
+    assert fitted == pytest.approx(alone)
+    assert len(turns) >= len(members)
+    # Starting where nothing can move keeps the start.
+    assert fit_weights(records, members, start=weights)[0] == weights
+
+
+def test_fit_weights_bad_input_is_one_line():
+    from keras_ordered.parsing import fit_weights
+
+    records, members = _fitting_problem(count=3)
+    with pytest.raises(ValueError, match="two members or more, got 1"):
+        fit_weights(records, members[:1])
+    with pytest.raises(ValueError, match="Member 1 has 2 trees for 3"):
+        fit_weights(records, [members[0], members[1][:2]])
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        fit_weights(records, members, grid=(1, -1))
