@@ -16,6 +16,10 @@ reads each split once, for all its distances.
 The record (JSON) holds the command, the CPU, and per ensemble and split
 every figure; `--markdown` prints the table of benchmarks/README.md.
 
+`--fit-weights NAME` also scores `NAME_fitted`: the same members with
+weights fitted on the development split (`keras_ordered.parsing.
+fit_weights`, coordinate ascent on sentence F1), reported on both splits.
+
 `--ship NAME` writes the shipped ensemble `saved_models/NAME/`
 (`ensemble.json` and its `README.md` card): of the run's ensembles, the
 one with the best development-split sentence F1 (right decoder, right
@@ -32,7 +36,9 @@ import time
 from keras_ordered._cpu import describe_cpu
 from keras_ordered.datasets.treebank import load_treebank_split
 from keras_ordered.parsing import baseline_predictor
+from keras_ordered.parsing import TreeEnsemble
 from keras_ordered.parsing import evaluate_trees
+from keras_ordered.parsing import fit_weights
 from keras_ordered.saving import load_ensemble
 from keras_ordered.training.crash_safety import write_json_atomically
 
@@ -71,6 +77,11 @@ def main(argv=None):
     parser.add_argument("--weights", action="append", default=[],
                         metavar="NAME=W,W",
                         help="weights of a named ensemble (default: 1 each)")
+    parser.add_argument("--fit-weights", action="append", default=[],
+                        metavar="NAME",
+                        help="also score NAME_fitted: NAME with its weights "
+                        "fitted on the development split "
+                        "(keras_ordered.parsing.fit_weights)")
     parser.add_argument("--record", metavar="FILE",
                         help="write the figures to FILE (JSON)")
     parser.add_argument("--markdown", action="store_true",
@@ -79,6 +90,11 @@ def main(argv=None):
                         help="write saved_models/NAME: the ensemble with "
                         "the best development-split F1")
     args = parser.parse_args(argv)
+    names = [entry.partition("=")[0] for entry in args.ensemble]
+    for name in args.fit_weights:
+        if name not in names:
+            parser.error(f"--fit-weights {name}: no --ensemble {name}=...; "
+                         f"the ensembles are {', '.join(names)}.")
     weights = {}
     for entry in args.weights:
         name, _, values = entry.partition("=")
@@ -114,12 +130,27 @@ def main(argv=None):
         }
         print(f"{name}: {len(ensemble.members)} members, "
               f"{time.time() - start:.0f} s", file=sys.stderr)
+        if name in args.fit_weights:
+            fitted = TreeEnsemble(ensemble.members, weights=fit_weights(
+                records["dev"], ensemble.member_trees(records["dev"]),
+                start=ensemble.weights)[0])
+            record["ensembles"][f"{name}_fitted"] = {
+                "members": [m.name for m in fitted.members],
+                "weights": fitted.weights,
+                "fitted_on": "dev",
+                "splits": {split: score_ensemble(fitted, split_records)
+                           for split, split_records in records.items()},
+            }
+            print(f"{name}_fitted: weights {fitted.weights}, "
+                  f"{time.time() - start:.0f} s", file=sys.stderr)
     if args.record:
         write_json_atomically(args.record, record, indent=1)
     if args.ship:
-        ship(record, args.ship, specs={
-            entry.partition("=")[0]: entry.partition("=")[2].split("+")
-            for entry in args.ensemble}, record_path=args.record)
+        specs = {entry.partition("=")[0]: entry.partition("=")[2].split("+")
+                 for entry in args.ensemble}
+        specs.update({f"{name}_fitted": specs[name]
+                      for name in args.fit_weights if name in specs})
+        ship(record, args.ship, specs=specs, record_path=args.record)
     if args.markdown:
         print(markdown(record))
     else:

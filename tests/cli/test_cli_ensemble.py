@@ -198,3 +198,40 @@ def test_the_drawn_ensemble_shows_each_spans_votes(fakes, capsys, tmp_path):
     assert ">2/2<" in svg and ">1/2<" in svg
     for word in ("a", "b", "c"):
         assert f">{word}<" in svg
+
+
+def test_ensemble_trees_fits_weights_on_the_development_split(
+        fakes, monkeypatch, tmp_path, capsys):
+    """`--fit-weights NAME` adds NAME_fitted, its weights fitted on dev."""
+    script = _ensemble_trees_script()
+    treebank = require_data("wsj_sample", "mrg")
+    read = script.load_treebank_split
+    # 60 sentences a split: the fitting's CKY passes in a second.
+    monkeypatch.setattr(script, "load_treebank_split",
+                        lambda folder, split: (read(folder, split)[0][:60],))
+    record = tmp_path / "record.json"
+    # Two left-branching votes against one right-branching.
+    command = ["--treebank", treebank, "--ensemble",
+               "pair=rising.keras+rising.keras+flat.keras",
+               "--fit-weights", "pair", "--record", str(record)]
+    assert script.main(command) == 0
+    written = json.loads(record.read_text())
+    ensembles = written["ensembles"]
+    plain, fitted = ensembles["pair"], ensembles["pair_fitted"]
+    assert fitted["fitted_on"] == "dev"
+    assert fitted["members"] == plain["members"]
+    assert plain["weights"] == [1.0, 1.0, 1.0]
+    default = script.DEFAULT
+
+    def f1(entry, split):
+        return entry["splits"][split]["ensemble"][default]["sentence_f1"]
+
+    # Right-branching beats left-branching on English: the fitted weights
+    # let the flat member's trees win (ties go right), on dev and on test.
+    assert fitted["weights"][2] >= sum(fitted["weights"][:2])
+    for split in ("dev", "test"):
+        right = written["splits"][split]["right_branching"]["sentence_f1"]
+        assert f1(fitted, split) == right > f1(plain, split) + 10
+    with pytest.raises(SystemExit):
+        script.main(command[:4] + ["--fit-weights", "other"])
+    assert "--fit-weights other: no --ensemble other=" in capsys.readouterr().err
