@@ -333,10 +333,12 @@ class SyntacticDistanceMixin:
 
     default_distance = None
     direction = "forward"
-    """The direction the model reads (`DIRECTIONS`): a `"backward"` model was
-    trained on every sentence reversed (`--model-arg direction=backward`),
-    reads sentences reversed, and `sentence_distances` gives its distances
-    in the forward convention (`backward_to_forward`)."""
+    """The direction the model reads (`DIRECTIONS`), a constructor argument
+    of the language models: a `"backward"` model was trained on every
+    sentence reversed (`--model-arg direction=backward`), reads sentences
+    reversed, and `sentence_distances` gives its distances in the forward
+    convention (`backward_to_forward`), so that its trees can join an
+    ensemble with forward members. Export refuses it."""
     reads_past_the_sentence = True
     """Whether a word's distance may depend on the `<eos>` after the
     sentence; a model whose distances depend only on the words up to

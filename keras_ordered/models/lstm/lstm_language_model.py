@@ -104,12 +104,8 @@ class LSTMLanguageModel(
         tar_beta: float, temporal activation regularisation weight.
         tie_weights: bool, share the embedding and softmax matrices.
         seed: int or None.
-        direction: `"forward"` (the default, as the papers) or `"backward"`:
-            a model trained on every sentence reversed
-            (`--model-arg direction=backward`); it reads sentences reversed
-            and gives its distances in the forward convention
-            (`keras_ordered.models.base.backward_to_forward`), so that its
-            trees can join an ensemble with forward members.
+        direction: `"forward"` (the default, as the papers) or
+            `"backward"` (see `SyntacticDistanceMixin.direction`).
         dtype: the dtype policy of every layer of the model (a
             `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
             None: the global policy. Kept in the config.

@@ -76,12 +76,8 @@ class ONLSTMLanguageModel(
             `keras_ordered.layers.FanInUniform`). The embedding starts
             uniform in +-0.1 either way, as in the official code.
         seed: int or None.
-        direction: `"forward"` (the default, as the papers) or `"backward"`:
-            a model trained on every sentence reversed
-            (`--model-arg direction=backward`); it reads sentences reversed
-            and gives its distances in the forward convention
-            (`keras_ordered.models.base.backward_to_forward`), so that its
-            trees can join an ensemble with forward members.
+        direction: `"forward"` (the default, as the papers) or
+            `"backward"` (see `SyntacticDistanceMixin.direction`).
         dtype: the dtype policy of every layer of the model (a
             `keras.DTypePolicy` or its name, such as `"mixed_bfloat16"`);
             None: the global policy. Kept in the config.

@@ -144,12 +144,8 @@ class PRPNLanguageModel(
         recurrent_dropout: float, the per-window mask on the attended hidden
             states (the official `rdropout`, 0.5).
         seed: int or None, seed of the dropouts and the embedding initialiser.
-        direction: `"forward"` (the default, as the papers) or `"backward"`:
-            a model trained on every sentence reversed
-            (`--model-arg direction=backward`); it reads sentences reversed
-            and gives its distances in the forward convention
-            (`keras_ordered.models.base.backward_to_forward`), so that its
-            trees can join an ensemble with forward members.
+        direction: `"forward"` (the default, as the papers) or
+            `"backward"` (see `SyntacticDistanceMixin.direction`).
         synchronized_batch_norm: bool or None, whether the two batch
             normalisations (parser, predict network) take their statistics
             over the global batch across the replicas of a `tf.distribute`
