@@ -30,6 +30,9 @@ from keras_ordered._tokens import UNK
 VOCABULARY_ASSET = "vocabulary.json"
 """The file of a `.keras` archive's assets that holds a model's words."""
 WORD_NUMBERS = "digit-runs"
+"""How `token_ids` writes the numbers of a word its vocabulary does not hold
+(`keras_ordered.datasets.treebank.normalize_word`): as the command line
+and the exported SavedModels do by default."""
 
 DIRECTIONS = ("forward", "backward")
 """The directions a language model reads its text in (its `direction`)."""
@@ -68,9 +71,6 @@ def check_direction(direction):
             f"`direction` must be one of {DIRECTIONS}. Received: "
             f"direction={direction!r}")
     return direction
-"""How `token_ids` writes the numbers of a word its vocabulary does not hold
-(`keras_ordered.datasets.treebank.normalize_word`): as the command line
-and the exported SavedModels do by default."""
 
 
 @keras.saving.register_keras_serializable(package="keras_ordered")
