@@ -52,11 +52,13 @@ def _figures(scores):
             "corpus_f1": round(scores["corpus_f1"], 2)}
 
 
-def score_ensemble(ensemble, records):
-    """Figures of the members and of the averaged trees on `records`."""
+def score_ensemble(ensemble, records, distances=None):
+    """Figures of the members and of the averaged trees on `records`
+    (`distances`: the members' of `records`, None to read them)."""
     result = {"members": {}, "ensemble": {}}
     for decoder, tie, member_trees, averaged in ensemble.rows(
-            records, ("right", "left"), ("right", "left")):
+            records, ("right", "left"), ("right", "left"),
+            distances=distances):
         if decoder == "right" and tie == "right":
             for member, trees in zip(ensemble.members, member_trees):
                 result["members"][member.name] = _figures(
@@ -122,23 +124,29 @@ def main(argv=None):
         start = time.time()
         ensemble = load_ensemble(members.split("+"),
                                  weights=weights.get(name))
+        # Each model reads each split once, for every figure of this name.
+        distances = {split: ensemble.member_distances(split_records)
+                     for split, split_records in records.items()}
         record["ensembles"][name] = {
             "members": [m.name for m in ensemble.members],
             "weights": ensemble.weights,
-            "splits": {split: score_ensemble(ensemble, split_records)
+            "splits": {split: score_ensemble(ensemble, split_records,
+                                             distances[split])
                        for split, split_records in records.items()},
         }
         print(f"{name}: {len(ensemble.members)} members, "
               f"{time.time() - start:.0f} s", file=sys.stderr)
         if name in args.fit_weights:
             fitted = TreeEnsemble(ensemble.members, weights=fit_weights(
-                records["dev"], ensemble.member_trees(records["dev"]),
+                records["dev"], ensemble.member_trees(
+                    records["dev"], distances=distances["dev"]),
                 start=ensemble.weights)[0])
             record["ensembles"][f"{name}_fitted"] = {
                 "members": [m.name for m in fitted.members],
                 "weights": fitted.weights,
                 "fitted_on": "dev",
-                "splits": {split: score_ensemble(fitted, split_records)
+                "splits": {split: score_ensemble(fitted, split_records,
+                                                 distances[split])
                            for split, split_records in records.items()},
             }
             print(f"{name}_fitted: weights {fitted.weights}, "

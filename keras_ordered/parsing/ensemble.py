@@ -538,7 +538,7 @@ class TreeEnsemble:
                 for i, w in enumerate(words)]
 
     def rows(self, sentences, decoders=None, ties=None, batch_size=64,
-             progress=None):
+             progress=None, distances=None):
         """The trees of each member and of the ensemble, per decoder and
         tie rule, from one reading of the sentences.
 
@@ -553,6 +553,8 @@ class TreeEnsemble:
                 ensemble's).
             ties: the tie rules (None: the ensemble's).
             batch_size, progress: as `member_distances`.
+            distances: the result of `member_distances`, to score the same
+                pass again (None: the members read the sentences).
 
         Returns:
             A list of `(decoder, tie, member_trees, averaged_trees)`, one
@@ -561,7 +563,9 @@ class TreeEnsemble:
         """
         words = [list(r.words) if hasattr(r, "words") else list(r)
                  for r in sentences]
-        distances = self.member_distances(sentences, batch_size, progress)
+        if distances is None:
+            distances = self.member_distances(sentences, batch_size,
+                                              progress)
         rows = []
         for decoder in decoders or [self.decoder]:
             trees = self.member_trees(sentences, decoder=decoder,
