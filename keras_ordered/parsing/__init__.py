@@ -21,6 +21,7 @@ from keras_ordered.parsing.ensemble import Member
 from keras_ordered.parsing.ensemble import TreeEnsemble
 from keras_ordered.parsing.ensemble import average_tree
 from keras_ordered.parsing.ensemble import fit_weights
+from keras_ordered.parsing.ensemble import smoothed_votes
 from keras_ordered.parsing.ensemble import span_votes
 from keras_ordered.parsing.evalb import COLLINS_PARAMS
 from keras_ordered.parsing.evalb import EvalbParams

@@ -40,6 +40,7 @@ Reference:
     Constituency Parsing", ICLR.
 """
 
+import collections.abc
 import dataclasses
 import math
 
@@ -155,12 +156,81 @@ def span_votes(trees, weights=None):
 
 
 def _summed_votes(span_sets, weights):
-    """dict span -> the summed weights of the sets holding it."""
+    """dict span -> the summed weights of the sets holding it; a member
+    given as a mapping span -> vote (`smoothed_votes`) adds its weight
+    times the span's vote."""
     votes = {}
     for spans, weight in zip(span_sets, weights):
-        for span in spans:
-            votes[span] = votes.get(span, 0.0) + weight
+        if isinstance(spans, collections.abc.Mapping):
+            for span, value in spans.items():
+                votes[span] = votes.get(span, 0.0) + weight * value
+        else:
+            for span in spans:
+                votes[span] = votes.get(span, 0.0) + weight
     return votes
+
+
+def check_smoothing(smoothing, samples):
+    """`(smoothing, samples)` as `(float, int)`; else a one-line
+    ValueError (a negative or non-finite smoothing, fewer than one
+    sample)."""
+    smoothing = float(smoothing)
+    if not math.isfinite(smoothing) or smoothing < 0:
+        raise ValueError(f"The smoothing must be finite and non-negative, "
+                         f"got {smoothing!r}.")
+    if isinstance(samples, bool) or int(samples) != samples or samples < 1:
+        raise ValueError(f"samples must be a whole number of 1 or more, got "
+                         f"{samples!r}.")
+    return smoothing, int(samples)
+
+
+def smoothed_votes(distances, decoder="right", smoothing=0.0, samples=16,
+                   seed=0):
+    """One member's votes for the spans of one sentence.
+
+    With `smoothing=0` (hit counts, as Shayegh et al.), each span of the
+    member's tree gets 1. Otherwise the member's distances are decoded
+    `samples` times, each time with Gaussian noise of standard deviation
+    `smoothing` times the standard deviation of the sentence's distances,
+    and each span gets the share of those trees that hold it: a member
+    whose tree hangs on a near tie votes less for it. The noise depends
+    only on `seed` and the sentence's length, so a sentence gets the
+    same votes whatever else is parsed with it.
+
+    Args:
+        distances: 1-D array-like of finite floats, one per word.
+        decoder: the member's top-down decoder (`distances_to_spans`).
+        smoothing: the noise's scale, relative to the distances' spread.
+        samples: the noisy decodings averaged (with `smoothing > 0`).
+        seed: an int, or a tuple of ints (a member's index beside the
+            ensemble's seed).
+
+    Returns:
+        dict `(start, end)` -> vote in (0, 1], for spans of two words or
+        more (the whole sentence's included).
+
+    Example:
+
+    >>> smoothed_votes([0.0, 0.1, 0.9])
+    {(0, 2): 1.0, (0, 3): 1.0}
+    >>> votes = smoothed_votes([0.0, 0.5, 0.5], smoothing=1.0, samples=8)
+    >>> sorted(votes)  # both trees of three words, each in a share
+    [(0, 2), (0, 3), (1, 3)]
+    """
+    smoothing, samples = check_smoothing(smoothing, samples)
+    values = np.asarray(distances, dtype="float64")
+    if smoothing == 0.0:
+        return dict.fromkeys(sorted(trees_lib.distances_to_spans(
+            values, decoder=decoder)), 1.0)
+    rng = np.random.default_rng((*np.atleast_1d(seed).tolist(), len(values)))
+    noise = rng.standard_normal((samples, len(values)))
+    scale = smoothing * float(values.std())
+    votes = {}
+    for row in noise:
+        for span in trees_lib.distances_to_spans(values + scale * row,
+                                                 decoder=decoder):
+            votes[span] = votes.get(span, 0) + 1
+    return {span: count / samples for span, count in sorted(votes.items())}
 
 
 def best_splits(length, votes, tie="right"):
@@ -288,7 +358,8 @@ def fit_weights(records, member_trees, grid=WEIGHT_GRID, rounds=3,
     Args:
         records: the gold sentences (`TreebankSentence`s) to fit on.
         member_trees: one list of trees per member, one tree per record
-            (`TreeEnsemble.member_trees`).
+            (`TreeEnsemble.member_trees`); or of vote dicts, span -> vote
+            (`TreeEnsemble.member_votes`, for a smoothed ensemble).
         grid: the weights tried, non-negative.
         rounds: the most rounds over the members.
         tie: the tie rule of the averaged trees.
@@ -314,7 +385,7 @@ def fit_weights(records, member_trees, grid=WEIGHT_GRID, rounds=3,
     from keras_ordered.datasets.treebank import load_treebank_split
     from keras_ordered.parsing import fit_weights
     from keras_ordered.saving import load_shipped
-    dev, _ = load_treebank_split("../shared/data/wsj_sample/mrg", "dev")
+    dev, _, _ = load_treebank_split("../shared/data/wsj_sample/mrg", "dev")
     ensemble = load_shipped("ensemble_ptb")
     weights, f1 = fit_weights(dev, ensemble.member_trees(dev))
     ```
@@ -340,7 +411,8 @@ def fit_weights(records, member_trees, grid=WEIGHT_GRID, rounds=3,
                              f"{value!r} in the grid.")
     weights = check_weights(start, count)
     words = [list(record.words) for record in records]
-    spans = [[trees_lib.tree_to_spans(tree) for tree in trees]
+    spans = [[entry if isinstance(entry, collections.abc.Mapping)
+              else trees_lib.tree_to_spans(entry) for entry in trees]
              for trees in member_trees]
 
     def score(candidate):
@@ -428,6 +500,13 @@ class TreeEnsemble:
             always parses with it.
         tie: the tie rule of the averaging, `"right"` or `"left"`.
         names: optional name per entry of `members`, for messages.
+        smoothing: 0 (the default: hit counts, as Shayegh et al.) or the
+            scale of the noise under which each member votes for a span
+            with the share of its noisy trees that hold it
+            (`smoothed_votes`).
+        samples: the noisy decodings per member and sentence (with
+            `smoothing > 0`).
+        seed: the noise's seed; member `i` draws from `(seed, i)`.
 
     Example:
 
@@ -446,7 +525,7 @@ class TreeEnsemble:
     """
 
     def __init__(self, members, weights=None, decoder="right", tie="right",
-                 names=None):
+                 names=None, smoothing=0.0, samples=16, seed=0):
         from keras_ordered.parsing.evaluate import check_distance_model
 
         trees_lib.check_decoder(decoder)
@@ -486,6 +565,8 @@ class TreeEnsemble:
         self.weights = check_weights(weights, len(expanded))
         self.decoder = decoder
         self.tie = tie
+        self.smoothing, self.samples = check_smoothing(smoothing, samples)
+        self.seed = int(seed)
 
     def member_distances(self, sentences, batch_size=64, progress=None):
         """Every member's distances: a list (one per member) of lists of
@@ -529,10 +610,24 @@ class TreeEnsemble:
                  for w, d in zip(words, values)]
                 for member, values in zip(self.members, distances)]
 
+    def member_votes(self, sentences, batch_size=64, progress=None,
+                     decoder=None, distances=None):
+        """Every member's votes: a list (one per member) of lists (one per
+        sentence) of dicts span -> vote (`smoothed_votes`, with the
+        ensemble's smoothing). Arguments as `member_trees`."""
+        if distances is None:
+            distances = self.member_distances(sentences, batch_size, progress)
+        return [[smoothed_votes(d, self.member_decoder(member, decoder),
+                                self.smoothing, self.samples,
+                                (self.seed, index))
+                 for d in values]
+                for index, (member, values) in enumerate(
+                    zip(self.members, distances))]
+
     def averaged(self, words, member_trees, tie=None):
         """The averaged tree of each sentence (`average_tree`) from the
         members' trees (`member_trees`), with tie rule `tie` (None: the
-        ensemble's)."""
+        ensemble's): hit counts, whatever the ensemble's smoothing."""
         return [average_tree(w, [trees[i] for trees in member_trees],
                              self.weights, tie or self.tie)
                 for i, w in enumerate(words)]
@@ -559,7 +654,8 @@ class TreeEnsemble:
         Returns:
             A list of `(decoder, tie, member_trees, averaged_trees)`, one
             per decoder and tie rule: `member_trees` one list per member,
-            `averaged_trees` the ensemble's trees (`nltk.Tree`s).
+            `averaged_trees` the ensemble's trees (`nltk.Tree`s, from the
+            members' votes with the ensemble's smoothing).
         """
         words = [list(r.words) if hasattr(r, "words") else list(r)
                  for r in sentences]
@@ -570,10 +666,20 @@ class TreeEnsemble:
         for decoder in decoders or [self.decoder]:
             trees = self.member_trees(sentences, decoder=decoder,
                                       distances=distances)
+            votes = self.member_votes(sentences, decoder=decoder,
+                                      distances=distances)
             for tie in ties or [self.tie]:
                 rows.append((decoder, tie, trees, [
-                    parsed.tree for parsed in self.averaged(words, trees, tie)]))
+                    parsed.tree for parsed in self._averaged_votes(
+                        words, votes, tie)]))
         return rows
+
+    def _averaged_votes(self, words, member_votes, tie):
+        """The `AveragedTree` of each sentence from the members' votes."""
+        return [_voted_tree(w, _summed_votes([v[i] for v in member_votes],
+                                             self.weights),
+                            self.weights, tie)
+                for i, w in enumerate(words)]
 
     def member_decoder(self, member, decoder=None):
         """The decoder of a member: its model's own (`default_decoder`),
@@ -595,17 +701,10 @@ class TreeEnsemble:
         """
         words = [list(r.words) if hasattr(r, "words") else list(r)
                  for r in sentences]
-        distances = self.member_distances(sentences, batch_size, progress)
-        # Each member's spans straight from its distances: the spans of
-        # its trees (`member_trees`), without building them.
-        spans = [[trees_lib.distances_to_spans(
-                      d, decoder=self.member_decoder(member))
-                  for d in values]
-                 for member, values in zip(self.members, distances)]
-        return [_voted_tree(w, _summed_votes([s[i] for s in spans],
-                                             self.weights),
-                            self.weights, self.tie)
-                for i, w in enumerate(words)]
+        # Each member's votes straight from its distances (with no
+        # smoothing, the spans of its trees, without building them).
+        votes = self.member_votes(sentences, batch_size, progress)
+        return self._averaged_votes(words, votes, self.tie)
 
     def predictor(self, batch_size=64, progress=None):
         """A `predict` function (word lists -> trees), as

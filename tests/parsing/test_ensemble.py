@@ -328,3 +328,119 @@ def test_fit_weights_bad_input_is_one_line():
         fit_weights(records, [members[0], members[1][:2]])
     with pytest.raises(ValueError, match="finite and non-negative"):
         fit_weights(records, members, grid=(1, -1))
+
+
+# --- smoothed votes ----------------------------------------------------------
+def _normal_cdf(x):
+    from math import erf, sqrt
+    return 0.5 * (1.0 + np.vectorize(erf)(np.asarray(x) / sqrt(2.0)))
+
+
+def test_smoothed_votes_are_the_share_of_noisy_trees_that_hold_a_span():
+    # Three words, right decoder: the tree is ((a b) c) exactly when the
+    # last distance is the largest (the first maximum wins), else
+    # (a (b c)). Under noise of standard deviation s, by a numerical
+    # integral independent of the sampler:
+    #   P(((a b) c)) = E_z[Phi((d2 - d0)/s + z) Phi((d2 - d1)/s + z)].
+    from keras_ordered.parsing import smoothed_votes
+
+    distances = np.array([0.2, 0.9, 0.7])
+    smoothing = 0.8
+    scale = smoothing * distances.std()
+    z = np.linspace(-8, 8, 4001)
+    density = np.exp(-z ** 2 / 2) / np.sqrt(2 * np.pi)
+    left = float(np.sum(
+        density * _normal_cdf((distances[2] - distances[0]) / scale + z)
+        * _normal_cdf((distances[2] - distances[1]) / scale + z)) * (z[1] - z[0]))
+    votes = smoothed_votes(distances, smoothing=smoothing, samples=20000)
+    assert votes[(0, 3)] == 1.0
+    assert votes[(0, 2)] == pytest.approx(left, abs=0.015)
+    assert votes[(1, 3)] == pytest.approx(1 - left, abs=0.015)
+    assert 0.1 < left < 0.5  # a real share, not a sure tree
+
+
+@pytest.mark.parametrize("decoder", ["right", "left", "gap"])
+def test_no_smoothing_gives_the_members_tree_at_one_vote(decoder):
+    from keras_ordered.parsing import smoothed_votes
+    from keras_ordered.parsing.trees import distances_to_spans
+
+    rng = np.random.default_rng(3)
+    for n in range(1, 12):
+        d = rng.integers(0, 4, n).astype(float)
+        assert smoothed_votes(d, decoder) == {
+            span: 1.0 for span in distances_to_spans(d, decoder)}
+        # Constant distances have no spread: the noise cannot move them.
+        flat = np.ones(n)
+        assert smoothed_votes(flat, decoder, smoothing=1.0) == smoothed_votes(
+            flat, decoder)
+
+
+def test_a_smoothed_ensemble_trusts_members_far_from_a_tie():
+    # Member "sure" parses ((a b) (c d)) by a wide margin; two members
+    # "unsure" parse (a (b (c d))) on a near tie of their distances at
+    # "b" and "c" (the other side of the tie is the sure member's tree).
+    # Hit counts: the two outvote the one. Smoothed: their votes split
+    # between their two near-tied trees, and the sure member's tree wins.
+    class Fixed:
+        distance_names = ["d"]
+
+        def __init__(self, values):
+            self.values = np.asarray(values, dtype=float)
+
+        def sentence_distances(self, sentences, batch_size=64, progress=None):
+            return {"d": [self.values for _ in sentences]}
+
+    sure, unsure = Fixed([0.0, 0.0, 5.0, 0.0]), Fixed([0.0, 1.01, 1.0, 0.0])
+    members = [sure, unsure, unsure]
+    words = [["a", "b", "c", "d"]]
+    hard = TreeEnsemble(members, names=["sure", "u1", "u2"])
+    soft = TreeEnsemble(members, names=["sure", "u1", "u2"], smoothing=0.5,
+                        samples=64)
+    assert hard.parse(words)[0].brackets == "(a (b (c d)))"
+    (parsed,) = soft.parse(words)
+    assert parsed.brackets == "((a b) (c d))"
+    # Each unsure member splits its vote between its two trees.
+    votes = soft.member_votes(words)
+    assert 0.2 < votes[1][0][(1, 4)] < 0.8
+    assert votes[0][0] == {(0, 2): 1.0, (0, 4): 1.0, (2, 4): 1.0}
+    # The averaged rows (what evaluate-parsing scores) use the same votes.
+    (row,) = soft.rows(words)
+    assert tree_to_brackets(row[3][0]) == "((a b) (c d))"
+
+
+def test_smoothed_votes_do_not_depend_on_the_other_sentences():
+    ensemble = TreeEnsemble([(RandomDistances(1), "all"), RandomDistances(2)],
+                            names=["one", "two"], smoothing=0.3, seed=7)
+    rng = np.random.default_rng(1)
+    sentences = [[f"w{rng.integers(9)}" for _ in range(n)]
+                 for n in (5, 9, 5, 12, 3)]
+    together = ensemble.parse(sentences)
+    for sentence, parsed in zip(sentences, together):
+        (alone,) = ensemble.parse([sentence])
+        assert (alone.brackets, alone.votes) == (parsed.brackets, parsed.votes)
+    # Members draw different noise: their votes differ on the same values.
+    twins = TreeEnsemble([RandomDistances(1), RandomDistances(1)],
+                         names=["x", "y"], smoothing=0.5, samples=8)
+    a, b = twins.member_votes(sentences)
+    assert a != b
+
+
+def test_fit_weights_takes_votes_as_it_takes_trees():
+    from keras_ordered.parsing import fit_weights
+
+    records, members = _fitting_problem(count=12)
+    votes = [[{span: 1.0 for span in tree_to_spans(tree)} for tree in trees]
+             for trees in members]
+    assert fit_weights(records, votes) == fit_weights(records, members)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"smoothing": -0.1}, "smoothing must be finite and non-negative"),
+    ({"smoothing": float("nan")}, "smoothing must be finite"),
+    ({"smoothing": 0.2, "samples": 0}, "samples must be a whole number"),
+    ({"smoothing": 0.2, "samples": 2.5}, "samples must be a whole number"),
+])
+def test_bad_smoothing_is_one_line(kwargs, match):
+    with pytest.raises(ValueError, match=match) as error:
+        TreeEnsemble([Distances(), Distances()], **kwargs)
+    assert "\n" not in str(error.value)
