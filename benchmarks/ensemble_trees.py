@@ -20,6 +20,11 @@ every figure; `--markdown` prints the table of benchmarks/README.md.
 weights fitted on the development split (`keras_ordered.parsing.
 fit_weights`, coordinate ascent on sentence F1), reported on both splits.
 
+`--smoothing NAME=S` smooths the votes of ensemble NAME
+(`keras_ordered.parsing.TreeEnsemble(smoothing=S)`: each member votes for
+a span with the share of its noisy trees that hold it); its fitted
+weights are fitted on the smoothed votes.
+
 `--ship NAME` writes the shipped ensemble `saved_models/NAME/`
 (`ensemble.json` and its `README.md` card): of the run's ensembles, the
 one with the best development-split sentence F1 (right decoder, right
@@ -79,6 +84,10 @@ def main(argv=None):
     parser.add_argument("--weights", action="append", default=[],
                         metavar="NAME=W,W",
                         help="weights of a named ensemble (default: 1 each)")
+    parser.add_argument("--smoothing", action="append", default=[],
+                        metavar="NAME=S",
+                        help="smooth the votes of a named ensemble "
+                        "(default: 0, hit counts)")
     parser.add_argument("--fit-weights", action="append", default=[],
                         metavar="NAME",
                         help="also score NAME_fitted: NAME with its weights "
@@ -93,10 +102,16 @@ def main(argv=None):
                         "the best development-split F1")
     args = parser.parse_args(argv)
     names = [entry.partition("=")[0] for entry in args.ensemble]
-    for name in args.fit_weights:
-        if name not in names:
-            parser.error(f"--fit-weights {name}: no --ensemble {name}=...; "
-                         f"the ensembles are {', '.join(names)}.")
+    smoothing = {}
+    for entry in args.smoothing:
+        name, _, value = entry.partition("=")
+        smoothing[name] = float(value)
+    for option, named in (("--fit-weights", args.fit_weights),
+                          ("--smoothing", smoothing)):
+        for name in named:
+            if name not in names:
+                parser.error(f"{option} {name}: no --ensemble {name}=...; "
+                             f"the ensembles are {', '.join(names)}.")
     weights = {}
     for entry in args.weights:
         name, _, values = entry.partition("=")
@@ -123,13 +138,15 @@ def main(argv=None):
         name, _, members = entry.partition("=")
         start = time.time()
         ensemble = load_ensemble(members.split("+"),
-                                 weights=weights.get(name))
+                                 weights=weights.get(name),
+                                 smoothing=smoothing.get(name))
         # Each model reads each split once, for every figure of this name.
         distances = {split: ensemble.member_distances(split_records)
                      for split, split_records in records.items()}
         record["ensembles"][name] = {
             "members": [m.name for m in ensemble.members],
             "weights": ensemble.weights,
+            **_smoothing(ensemble),
             "splits": {split: score_ensemble(ensemble, split_records,
                                              distances[split])
                        for split, split_records in records.items()},
@@ -137,13 +154,16 @@ def main(argv=None):
         print(f"{name}: {len(ensemble.members)} members, "
               f"{time.time() - start:.0f} s", file=sys.stderr)
         if name in args.fit_weights:
-            fitted = TreeEnsemble(ensemble.members, weights=fit_weights(
-                records["dev"], ensemble.member_trees(
+            fitted = TreeEnsemble(
+                ensemble.members, smoothing=ensemble.smoothing,
+                samples=ensemble.samples, seed=ensemble.seed,
+                weights=fit_weights(records["dev"], ensemble.member_votes(
                     records["dev"], distances=distances["dev"]),
-                start=ensemble.weights)[0])
+                    start=ensemble.weights)[0])
             record["ensembles"][f"{name}_fitted"] = {
                 "members": [m.name for m in fitted.members],
                 "weights": fitted.weights,
+                **_smoothing(fitted),
                 "fitted_on": "dev",
                 "splits": {split: score_ensemble(fitted, split_records,
                                                  distances[split])
@@ -167,6 +187,11 @@ def main(argv=None):
 
 
 DEFAULT = "right decoder, right ties"
+
+
+def _smoothing(ensemble):
+    """The record's (and card's) `smoothing` entry: none for hit counts."""
+    return {"smoothing": ensemble.smoothing} if ensemble.smoothing else {}
 
 
 def ship(record, name, specs, record_path=None):
@@ -199,6 +224,7 @@ def ship(record, name, specs, record_path=None):
         "weights": None if len(set(entry["weights"])) == 1 else entry["weights"],
         "decoder": "right",
         "tie": "right",
+        **({"smoothing": entry["smoothing"]} if "smoothing" in entry else {}),
         "command": record["command"],
         "record": record_path,
         "cpu": record["cpu"],
@@ -235,6 +261,8 @@ def ensemble_readme(card):
         for m, w in zip(card["expanded_members"],
                         weights or [1] * len(card["expanded_members"])))
     weighting = "weight 1 each" if weights is None else "weighted"
+    if card.get("smoothing"):
+        weighting += f", votes smoothed ({card['smoothing']:g})"
     return f"""# {card['name']}
 
 A shipped ensemble: no model of its own, the averaged trees of shipped

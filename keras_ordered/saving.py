@@ -274,7 +274,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         ) from None
 
 
-def load_ensemble(specs, weights=None, decoder=None, tie=None):
+def load_ensemble(specs, weights=None, decoder=None, tie=None,
+                  smoothing=None):
     """A `keras_ordered.parsing.TreeEnsemble` of named members.
 
     Args:
@@ -282,11 +283,13 @@ def load_ensemble(specs, weights=None, decoder=None, tie=None):
             files or shipped names, with one distance, `all` of them, or
             none (the model's default); a shipped ensemble's name stands
             for its members (and, when it is the only spec, its weights,
-            decoder and tie rule).
+            decoder, tie rule and smoothing).
         weights: one weight per member once expanded (None: the shipped
             ensemble's, or 1 each).
         decoder, tie: `"right"` or `"left"` (None: the shipped ensemble's,
             or `"right"`).
+        smoothing: the members' vote smoothing (`TreeEnsemble`; None: the
+            shipped ensemble's, or 0, hit counts).
 
     Returns:
         The `TreeEnsemble`; each model file is loaded once.
@@ -313,6 +316,7 @@ def load_ensemble(specs, weights=None, decoder=None, tie=None):
             weights = preset["weights"] if weights is None else weights
             decoder = decoder or preset["decoder"]
             tie = tie or preset["tie"]
+            smoothing = preset["smoothing"] if smoothing is None else smoothing
     loaded, entries, names = {}, [], []
     for spec in expanded:
         path, distance = split_member(spec)
@@ -322,7 +326,8 @@ def load_ensemble(specs, weights=None, decoder=None, tie=None):
         entries.append((loaded[path], distance))
         names.append(path)
     return TreeEnsemble(entries, weights=weights, decoder=decoder or "right",
-                        tie=tie or "right", names=names)
+                        tie=tie or "right", names=names,
+                        smoothing=smoothing or 0.0)
 
 
 def load_shipped(name, expected_class=None, compile=False):

@@ -180,7 +180,7 @@ def ensemble_members(name):
 
     Returns:
         None, or a dict with `members` (list of str), `weights` (list of
-        float or None), `decoder` and `tie`.
+        float or None), `decoder`, `tie` and `smoothing` (0: hit counts).
     """
     if not isinstance(name, str) or name not in ensemble_names():
         return None
@@ -188,7 +188,8 @@ def ensemble_members(name):
     return {"members": list(card["members"]),
             "weights": card.get("weights"),
             "decoder": card.get("decoder", "right"),
-            "tie": card.get("tie", "right")}
+            "tie": card.get("tie", "right"),
+            "smoothing": card.get("smoothing", 0.0)}
 
 
 def shipped_model_path(name):

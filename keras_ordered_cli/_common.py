@@ -349,7 +349,8 @@ TIE_RULES = ("right", "left")
 
 
 def add_ensemble_arguments(parser, tie_choices=TIE_RULES):
-    """Adds `--weights` and `--tie`, the options of tree averaging."""
+    """Adds `--weights`, `--tie` and `--smoothing`, the options of tree
+    averaging."""
     parser.add_argument(
         "--weights",
         type=_weights,
@@ -367,6 +368,15 @@ def add_ensemble_arguments(parser, tie_choices=TIE_RULES):
         "left-branching (left)"
         + (", or both (a row each)." if "both" in tie_choices else "."),
     )
+    parser.add_argument(
+        "--smoothing",
+        type=_smoothing,
+        metavar="S",
+        help="Ensembles: 0 (hit counts, the default of a list of models) or "
+        "the noise, relative to each sentence's distances, under which each "
+        "member votes for a span with the share of its noisy trees that "
+        "hold it (default: a shipped ensemble's own).",
+    )
 
 
 def _weights(text):
@@ -379,6 +389,21 @@ def _weights(text):
         raise argparse.ArgumentTypeError(
             f"must be numbers separated by commas (1,2,0.5), got {text!r}"
         ) from None
+
+
+def _smoothing(text):
+    """`argparse` type of `--smoothing`: a finite number, 0 or more."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a number, 0 or more, got {text!r}")
+    return value
 
 
 def split_member(spec):
@@ -402,7 +427,8 @@ def is_ensemble(specs):
     return standalone_module("shipped").ensemble_members(name) is not None
 
 
-def load_ensemble(specs, weights=None, decoder=None, tie="right"):
+def load_ensemble(specs, weights=None, decoder=None, tie="right",
+                  smoothing=None):
     """A `keras_ordered.parsing.TreeEnsemble` of the `--model` members
     (`keras_ordered.saving.load_ensemble`): `--weights`, `--decoder` and
     `--tie` replace a shipped ensemble's own. A line on stderr notes
@@ -415,6 +441,7 @@ def load_ensemble(specs, weights=None, decoder=None, tie="right"):
         decoder: the `--decoder` (`left` or `gap` replace the ensemble's;
             None, `right` and `both` keep it).
         tie: the `--tie` (`left` replaces the ensemble's).
+        smoothing: the `--smoothing`, or None (the ensemble's own, or 0).
 
     Raises:
         CommandError: a member that is not a model of syntactic distances,
@@ -427,7 +454,7 @@ def load_ensemble(specs, weights=None, decoder=None, tie="right"):
         ensemble = load(
             specs, weights=weights,
             decoder=decoder if decoder in ("left", "gap") else None,  # "both": rows
-            tie="left" if tie == "left" else None)
+            tie="left" if tie == "left" else None, smoothing=smoothing)
     except (ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     models = {id(m.model): m for m in ensemble.members}

@@ -104,6 +104,7 @@ class EvaluateParsingRequest:
             decides).
         weights: the members' `--weights`, or None.
         tie: str, the ensemble's `--tie` rule (`right`, `left`, `both`).
+        smoothing: float or None, the ensemble's `--smoothing`.
         layer: int or None, `--layer`.
         distance: str or None, `--distance`.
         protocols: tuple of str, the `--protocol` names, once each
@@ -137,6 +138,7 @@ class EvaluateParsingRequest:
     ensemble: bool = False
     weights: tuple | None = None
     tie: str = "right"
+    smoothing: float | None = None
     layer: int | None = None
     distance: str | None = None
     protocols: tuple = ()
@@ -169,7 +171,8 @@ class EvaluateParsingRequest:
             json=args.json, models=tuple(args.model or ()),
             ensemble=args.ensemble,
             weights=(None if args.weights is None else tuple(args.weights)),
-            tie=args.tie, layer=args.layer, distance=args.distance,
+            tie=args.tie, smoothing=args.smoothing, layer=args.layer,
+            distance=args.distance,
             protocols=tuple(protocols), random_seeds=args.random_seeds,
             baselines=tuple(_dedup(args.baseline)), decoder=args.decoder,
             shift=args.shift, batch_size=args.batch_size, seed=args.seed,
@@ -612,7 +615,8 @@ def evaluate(request):
     if request.ensemble:
         ensemble = _common.load_ensemble(
             list(request.models), weights=request.weights,
-            decoder=request.decoder, tie=request.tie)
+            decoder=request.decoder, tie=request.tie,
+            smoothing=request.smoothing)
     else:
         models = _select_models(request)
     directory, records, punct_records = _read_treebank(request, files,
@@ -801,7 +805,9 @@ def _header(request, directory, first, ensemble, model_runs):
         header.append(
             f"ensemble of {len(ensemble.members)} members, weights "
             f"{','.join(f'{w:g}' for w in ensemble.weights)}; tie rule "
-            f"{request.tie} ({TIE_LINES[request.tie]})")
+            f"{request.tie} ({TIE_LINES[request.tie]})"
+            + (f"; votes smoothed ({ensemble.smoothing:g})"
+               if ensemble.smoothing else ""))
     elif len(model_runs) == 1:
         default = model_runs[0]["default"]
         header.append(
@@ -831,7 +837,8 @@ def _ensemble_requested(request):
     ) or (len(models) == 1 and _common.is_ensemble(models))
     if not wanted:
         for option, given in (("--weights", request.weights is not None),
-                              ("--tie", request.tie != "right")):
+                              ("--tie", request.tie != "right"),
+                              ("--smoothing", request.smoothing is not None)):
             if given:
                 raise CommandError(f"{option} applies to --ensemble.")
         return False
@@ -882,6 +889,7 @@ def _ensemble_scores(ensemble, records, request):
         "weights": ensemble.weights,
         "decoder": request.decoder or ensemble.decoder,
         "tie": request.tie,
+        "smoothing": ensemble.smoothing,
         "rows": {name: _metrics_only(s) for name, s in scores.items()},
     }
     return entry, rows

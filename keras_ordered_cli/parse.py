@@ -99,6 +99,7 @@ class ParseRequest:
             (several, a `MODEL:DISTANCE` member, a shipped ensemble).
         weights: the `--weights`, or None.
         tie: str, `--tie`.
+        smoothing: float or None, `--smoothing`.
         votes: bool, `--votes`.
         layer: int or None, `--layer`.
         distance: str or None, `--distance`.
@@ -134,6 +135,7 @@ class ParseRequest:
     ensemble: bool = False
     weights: tuple | None = None
     tie: str = "right"
+    smoothing: float | None = None
     votes: bool = False
     layer: int | None = None
     distance: str | None = None
@@ -163,7 +165,8 @@ class ParseRequest:
             baseline=args.baseline, seed=args.seed,
             models=tuple(args.model or ()),
             weights=(None if args.weights is None else tuple(args.weights)),
-            tie=args.tie, votes=args.votes, layer=args.layer,
+            tie=args.tie, smoothing=args.smoothing, votes=args.votes,
+            layer=args.layer,
             distance=args.distance, beam_size=args.beam_size,
             decoder=args.decoder, batch_size=args.batch_size,
         )
@@ -507,6 +510,7 @@ def _check_ensemble_options(request):
     if not ensemble:
         for option, given in (("--weights", request.weights is not None),
                               ("--tie", request.tie != "right"),
+                              ("--smoothing", request.smoothing is not None),
                               ("--votes", request.votes)):
             if given:
                 raise CommandError(
@@ -530,7 +534,8 @@ def _ensemble_parser(request, bar):
     """`(parse_chunk, finish, passes)` of an ensemble (see
     `_chunk_parser`)."""
     ensemble = _common.load_ensemble(list(request.models), weights=request.weights,
-                                     decoder=request.decoder, tie=request.tie)
+                                     decoder=request.decoder, tie=request.tie,
+                                     smoothing=request.smoothing)
     from keras_ordered.parsing import trees as trees_lib
 
     def parse_chunk(sentences, numbers, source):
@@ -550,7 +555,9 @@ def _ensemble_parser(request, bar):
         _common.note(
             f"averaged the trees of {len(ensemble.members)} members "
             f"({', '.join(member.name for member in ensemble.members)}), "
-            f"{ensemble.decoder} decoder, ties towards {ensemble.tie}-branching")
+            f"{ensemble.decoder} decoder, ties towards {ensemble.tie}-branching"
+            + (f", votes smoothed ({ensemble.smoothing:g})"
+               if ensemble.smoothing else ""))
 
     models = len({id(member.model) for member in ensemble.members})
     return parse_chunk, finish, models

@@ -66,6 +66,26 @@ def test_two_members_tie_and_the_tie_rule_decides(fakes, capsys):
     assert out == "((a b) c)\n"  # the heavier member wins
 
 
+def test_smoothing_lets_a_member_far_from_a_tie_win(fakes, capsys):
+    # The rising member, weighted 1.5, outvotes the flat one. Smoothed, its
+    # distances (0, 1, 2) meet noise five times their spread and its vote
+    # for ((a b) c) falls to about a third; the flat member's zeros have
+    # no spread, so its vote stays whole.
+    weighted = TWO + ["--weights", "1.5,1"]
+    status, out, _ = run(weighted + ["a b c"], capsys)
+    assert status == 0 and out == "((a b) c)\n"
+    status, out, err = run(weighted + ["--smoothing", "5", "a b c"], capsys)
+    assert status == 0 and out == "(a (b c))\n"
+    assert "votes smoothed (5)" in err
+    with pytest.raises(SystemExit):
+        main(TWO + ["--smoothing", "-1", "a b c"])
+    assert "--smoothing: must be a number, 0 or more, got '-1'" in \
+        capsys.readouterr().err
+    status, out, err = run(["parse", "--model", "rising.keras", "--smoothing",
+                            "0.5", "a b c"], capsys)
+    assert status == 2 and "--smoothing applies to ensembles" in err
+
+
 def test_votes_label_each_constituent(fakes, capsys):
     status, out, _ = run(TWO + ["--votes", "a b c"], capsys)
     assert status == 0
@@ -117,6 +137,7 @@ def test_evaluate_parsing_scores_the_ensemble_beside_its_members(
     assert status == 0
     result = json.loads(out)
     rows = result["ensemble"]["rows"]
+    assert result["ensemble"]["smoothing"] == 0.0
     assert list(rows) == ["rising.keras:layer1/rising",
                           "flat.keras:layer1/flat",
                           "ensemble, ties right", "ensemble, ties left"]
@@ -235,3 +256,38 @@ def test_ensemble_trees_fits_weights_on_the_development_split(
     with pytest.raises(SystemExit):
         script.main(command[:4] + ["--fit-weights", "other"])
     assert "--fit-weights other: no --ensemble other=" in capsys.readouterr().err
+
+
+def test_ensemble_trees_smooths_the_votes_of_a_named_ensemble(
+        fakes, monkeypatch, tmp_path, capsys):
+    """`--smoothing NAME=S`: the rising member, weighted 1.5, outvotes the
+    flat one with hit counts; smoothed, its noisy trees scatter and the
+    flat member's right-branching trees win (`--fit-weights` then fits
+    on the smoothed votes)."""
+    script = _ensemble_trees_script()
+    treebank = require_data("wsj_sample", "mrg")
+    read = script.load_treebank_split
+    monkeypatch.setattr(script, "load_treebank_split",
+                        lambda folder, split: (read(folder, split)[0][:40],))
+    record = tmp_path / "record.json"
+    command = ["--treebank", treebank,
+               "--ensemble", "plain=rising.keras+flat.keras",
+               "--ensemble", "smooth=rising.keras+flat.keras",
+               "--weights", "plain=1.5,1", "--weights", "smooth=1.5,1",
+               "--smoothing", "smooth=5", "--fit-weights", "smooth",
+               "--record", str(record)]
+    assert script.main(command) == 0
+    written = json.loads(record.read_text())
+    ensembles = written["ensembles"]
+    assert "smoothing" not in ensembles["plain"]
+    assert ensembles["smooth"]["smoothing"] == 5.0
+    assert ensembles["smooth_fitted"]["smoothing"] == 5.0
+    default = script.DEFAULT
+    for split in ("dev", "test"):
+        right = written["splits"][split]["right_branching"]["sentence_f1"]
+        plain, smooth = (ensembles[name]["splits"][split]["ensemble"][
+            default]["sentence_f1"] for name in ("plain", "smooth"))
+        assert plain < right - 10 and smooth > right - 3, (plain, smooth)
+    with pytest.raises(SystemExit):
+        script.main(command[:4] + ["--smoothing", "other=1"])
+    assert "--smoothing other: no --ensemble other=" in capsys.readouterr().err
