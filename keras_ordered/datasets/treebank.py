@@ -467,7 +467,8 @@ def load_lm_sentences(directory=None, max_length=None, min_count=3,
     Example:
 
     ```python
-    # needs: wsj_sample
+    # needs: shared data (the WSJ sample)
+    from keras_ordered.datasets.treebank import load_lm_sentences
     ids, vocabulary, records = load_lm_sentences(
         "../shared/data/wsj_sample/mrg", max_length=10
     )
@@ -582,7 +583,8 @@ def lm_text_sentences(directory=None):
     Example:
 
     ```python
-    # needs: wsj_sample
+    # needs: shared data (the WSJ sample)
+    from keras_ordered.datasets.treebank import lm_text_sentences
     sentences = lm_text_sentences("../shared/data/wsj_sample/mrg")
     ```
     """

@@ -156,7 +156,7 @@ def load_split(directory, patterns, split="split", max_sentences=None):
     Example:
 
     ```python
-    # needs: the WSJ sample at ../shared/data/wsj_sample/mrg
+    # needs: shared data (the WSJ sample)
     from keras_ordered.datasets import treebank_files
     trees, files = treebank_files.load_split(
         "../shared/data/wsj_sample/mrg", treebank_files.SAMPLE_SPLITS["test"],

@@ -381,13 +381,15 @@ def fit_weights(records, member_trees, grid=WEIGHT_GRID, rounds=3,
     Example:
 
     ```python
-    # needs: wsj_sample
+    # needs: shared data (the WSJ sample)
     from keras_ordered.datasets.treebank import load_treebank_split
-    from keras_ordered.parsing import fit_weights
-    from keras_ordered.saving import load_shipped
+    from keras_ordered.parsing import baseline_predictor, fit_weights
     dev, _, _ = load_treebank_split("../shared/data/wsj_sample/mrg", "dev")
-    ensemble = load_shipped("ensemble_ptb")
-    weights, f1 = fit_weights(dev, ensemble.member_trees(dev))
+    words = [list(r.words) for r in dev[:100]]
+    members = [baseline_predictor(name)(words)  # or a TreeEnsemble's
+               for name in ("left-branching", "balanced", "right-branching")]
+    weights, f1 = fit_weights(dev[:100], members)  # member_trees(dev)
+    assert weights[2] > weights[0]  # English branches to the right
     ```
     """
     from keras_ordered.parsing.evaluate import evaluate_trees

@@ -212,7 +212,7 @@ def load_params(path):
     Example:
 
     ```python
-    # needs: the EVALB parameter files of the shared data
+    # needs: shared data (EVALB's parameter files)
     from keras_ordered.parsing import evalb
     params = evalb.load_params("../shared/data/evalb/COLLINS.prm")
     assert params == evalb.COLLINS_PARAMS
@@ -984,7 +984,7 @@ def evaluate_files(gold_path, test_path, params=None):
     Example:
 
     ```python
-    # needs: EVALB's sample files (../shared/data/evalb)
+    # needs: shared data (EVALB's sample files)
     from keras_ordered.parsing import evalb
     folder = "../shared/data/evalb"
     result = evalb.evaluate_files(

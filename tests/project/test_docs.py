@@ -7,8 +7,10 @@ working directory. The blocks of one docstring of the package's public
 modules share a namespace that starts with `keras`, `np` and
 `keras_ordered`. A block that needs more names it in a comment on its
 first line: `# needs: ptb` blocks run on the shared PTB text (set as
-`$KERAS_ORDERED_DATA`); any other need (`# needs: torch`, a checkpoint,
-the network) is not here, so those blocks are only compiled.
+`$KERAS_ORDERED_DATA`); `# needs: shared data` blocks run from a
+checkout beside the shared data, as printed (`../shared/data/...`); any
+other need (`# needs: torch`, a checkpoint, the network) is not here, so
+those blocks are only compiled.
 
 The relative links of the pages must lead to files of the repository.
 """
@@ -79,7 +81,9 @@ def _run(blocks, tmp_path, monkeypatch, namespace=None):
         namespace = {"keras": keras, "np": np, "keras_ordered": keras_ordered}
     for block in blocks:
         first = block.strip().split("\n")[0]
-        if "needs:" in first and "needs: ptb" not in first:
+        if "needs: shared data" in first:
+            _beside_the_shared_data(tmp_path, monkeypatch)
+        elif "needs:" in first and "needs: ptb" not in first:
             compile(block, "<example>", "exec")
             continue
         if "needs: ptb" in first:
@@ -88,6 +92,19 @@ def _run(blocks, tmp_path, monkeypatch, namespace=None):
                 pytest.skip(f"example needs the PTB text at {path}")
             monkeypatch.setenv("KERAS_ORDERED_DATA", DATA)
         exec(compile(block, "<example>", "exec"), namespace)
+
+
+def _beside_the_shared_data(tmp_path, monkeypatch):
+    """Works from `tmp_path/checkout`, beside `tmp_path/shared/data` (a
+    link to the shared data): where the README's layout puts a clone."""
+    if not os.path.isdir(DATA):
+        pytest.skip(f"example needs the shared data at {DATA}")
+    shared = tmp_path / "shared"
+    if not shared.exists():
+        shared.mkdir()
+        (shared / "data").symlink_to(os.path.abspath(DATA))
+        (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
 
 
 @pytest.mark.parametrize("blocks", _docstring_examples())
