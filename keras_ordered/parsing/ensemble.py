@@ -88,13 +88,14 @@ class AveragedTree:
 
     def voted_tree(self, words=None):
         """The tree with every constituent labelled by its votes out of
-        the total (`"2/3"`), for drawings and labelled brackets.
+        the total (`"2/3"`; smoothed votes to two decimals, `"2.56/3"`),
+        for drawings and labelled brackets.
 
         Args:
             words: the leaves to use (None: the tree's own).
         """
         words = list(trees_lib.leaves(self.tree) if words is None else words)
-        labels = {span: f"{self.votes[span]:g}/{self.total:g}"
+        labels = {span: f"{round(self.votes[span], 2):g}/{self.total:g}"
                   for span in self.splits}
         return tree_from_splits(words, self.splits, labels)
 

@@ -2,6 +2,7 @@
 members' trees averaged (keras_ordered.parsing.ensemble)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -77,6 +78,12 @@ def test_smoothing_lets_a_member_far_from_a_tie_win(fakes, capsys):
     status, out, err = run(weighted + ["--smoothing", "5", "a b c"], capsys)
     assert status == 0 and out == "(a (b c))\n"
     assert "votes smoothed (5)" in err
+    # Shares of the votes, labelled to two decimals.
+    status, out, _ = run(weighted + ["--smoothing", "5", "--votes", "a b c"],
+                         capsys)
+    labels = re.findall(r"\(([0-9.]+)/2\.5 ", out)
+    assert labels[0] == "2.5" and len(labels) == 2, out
+    assert re.fullmatch(r"[0-9]+\.[0-9]{1,2}", labels[1]), out
     with pytest.raises(SystemExit):
         main(TWO + ["--smoothing", "-1", "a b c"])
     assert "--smoothing: must be a number, 0 or more, got '-1'" in \
@@ -221,15 +228,21 @@ def test_the_drawn_ensemble_shows_each_spans_votes(fakes, capsys, tmp_path):
         assert f">{word}<" in svg
 
 
+def _short_splits(monkeypatch, count):
+    """`benchmarks/ensemble_trees.py` as a module whose splits hold their
+    first `count` sentences, and the WSJ sample's folder."""
+    script = _ensemble_trees_script()
+    read = script.load_treebank_split
+    monkeypatch.setattr(script, "load_treebank_split",
+                        lambda folder, split: (read(folder, split)[0][:count],))
+    return script, require_data("wsj_sample", "mrg")
+
+
 def test_ensemble_trees_fits_weights_on_the_development_split(
         fakes, monkeypatch, tmp_path, capsys):
     """`--fit-weights NAME` adds NAME_fitted, its weights fitted on dev."""
-    script = _ensemble_trees_script()
-    treebank = require_data("wsj_sample", "mrg")
-    read = script.load_treebank_split
     # 60 sentences a split: the fitting's CKY passes in a second.
-    monkeypatch.setattr(script, "load_treebank_split",
-                        lambda folder, split: (read(folder, split)[0][:60],))
+    script, treebank = _short_splits(monkeypatch, 60)
     record = tmp_path / "record.json"
     # Two left-branching votes against one right-branching.
     command = ["--treebank", treebank, "--ensemble",
@@ -264,11 +277,7 @@ def test_ensemble_trees_smooths_the_votes_of_a_named_ensemble(
     flat one with hit counts; smoothed, its noisy trees scatter and the
     flat member's right-branching trees win (`--fit-weights` then fits
     on the smoothed votes)."""
-    script = _ensemble_trees_script()
-    treebank = require_data("wsj_sample", "mrg")
-    read = script.load_treebank_split
-    monkeypatch.setattr(script, "load_treebank_split",
-                        lambda folder, split: (read(folder, split)[0][:40],))
+    script, treebank = _short_splits(monkeypatch, 40)
     record = tmp_path / "record.json"
     command = ["--treebank", treebank,
                "--ensemble", "plain=rising.keras+flat.keras",
