@@ -3,7 +3,8 @@
 Every fenced ```python block of README.md, docs/*.md and docs/models/*.md
 is executed exactly as printed, each in a fresh namespace (a reader copies
 one block at a time, so each imports what it uses), from a temporary
-working directory. The blocks of one docstring of the package's public
+working directory; the `>>>` examples of the package's and the command's
+docstrings must print what they show (`doctest`). The blocks of one docstring of the package's public
 modules share a namespace that starts with `keras`, `np` and
 `keras_ordered`. A block that needs more names it in a comment on its
 first line: `# needs: ptb` blocks run on the shared PTB text (set as
@@ -24,6 +25,7 @@ import re
 import pytest
 
 import keras_ordered
+import keras_ordered_cli
 import command_server
 from conftest import DATA
 from conftest import REPO
@@ -110,6 +112,37 @@ def _beside_the_shared_data(tmp_path, monkeypatch):
 @pytest.mark.parametrize("blocks", _docstring_examples())
 def test_docstring_example_runs(blocks, tmp_path, monkeypatch):
     _run(blocks, tmp_path, monkeypatch)
+
+
+def _doctest_modules():
+    """The modules of the package and the command whose docstrings hold
+    `>>>` examples."""
+    import doctest
+
+    finder = doctest.DocTestFinder()
+    names = []
+    for package in (keras_ordered, keras_ordered_cli):
+        for info in pkgutil.walk_packages(package.__path__,
+                                          package.__name__ + "."):
+            module = importlib.import_module(info.name)
+            if any(test.examples for test in finder.find(module)):
+                names.append(info.name)
+    return names
+
+
+@pytest.mark.parametrize("name", _doctest_modules())
+def test_doctest_examples_show_what_they_return(name, tmp_path, monkeypatch):
+    """The `>>>` examples give what they print, as `python -m doctest`
+    checks (run from a checkout beside the shared data, as printed)."""
+    import doctest
+
+    module = importlib.import_module(name)
+    _beside_the_shared_data(tmp_path, monkeypatch)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(module):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} >>> examples of {name} fail"
 
 
 def _page_blocks():
