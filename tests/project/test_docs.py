@@ -57,20 +57,27 @@ def _dedent_blocks(text):
     return blocks
 
 
+def _modules(*packages):
+    """Every module of `packages`, imported, in walk order."""
+    for package in packages:
+        for info in pkgutil.walk_packages(package.__path__,
+                                          package.__name__ + "."):
+            yield importlib.import_module(info.name)
+
+
 def _docstring_examples():
     examples = []
-    for info in pkgutil.walk_packages(keras_ordered.__path__, "keras_ordered."):
-        module = importlib.import_module(info.name)
+    for module in _modules(keras_ordered):
         objects = [module] + [
             obj for _, obj in inspect.getmembers(module)
             if (inspect.isclass(obj) or inspect.isfunction(obj))
-            and getattr(obj, "__module__", None) == info.name
+            and getattr(obj, "__module__", None) == module.__name__
         ]
         for obj in objects:
             blocks = _dedent_blocks(inspect.getdoc(obj) or "")
             if blocks:
-                name = getattr(obj, "__qualname__", info.name)
-                examples.append(_param(blocks, f"{info.name}:{name}"))
+                name = getattr(obj, "__qualname__", module.__name__)
+                examples.append(_param(blocks, f"{module.__name__}:{name}"))
     return examples
 
 
@@ -120,14 +127,9 @@ def _doctest_modules():
     import doctest
 
     finder = doctest.DocTestFinder()
-    names = []
-    for package in (keras_ordered, keras_ordered_cli):
-        for info in pkgutil.walk_packages(package.__path__,
-                                          package.__name__ + "."):
-            module = importlib.import_module(info.name)
-            if any(test.examples for test in finder.find(module)):
-                names.append(info.name)
-    return names
+    return [module.__name__
+            for module in _modules(keras_ordered, keras_ordered_cli)
+            if any(test.examples for test in finder.find(module))]
 
 
 @pytest.mark.parametrize("name", _doctest_modules())
