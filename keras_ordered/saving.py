@@ -11,6 +11,7 @@ model's whole configuration).
 """
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -214,6 +215,83 @@ def current_layout(path, class_name=None):
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def half_precision_copy(filepath, output):
+    """Writes a copy of a `.keras` file with its float32 weights stored as
+    float16: about half the size, for shipping a model.
+
+    The copy is an ordinary `.keras` file. Loading it gives the model with
+    its own variable dtypes (float32 under the `float32` and mixed
+    policies): Keras casts each stored array as it assigns it, so the model
+    computes as before, with every weight rounded to the nearest float16.
+    Rounding moves the model's outputs slightly; measure what matters (a
+    shipped parser's trees) on the copy, not on the original.
+
+    Args:
+        filepath: str or path-like, the `.keras` file to copy.
+        output: str or path-like, where to write the copy (not `filepath`).
+
+    Returns:
+        `output`, as a string.
+
+    Raises:
+        ValueError: `filepath` is not a `.keras` model file with weights,
+            a float32 weight would overflow float16 (its magnitude is over
+            65,504), or `output` is `filepath`.
+
+    Example:
+
+    ```python
+    model.save("model.keras")
+    keras_ordered.saving.half_precision_copy("model.keras", "model_f16.keras")
+    model = keras_ordered.load_model("model_f16.keras")  # float32 weights
+    ```
+    """
+    import h5py  # a Keras dependency
+    import numpy as np
+
+    filepath, output = os.fspath(filepath), os.fspath(output)
+    if os.path.abspath(filepath) == os.path.abspath(output):
+        raise ValueError(f"{output!r}: write the half-precision copy to "
+                         "another file than the model it copies.")
+    check_model_file(filepath)
+    with zipfile.ZipFile(filepath) as archive:
+        if _WEIGHTS_MEMBER not in archive.namelist():
+            raise ValueError(f"{filepath!r} holds no {_WEIGHTS_MEMBER}: "
+                             "there are no weights to store as float16.")
+        members = [(info, archive.read(info.filename))
+                   for info in archive.infolist()]
+    limit = float(np.finfo(np.float16).max)
+    for index, (info, data) in enumerate(members):
+        if info.filename != _WEIGHTS_MEMBER:
+            continue
+        halved = io.BytesIO()
+        with h5py.File(io.BytesIO(data), "r") as source, \
+                h5py.File(halved, "w") as target:
+            target.attrs.update(source.attrs)
+
+            def copy(name, item):
+                if isinstance(item, h5py.Group):
+                    target.require_group(name)
+                else:
+                    values = item[()]
+                    if getattr(values, "dtype", None) == np.float32:
+                        if values.size and np.abs(values).max() > limit:
+                            raise ValueError(
+                                f"{filepath!r}: weight {name!r} has a value "
+                                f"of magnitude over {limit:,.0f}, which "
+                                "float16 cannot hold.")
+                        values = values.astype(np.float16)
+                    target.create_dataset(name, data=values)
+                target[name].attrs.update(item.attrs)
+
+            source.visititems(copy)
+        members[index] = (info, halved.getvalue())
+    with zipfile.ZipFile(output, "w") as archive:
+        for info, data in members:
+            archive.writestr(info, data)
+    return output
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

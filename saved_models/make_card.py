@@ -60,20 +60,20 @@ def split_figures(model, treebank):
     return figures
 
 
-def test_perplexity(model, data, preset):
-    """PTB test perplexity of `model`, as the recipes compute it (the
-    preset's test batch size, windows of its BPTT length, from zero
-    state)."""
+def split_perplexity(model, data, preset, split="test"):
+    """PTB perplexity of `model` on the `"valid"` or `"test"` text, as the
+    recipes compute it (the preset's evaluation or test batch size, windows
+    of its BPTT length, from zero state)."""
     from keras_ordered.datasets import ptb
     from keras_ordered.training.evaluation import perplexity
     from keras_ordered.training.evaluation import evaluate_stream
 
-    (_, _, test_ids), _ = ptb.load_data(data)
+    (_, valid_ids, test_ids), _ = ptb.load_data(data)
     settings = type(model).get_preset(preset)["training"]
+    ids, batch = {"valid": (valid_ids, settings["eval_batch_size"]),
+                  "test": (test_ids, settings["test_batch_size"])}[split]
     model.compile()
-    loss = evaluate_stream(model, test_ids, settings["test_batch_size"],
-                           settings["bptt"])
-    return perplexity(loss)
+    return perplexity(evaluate_stream(model, ids, batch, settings["bptt"]))
 
 
 def card_readme(card):
@@ -142,11 +142,15 @@ as an asset).""")
         test_ppl = ("" if card["test_perplexity"] is None else
                     f", test **{card['test_perplexity']}** "
                     f"(batch {batches['test_batch_size']})")
+        stored = ("" if not card.get("stored_dtype") else f"""
+The weights are stored as {card['stored_dtype']} (`make_card.py
+--half-precision`, half the size) and load into float32 variables; the
+perplexities and trees below are those of the stored weights.""")
         made = (f"""{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
 ({card['precision']}); the weights are the {card['weights']} (chosen on PTB
 validation loss, as the official code). Saved without its optimizer by
 `saved_models/make_card.py`. Vocabulary: the {card['vocabulary_size']:,}
-words of the PTB text (the file holds them as an asset).""")
+words of the PTB text (the file holds them as an asset).{stored}""")
         worth = (f"- PTB perplexity: validation **{card['valid_perplexity']}** "
                  f"(batch {batches['eval_batch_size']}){test_ppl}.\n"
                  "- Unsupervised parsing")
@@ -259,7 +263,8 @@ def models_table(cards):
         ppl = card["test_perplexity"]
         lines.append(
             f"| `{card['name']}` | {FAMILIES.get(card['class'], card['class'])}"
-            f", `{card['preset']}` preset, {card['precision']} "
+            f", `{card['preset']}` preset, {card['precision']}"
+            f"{', float16 weights' if card.get('stored_dtype') else ''} "
             f"| {card['megabytes']} MB | {'-' if ppl is None else ppl} "
             f"| {f1} ({test['right_branching_sentence_f1']}) "
             f"| `{card['parsing']['distance']}` | {role} |")
@@ -352,6 +357,11 @@ def main():
                         help="how the shipped seed was chosen")
     parser.add_argument("--wall-minutes", type=float, default=None)
     parser.add_argument("--notes", default=None)
+    parser.add_argument("--half-precision", action="store_true",
+                        help="store the weights as float16 (half the size; "
+                        "keras_ordered.saving.half_precision_copy); the "
+                        "perplexities (--data) and trees are measured on "
+                        "the stored weights")
     args = parser.parse_args()
     if args.index:
         write_index()
@@ -367,10 +377,18 @@ def main():
     if os.path.exists(os.path.join(folder, "card.json")):
         with open(os.path.join(folder, "card.json")) as f:
             previous = json.load(f)
+    half = args.half_precision or previous.get("stored_dtype") == "float16"
     if args.model:
         model = keras_ordered.load_model(args.model, compile=False)
         os.makedirs(folder, exist_ok=True)
-        model.save(target)
+        if half:
+            model.save(target + ".float32.keras")
+            keras_ordered.saving.half_precision_copy(
+                target + ".float32.keras", target)
+            os.remove(target + ".float32.keras")
+            model = keras_ordered.load_model(target, compile=False)
+        else:
+            model.save(target)
     else:
         model = keras_ordered.load_model(target, compile=False)
     results = previous
@@ -378,8 +396,14 @@ def main():
         with open(args.results) as f:
             results = json.load(f)
     student = results.get("teacher") is not None
-    if not student and not results.get("test_perplexity") and args.data:
-        results = dict(results, test_perplexity=test_perplexity(
+    if not student and args.data and args.model and half:
+        # The checkpoint's perplexities are not the stored weights'.
+        results = dict(results, **{
+            f"{split}_perplexity": split_perplexity(
+                model, args.data, results["preset"], split)
+            for split in ("valid", "test")})
+    elif not student and not results.get("test_perplexity") and args.data:
+        results = dict(results, test_perplexity=split_perplexity(
             model, args.data, results["preset"]))
     figures = split_figures(model, args.treebank)
     test = figures["test"]
@@ -405,6 +429,7 @@ def main():
         "wall_minutes": args.wall_minutes or previous.get("wall_minutes"),
         "weights": results.get("weights", "last"),
         "precision": results.get("precision", "float32"),
+        **({"stored_dtype": "float16"} if half else {}),
         "valid_perplexity": (None if student
                              else round(results["valid_perplexity"], 2)),
         "test_perplexity": (round(results["test_perplexity"], 2)

@@ -293,3 +293,82 @@ def test_prpn_files_of_version_0_1_still_load(tmp_path):
     for a, b in zip(fresh.weights, model.weights):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(a),
                                       keras.ops.convert_to_numpy(b))
+
+
+def _weight_bytes(path):
+    """`{dtype name: bytes}` of the arrays in a `.keras` file's weights."""
+    import io
+
+    import h5py
+
+    sizes = {}
+
+    def count(name, item):
+        if isinstance(item, h5py.Dataset):
+            sizes[item.dtype.name] = sizes.get(item.dtype.name, 0) + item.nbytes
+
+    with zipfile.ZipFile(path) as archive:
+        data = archive.read("model.weights.h5")
+    with h5py.File(io.BytesIO(data), "r") as store:
+        store.visititems(count)
+    return sizes
+
+
+def test_half_precision_copy_loads_float32_weights_rounded_to_float16(
+        tmp_path, saved):
+    import keras
+
+    model, path = saved
+    copy = saving.half_precision_copy(path, tmp_path / "half.keras")
+    assert copy == str(tmp_path / "half.keras")
+    restored = keras_ordered.load_model(copy, compile=False)
+    assert restored.vocabulary == VOCABULARY
+    assert [w.path for w in restored.weights] == [w.path for w in model.weights]
+    rounded = []
+    for got, original in zip(restored.weights, model.weights):
+        assert got.dtype == original.dtype == "float32"
+        want = keras.ops.convert_to_numpy(original).astype(np.float16)
+        rounded.append(want.astype(np.float32))
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(got),
+                                      rounded[-1])
+    # The weights member holds float16 arrays: half the bytes of weights.
+    assert _weight_bytes(copy) == {"float16": _weight_bytes(path)["float32"]
+                                   // 2}
+    # The copy computes what the original computes with rounded weights.
+    model_rounded = keras_ordered.load_model(path, compile=False)
+    model_rounded.set_weights(rounded)
+    sentences = [["the", "cat", "sat"], ["quokka", "zygote"]]
+    expected = model_rounded.sentence_distances(sentences)
+    for name, values in restored.sentence_distances(sentences).items():
+        for a, b in zip(values, expected[name]):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_half_precision_copy_errors(tmp_path, saved):
+    import h5py
+
+    _, path = saved
+    with pytest.raises(ValueError, match="another file") as error:
+        saving.half_precision_copy(path, path)
+    check_one_line(error.value, path)
+    with pytest.raises(FileNotFoundError):
+        saving.half_precision_copy(tmp_path / "missing.keras",
+                                   tmp_path / "out.keras")
+    # A weight float16 cannot hold is refused, not stored as infinity.
+    folder = tmp_path / "unpacked"
+    with zipfile.ZipFile(path) as archive:
+        archive.extractall(folder)
+        names = archive.namelist()
+    with h5py.File(folder / "model.weights.h5", "r+") as store:
+        datasets = []
+        store.visititems(lambda n, i: datasets.append(n)
+                         if isinstance(i, h5py.Dataset) else None)
+        store[datasets[0]][...] = 1e6
+    big = tmp_path / "big.keras"
+    with zipfile.ZipFile(big, "w") as archive:
+        for name in names:
+            archive.write(folder / name, name)
+    with pytest.raises(ValueError, match="float16 cannot hold") as error:
+        saving.half_precision_copy(big, tmp_path / "out.keras")
+    check_one_line(error.value, big)
+    assert not (tmp_path / "out.keras").exists()
