@@ -35,6 +35,15 @@ def test_the_shipped_models_are_there():
         card = shipped.shipped_card(name)
         assert card["name"] == name
         assert os.path.isfile(os.path.join(os.path.dirname(path), "README.md"))
+    total = sum(os.path.getsize(os.path.join(folder, f))
+                for folder, _, files in os.walk(shipped.saved_models_dir())
+                for f in files if "__pycache__" not in folder)
+    assert total < 100e6, f"saved_models/ holds {total / 1e6:.1f} MB"
+    for name in NAMES:
+        # The card's size is the file's.
+        path = shipped.shipped_model_path(name)
+        assert shipped.shipped_card(name)["megabytes"] == round(
+            os.path.getsize(path) / 1e6, 1), name
 
 
 @pytest.mark.parametrize("name", NAMES)
