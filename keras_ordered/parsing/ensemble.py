@@ -43,6 +43,7 @@ Reference:
 import collections.abc
 import dataclasses
 import math
+import numbers
 
 import numpy as np
 
@@ -569,6 +570,10 @@ class TreeEnsemble:
         self.decoder = decoder
         self.tie = tie
         self.smoothing, self.samples = check_smoothing(smoothing, samples)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Real) or (
+                int(seed) != seed or seed < 0):
+            raise ValueError(f"The seed must be a whole number of 0 or more, "
+                             f"got {seed!r}.")
         self.seed = int(seed)
 
     def member_distances(self, sentences, batch_size=64, progress=None):

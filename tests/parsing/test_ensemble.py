@@ -439,6 +439,9 @@ def test_fit_weights_takes_votes_as_it_takes_trees():
     ({"smoothing": float("nan")}, "smoothing must be finite"),
     ({"smoothing": 0.2, "samples": 0}, "samples must be a whole number"),
     ({"smoothing": 0.2, "samples": 2.5}, "samples must be a whole number"),
+    ({"smoothing": 0.2, "seed": -1}, "seed must be a whole number of 0"),
+    ({"seed": 1.5}, "seed must be a whole number of 0"),
+    ({"seed": "1"}, "seed must be a whole number of 0"),
 ])
 def test_bad_smoothing_is_one_line(kwargs, match):
     with pytest.raises(ValueError, match=match) as error:
