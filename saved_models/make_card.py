@@ -122,6 +122,10 @@ chosen draw, not what every run gives.
     model_class = getattr(keras_ordered.models, card["class"])
     batches = model_class.get_preset(card["preset"])["training"]
     student = card.get("teacher") is not None
+    stored = ("" if not card.get("stored_dtype") else f"""
+The weights are stored as {card['stored_dtype']} (`make_card.py
+--half-precision`, half the size) and load into float32 variables; the
+figures below are those of the stored weights.""")
     if student:
         made = (f"""{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
 ({card['precision']}) on {card['silver_trees']['train']:,} silver trees: the
@@ -131,7 +135,7 @@ weights are the {card['weights']}, chosen on the ranking loss over the
 teacher's trees of the PTB validation text; no gold tree chose anything.
 Saved without its optimizer by `saved_models/make_card.py`. Vocabulary:
 the {card['vocabulary_size']:,} words of the PTB text (the file holds them
-as an asset).""")
+as an asset).{stored}""")
         worth = ("- A parser, not a language model: it gives no "
                  "perplexity.\n- Parsing with the gap decoder")
         role_text = (f"a **parser** distilled from an ensemble; on the test "
@@ -142,10 +146,6 @@ as an asset).""")
         test_ppl = ("" if card["test_perplexity"] is None else
                     f", test **{card['test_perplexity']}** "
                     f"(batch {batches['test_batch_size']})")
-        stored = ("" if not card.get("stored_dtype") else f"""
-The weights are stored as {card['stored_dtype']} (`make_card.py
---half-precision`, half the size) and load into float32 variables; the
-perplexities and trees below are those of the stored weights.""")
         made = (f"""{card['epochs']} epochs, {card['train_seconds']:.0f} s of training
 ({card['precision']}); the weights are the {card['weights']} (chosen on PTB
 validation loss, as the official code). Saved without its optimizer by

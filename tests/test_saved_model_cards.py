@@ -96,3 +96,16 @@ def test_figures_in_a_cards_text_are_its_fields(card):
                         f"{match.group(1)}, field {dev}")
     assert not problems, f"saved_models/{card['name']}/card.json: " + "; ".join(
         problems)
+
+
+@pytest.mark.parametrize("name", ["onlstm_ptb_small", "distilled_ptb"])
+def test_a_card_of_half_precision_weights_says_so(name):
+    card = next(c for c in CARDS if c["name"] == name)
+    plain = make_card.card_readme(card)
+    half = dict(card, stored_dtype="float16")
+    text = make_card.card_readme(half)
+    assert "stored as" not in plain
+    assert "The weights are stored as float16" in text
+    assert "figures below are those of the stored weights" in text
+    assert ", float16 weights |" in make_card.models_table([half])
+    assert "float16 weights" not in make_card.models_table([card])
