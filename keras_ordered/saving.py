@@ -243,9 +243,11 @@ def half_precision_copy(filepath, output):
     Example:
 
     ```python
+    model = keras_ordered.models.ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary=["<eos>", "<unk>", "the", "cat", "sat"])
     model.save("model.keras")
     keras_ordered.saving.half_precision_copy("model.keras", "model_f16.keras")
-    model = keras_ordered.load_model("model_f16.keras")  # float32 weights
+    half = keras_ordered.load_model("model_f16.keras")  # float32 weights
     ```
     """
     import h5py  # a Keras dependency
