@@ -378,6 +378,14 @@ def main():
         with open(os.path.join(folder, "card.json")) as f:
             previous = json.load(f)
     half = args.half_precision or previous.get("stored_dtype") == "float16"
+    results = previous
+    if args.results:
+        with open(args.results) as f:
+            results = json.load(f)
+    student = results.get("teacher") is not None
+    if half and args.model and not student and not args.data:
+        parser.error("--half-precision needs --data: the card's perplexities "
+                     "are measured on the stored weights")
     if args.model:
         model = keras_ordered.load_model(args.model, compile=False)
         os.makedirs(folder, exist_ok=True)
@@ -391,11 +399,6 @@ def main():
             model.save(target)
     else:
         model = keras_ordered.load_model(target, compile=False)
-    results = previous
-    if args.results:
-        with open(args.results) as f:
-            results = json.load(f)
-    student = results.get("teacher") is not None
     if not student and args.data and args.model and half:
         # The checkpoint's perplexities are not the stored weights'.
         results = dict(results, **{

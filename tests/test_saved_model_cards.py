@@ -109,3 +109,15 @@ def test_a_card_of_half_precision_weights_says_so(name):
     assert "figures below are those of the stored weights" in text
     assert ", float16 weights |" in make_card.models_table([half])
     assert "float16 weights" not in make_card.models_table([card])
+
+
+def test_half_precision_without_data_is_refused_before_anything_is_written(
+        monkeypatch, capsys):
+    name = "no_such_model_for_this_test"
+    monkeypatch.setattr("sys.argv", [
+        "make_card.py", name, "--model", "runs/x/model.keras",
+        "--treebank", "trees", "--half-precision"])
+    with pytest.raises(SystemExit):
+        make_card.main()
+    assert "--half-precision needs --data" in capsys.readouterr().err
+    assert not os.path.exists(os.path.join(FOLDER, name))
