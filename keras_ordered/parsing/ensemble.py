@@ -172,6 +172,16 @@ def _summed_votes(span_sets, weights):
     return votes
 
 
+def _whole_number(value, what, least):
+    """`value` as an int; else a one-line ValueError naming `what` (a
+    bool, a fraction, a non-number or a number under `least`)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or (
+            int(value) != value or value < least):
+        raise ValueError(f"{what} must be a whole number of {least} or "
+                         f"more, got {value!r}.")
+    return int(value)
+
+
 def check_smoothing(smoothing, samples):
     """`(smoothing, samples)` as `(float, int)`; else a one-line
     ValueError (a negative or non-finite smoothing, fewer than one
@@ -180,10 +190,7 @@ def check_smoothing(smoothing, samples):
     if not math.isfinite(smoothing) or smoothing < 0:
         raise ValueError(f"The smoothing must be finite and non-negative, "
                          f"got {smoothing!r}.")
-    if isinstance(samples, bool) or int(samples) != samples or samples < 1:
-        raise ValueError(f"samples must be a whole number of 1 or more, got "
-                         f"{samples!r}.")
-    return smoothing, int(samples)
+    return smoothing, _whole_number(samples, "samples", 1)
 
 
 def smoothed_votes(distances, decoder="right", smoothing=0.0, samples=16,
@@ -570,11 +577,7 @@ class TreeEnsemble:
         self.decoder = decoder
         self.tie = tie
         self.smoothing, self.samples = check_smoothing(smoothing, samples)
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Real) or (
-                int(seed) != seed or seed < 0):
-            raise ValueError(f"The seed must be a whole number of 0 or more, "
-                             f"got {seed!r}.")
-        self.seed = int(seed)
+        self.seed = _whole_number(seed, "The seed", 0)
 
     def member_distances(self, sentences, batch_size=64, progress=None):
         """Every member's distances: a list (one per member) of lists of
