@@ -63,15 +63,19 @@ def split_figures(model, treebank):
 def split_perplexity(model, data, preset, split="test"):
     """PTB perplexity of `model` on the `"valid"` or `"test"` text, as the
     recipes compute it (the preset's evaluation or test batch size, windows
-    of its BPTT length, from zero state)."""
+    of its BPTT length, from zero state; a backward model's sentences
+    reversed)."""
     from keras_ordered.datasets import ptb
     from keras_ordered.training.evaluation import perplexity
     from keras_ordered.training.evaluation import evaluate_stream
 
-    (_, valid_ids, test_ids), _ = ptb.load_data(data)
+    (_, valid_ids, test_ids), vocabulary = ptb.load_data(data)
     settings = type(model).get_preset(preset)["training"]
     ids, batch = {"valid": (valid_ids, settings["eval_batch_size"]),
                   "test": (test_ids, settings["test_batch_size"])}[split]
+    if getattr(model, "direction", "forward") == "backward":
+        # A backward model reads every sentence reversed, as it trained.
+        ids = ptb.reverse_sentences(ids, vocabulary.index(ptb.EOS))
     model.compile()
     return perplexity(evaluate_stream(model, ids, batch, settings["bptt"]))
 
@@ -157,6 +161,9 @@ words of the PTB text (the file holds them as an asset).{stored}""")
         role_text = role
     trained_on = ("trained on the trees an ensemble gives the PTB text"
                   if student else "trained on the PTB language-modelling text")
+    if card.get("direction") == "backward":
+        trained_on += (" read backward (every sentence reversed; it parses "
+                       "a sentence as written, reversing it itself)")
     readme = f"""# {name}
 
 A `{card['class']}` (`{card['preset']}` preset, {card['parameters']:,}
@@ -264,7 +271,8 @@ def models_table(cards):
         lines.append(
             f"| `{card['name']}` | {FAMILIES.get(card['class'], card['class'])}"
             f", `{card['preset']}` preset, {card['precision']}"
-            f"{', float16 weights' if card.get('stored_dtype') else ''} "
+            f"{', float16 weights' if card.get('stored_dtype') else ''}"
+            f"{', backward' if card.get('direction') == 'backward' else ''} "
             f"| {card['megabytes']} MB | {'-' if ppl is None else ppl} "
             f"| {f1} ({test['right_branching_sentence_f1']}) "
             f"| `{card['parsing']['distance']}` | {role} |")
@@ -389,14 +397,14 @@ def main():
     if args.model:
         model = keras_ordered.load_model(args.model, compile=False)
         os.makedirs(folder, exist_ok=True)
-        if half:
-            model.save(target + ".float32.keras")
-            keras_ordered.saving.half_precision_copy(
-                target + ".float32.keras", target)
-            os.remove(target + ".float32.keras")
-            model = keras_ordered.load_model(target, compile=False)
-        else:
-            model.save(target)
+        # Saved without its optimizer, then stored compressed (lossless),
+        # its weights as float16 with --half-precision.
+        model.save(target + ".saved.keras")
+        copy = (keras_ordered.saving.half_precision_copy if half
+                else keras_ordered.saving.compressed_copy)
+        copy(target + ".saved.keras", target)
+        os.remove(target + ".saved.keras")
+        model = keras_ordered.load_model(target, compile=False)
     else:
         model = keras_ordered.load_model(target, compile=False)
     if not student and args.data and args.model and half:
@@ -433,6 +441,8 @@ def main():
         "weights": results.get("weights", "last"),
         "precision": results.get("precision", "float32"),
         **({"stored_dtype": "float16"} if half else {}),
+        **({"direction": "backward"}
+           if getattr(model, "direction", "forward") == "backward" else {}),
         "valid_perplexity": (None if student
                              else round(results["valid_perplexity"], 2)),
         "test_perplexity": (round(results["test_perplexity"], 2)

@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 
+import numpy as np
 import pytest
 
 from conftest import REPO
@@ -121,3 +122,52 @@ def test_half_precision_without_data_is_refused_before_anything_is_written(
         make_card.main()
     assert "--half-precision needs --data" in capsys.readouterr().err
     assert not os.path.exists(os.path.join(FOLDER, name))
+
+
+def test_a_backward_models_card_says_so(tmp_path):
+    card = next(c for c in CARDS if c["name"] == "onlstm_ptb_small")
+    backward = dict(card, direction="backward")
+    assert "read backward" not in make_card.card_readme(card)
+    assert "read backward" in make_card.card_readme(backward)
+    assert ", backward |" in make_card.models_table([backward])
+    assert "backward" not in make_card.models_table([card])
+
+
+def test_a_backward_models_perplexity_reads_its_sentences_reversed(tmp_path):
+    from keras_ordered.datasets import ptb
+    from keras_ordered.models.onlstm import ONLSTMLanguageModel
+
+    # Words of distinct counts (no ties in the vocabulary's order).
+    train = ["the cat sat on the mat", "the dog sat", "a cat ran on the mat",
+             "the cat ran"]
+    held_out = ["the cat sat on a mat", "a dog ran on the mat", "the mat sat"]
+    as_written, reversed_text = tmp_path / "ptb", tmp_path / "reversed"
+    for folder, lines in ((as_written, held_out),
+                          (reversed_text, [" ".join(line.split()[::-1])
+                                           for line in held_out])):
+        folder.mkdir()
+        (folder / "train.txt").write_text("\n".join(train) + "\n")
+        for split in ("valid", "test"):
+            (folder / f"{split}.txt").write_text("\n".join(lines) + "\n")
+    vocabulary = ptb.load_data(str(as_written), download=False)[1]
+    backward = ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary=vocabulary, seed=3, direction="backward")
+    forward = ONLSTMLanguageModel.from_preset(
+        "tiny", vocabulary=vocabulary, seed=3)
+    # Large random weights: an untrained model's near-uniform predictions
+    # would not tell the orders apart.
+    rng = np.random.default_rng(0)
+    weights = [rng.normal(scale=2.0, size=w.shape).astype("float32")
+               for w in backward.get_weights()]
+    backward.set_weights(weights)
+    forward.set_weights(weights)
+    for split in ("valid", "test"):
+        # The backward model on the text as written is the same network
+        # reading each sentence reversed, by a forward model.
+        got = make_card.split_perplexity(backward, str(as_written), "tiny",
+                                         split)
+        want = make_card.split_perplexity(forward, str(reversed_text), "tiny",
+                                          split)
+        assert got == pytest.approx(want, rel=1e-5)
+        assert got != pytest.approx(make_card.split_perplexity(
+            forward, str(as_written), "tiny", split), rel=0.01)

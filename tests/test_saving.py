@@ -314,6 +314,7 @@ def _weight_bytes(path):
     return sizes
 
 
+@pytest.mark.backends
 def test_half_precision_copy_loads_float32_weights_rounded_to_float16(
         tmp_path, saved):
     import keras
@@ -334,6 +335,7 @@ def test_half_precision_copy_loads_float32_weights_rounded_to_float16(
     # The weights member holds float16 arrays: half the bytes of weights.
     assert _weight_bytes(copy) == {"float16": _weight_bytes(path)["float32"]
                                    // 2}
+    assert _compress_types(copy) == {zipfile.ZIP_DEFLATED}
     # The copy computes what the original computes with rounded weights.
     model_rounded = keras_ordered.load_model(path, compile=False)
     model_rounded.set_weights(rounded)
@@ -344,6 +346,7 @@ def test_half_precision_copy_loads_float32_weights_rounded_to_float16(
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.backends
 def test_half_precision_copy_errors(tmp_path, saved):
     import h5py
 
@@ -371,4 +374,52 @@ def test_half_precision_copy_errors(tmp_path, saved):
     with pytest.raises(ValueError, match="float16 cannot hold") as error:
         saving.half_precision_copy(big, tmp_path / "out.keras")
     check_one_line(error.value, big)
+    assert not (tmp_path / "out.keras").exists()
+
+
+def _compress_types(path):
+    with zipfile.ZipFile(path) as archive:
+        return {info.compress_type for info in archive.infolist()}
+
+
+@pytest.mark.backends
+def test_compressed_copy_is_the_same_model_in_a_smaller_file(tmp_path):
+    import keras
+
+    model = ONLSTMLanguageModel.from_preset("tiny", vocabulary=VOCABULARY,
+                                            seed=2)
+    # Trained weights deflate (a freshly initialised model's zeros deflate
+    # much more): give every weight random float32 values.
+    rng = np.random.default_rng(0)
+    model.set_weights([rng.normal(size=w.shape).astype("float32")
+                       for w in model.get_weights()])
+    path = tmp_path / "model.keras"
+    model.save(path)
+    assert _compress_types(path) == {zipfile.ZIP_STORED}
+    copy = saving.compressed_copy(path, tmp_path / "small.keras")
+    assert copy == str(tmp_path / "small.keras")
+    assert _compress_types(copy) == {zipfile.ZIP_DEFLATED}
+    assert (tmp_path / "small.keras").stat().st_size < path.stat().st_size
+    with zipfile.ZipFile(path) as original, zipfile.ZipFile(copy) as small:
+        assert original.namelist() == small.namelist()
+        for name in original.namelist():
+            assert original.read(name) == small.read(name)
+    restored = keras_ordered.load_model(copy, compile=False)
+    assert restored.vocabulary == VOCABULARY
+    assert restored.get_config() == model.get_config()
+    for got, want in zip(restored.weights, model.weights):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(got),
+                                      keras.ops.convert_to_numpy(want))
+
+
+def test_compressed_copy_errors(tmp_path, saved):
+    _, path = saved
+    with pytest.raises(ValueError, match="compressed copy to another file"
+                       ) as error:
+        saving.compressed_copy(path, path)
+    check_one_line(error.value, path)
+    with pytest.raises(FileNotFoundError):
+        saving.compressed_copy(tmp_path / "missing.keras",
+                               tmp_path / "out.keras")
     assert not (tmp_path / "out.keras").exists()

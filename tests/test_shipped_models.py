@@ -4,6 +4,7 @@ are worth what their cards say."""
 import json
 import os
 import re
+import zipfile
 
 import pytest
 
@@ -34,16 +35,18 @@ def test_the_shipped_models_are_there():
         assert os.path.getsize(path) < 25e6, f"{name} is over 25 MB"
         card = shipped.shipped_card(name)
         assert card["name"] == name
+        # The card's size is the file's.
+        assert card["megabytes"] == round(os.path.getsize(path) / 1e6, 1), name
         assert os.path.isfile(os.path.join(os.path.dirname(path), "README.md"))
+        # Stored compressed, as make_card.py writes them
+        # (keras_ordered.saving.compressed_copy).
+        with zipfile.ZipFile(path) as archive:
+            assert {i.compress_type for i in archive.infolist()} == {
+                zipfile.ZIP_DEFLATED}, f"{name} is stored uncompressed"
     total = sum(os.path.getsize(os.path.join(folder, f))
                 for folder, _, files in os.walk(shipped.saved_models_dir())
                 for f in files if "__pycache__" not in folder)
     assert total < 100e6, f"saved_models/ holds {total / 1e6:.1f} MB"
-    for name in NAMES:
-        # The card's size is the file's.
-        path = shipped.shipped_model_path(name)
-        assert shipped.shipped_card(name)["megabytes"] == round(
-            os.path.getsize(path) / 1e6, 1), name
 
 
 @pytest.mark.parametrize("name", NAMES)
