@@ -407,7 +407,7 @@ def main():
         model = keras_ordered.load_model(target, compile=False)
     else:
         model = keras_ordered.load_model(target, compile=False)
-    if not student and args.data and args.model and half:
+    if half and args.model and not student:
         # The checkpoint's perplexities are not the stored weights'.
         results = dict(results, **{
             f"{split}_perplexity": split_perplexity(
